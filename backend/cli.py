@@ -1,0 +1,61 @@
+"""``python -m backend ...``: a thin shell over the library. Every command prints one JSON value.
+
+Each domain package contributes its sub-commands through a ``register(sub, groups, common)`` function in
+its ``cli`` module, listed in ``COMMAND_MODULES``: ``sub`` takes top-level commands, ``groups["import"]`` and
+``groups["export"]`` take ``import KIND`` / ``export KIND`` commands, ``common`` is the parent parser with
+``--data-dir``. A handler takes the parsed args and returns what to print as JSON. Errors a person can fix print ``error: ...`` and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from backend.context import AppContext, build_context
+from backend.errors import CompStudioError
+from backend.settings import load_settings
+
+COMMAND_MODULES = (
+    "backend.cli_core",
+)
+
+
+def context_from(args: argparse.Namespace) -> AppContext:
+    return build_context(load_settings(data_dir=args.data_dir))
+
+
+def emit(value: Any) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--data-dir", type=Path, default=None,
+                        help="data folder (default: COMPSTUDIO_DATA_DIR or ./data)")
+    parser = argparse.ArgumentParser(prog="python -m backend", description="CompStudio command line")
+    sub = parser.add_subparsers(dest="command", required=True)
+    groups = {
+        "import": sub.add_parser("import", help="import data (one transaction)").add_subparsers(
+            dest="kind", required=True),
+        "export": sub.add_parser("export", help="export data").add_subparsers(dest="kind", required=True),
+    }
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub, groups, common)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        result = args.handler(args)
+    except CompStudioError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if result is not None:
+        emit(result)
+    return 0

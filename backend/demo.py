@@ -1,0 +1,84 @@
+"""Demo content for a fresh start: short generated videos with matching action sequences (source 'demo'),
+the 157 Charades action classes, and demo accounts. Idempotent: re-running changes nothing that exists."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from backend import assignment, auth
+from backend.context import AppContext
+from backend.media.demo_video import write_demo_video
+from backend.storage import audit, utcnow
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+
+# (sequence id, scene, [(class id, start s, end s)]): real Charades classes, invented timings.
+DEMO_SEQUENCES: tuple[tuple[str, str, tuple[tuple[str, float, float], ...]], ...] = (
+    ("DEMO-WATER", "Kitchen", (("c107", 0.0, 3.0), ("c108", 0.6, 1.8), ("c106", 1.8, 3.4), ("c109", 3.0, 4.0))),
+    ("DEMO-BOOK", "Living room", (("c030", 0.0, 1.0), ("c027", 0.8, 1.6), ("c032", 1.4, 3.4), ("c025", 3.2, 4.0))),
+    ("DEMO-LIGHT", "Bedroom", (("c008", 0.0, 1.0), ("c097", 0.8, 1.8), ("c104", 1.6, 2.6), ("c006", 2.6, 4.0))),
+    ("DEMO-SHOES", "Entryway", (("c056", 0.0, 1.2), ("c053", 0.6, 2.0), ("c055", 1.8, 3.4), ("c097", 3.2, 4.0))),
+    ("DEMO-SANDWICH", "Kitchen", (("c069", 0.0, 1.2), ("c067", 0.8, 2.0), ("c065", 1.8, 3.6), ("c068", 3.4, 4.0))),
+)
+DEMO_DURATION = 4.0
+DEMO_ACCOUNTS = (("demo-admin", "admin"), ("demo-reviewer", "reviewer"), ("demo-annotator", "annotator"))
+
+
+@dataclass(frozen=True)
+class DemoAccounts:
+    path: Path
+    accounts: dict[str, str]  # user name -> password
+
+
+def load_classes(path: Path = ASSETS / "Charades_v1_classes.txt") -> dict[str, str]:
+    pairs = (line.split(" ", 1) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    return {cid: name.strip() for cid, name in pairs}
+
+
+def ensure_demo_accounts(ctx: AppContext) -> DemoAccounts:
+    """Demo accounts with random passwords, written once to ``<data>/demo-accounts.json``."""
+    path = ctx.settings.data_dir / "demo-accounts.json"
+    accounts: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
+    for username, role in DEMO_ACCOUNTS:
+        if auth.get_user(ctx.database, username) is None:
+            accounts[username] = accounts.get(username) or secrets.token_urlsafe(9)
+            auth.add_user(ctx.database, username, role, accounts[username], actor="demo", source="demo")
+    path.write_text(json.dumps(accounts, indent=2))
+    path.chmod(0o600)
+    return DemoAccounts(path, accounts)
+
+
+def ensure_demo_content(ctx: AppContext) -> int:
+    """Create demo classes, videos and sequences and put the sequences in the intent pool.
+
+    Returns the number of demo sequences created now (0 when they all existed).
+    """
+    classes = load_classes()
+    video_dir = ctx.settings.media_dir / "demo"
+    rows = []
+    for index, (seq_id, scene, items) in enumerate(DEMO_SEQUENCES):
+        video = video_dir / f"{seq_id}.mp4"
+        actions = [{"class_id": c, "name": classes[c], "start": s, "end": e} for c, s, e in items]
+        if not video.exists():
+            write_demo_video(video, [(a["name"], a["start"], a["end"]) for a in actions], DEMO_DURATION, 40 + 40 * index)
+        rows.append((seq_id, json.dumps(actions), scene, str(video.resolve())))
+    with ctx.database.write() as db:
+        db.conn.executemany(
+            "INSERT OR IGNORE INTO action_classes (id, name) VALUES (?, ?)", list(classes.items())
+        )
+        before = db.conn.total_changes
+        db.conn.executemany(
+            """INSERT OR IGNORE INTO sequences (id, video_id, actions, scene, split, act_seq_start, act_seq_end,
+                   ob_start_frame, ob_end_frame, video_path, source, imported_at)
+               VALUES (?, ?, ?, ?, 'demo', 0, ?, 0, ?, ?, 'demo', ?)""",
+            [(sid, sid, actions, scene, DEMO_DURATION, int(DEMO_DURATION * 24 * 0.2), path, utcnow())
+             for sid, actions, scene, path in rows],
+        )
+        created = db.conn.total_changes - before
+        assignment.add_tasks(db, "intent", [r[0] for r in rows], ctx.settings.annotators_per_sequence)
+        if created:
+            audit(db, "demo", "demo.create", "sequences", {"created": created})
+    return created

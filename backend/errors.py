@@ -1,0 +1,48 @@
+"""Named errors users can cause. Each message says what went wrong and what to do about it.
+
+The UI turns a ``CompStudioError`` into ``gr.Error(message)``; the CLI prints it and exits 2.
+"""
+
+from __future__ import annotations
+
+
+class CompStudioError(Exception):
+    """Base class: an error a person can act on (never a raw traceback in the browser)."""
+
+
+class SettingsError(CompStudioError):
+    pass
+
+
+class PermissionDenied(CompStudioError):
+    """The caller is not signed in, is disabled, or lacks the role for this action."""
+
+
+class NotFound(CompStudioError):
+    pass
+
+
+class ValidationError(CompStudioError):
+    """Input that breaks a rule; ``problems`` lists every failed check, one message each."""
+
+    def __init__(self, problems: list[str] | str):
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("; ".join(self.problems))
+
+
+class ImportFileError(CompStudioError):
+    """A malformed import file. The message names the file, the line and the problem."""
+
+    def __init__(self, path: str, line: int | None, problem: str):
+        self.path, self.line, self.problem = path, line, problem
+        where = f"{path}, line {line}" if line is not None else path
+        super().__init__(f"{where}: {problem}. Nothing was imported.")
+
+
+class LeaseLost(CompStudioError):
+    """The task's lease ran out and its slot went to someone else."""
+
+
+class MediaError(CompStudioError):
+    """A missing or unreadable video or image."""
+

@@ -1,0 +1,143 @@
+"""Intent annotation: hand out sequences, save drafts, accept submissions, skip.
+
+Every function takes the caller's user name and checks the role itself: the Gradio handlers and the
+named API endpoints (``intent_next``, ``intent_submit``, ``intent_skip``) are thin shells over these.
+Results are plain dicts, so they travel as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from backend import assignment, auth
+from backend.errors import ValidationError
+from backend.intents.rules import check_intent_pair
+from backend.media.video import servable_video
+from backend.settings import Settings
+from backend.storage import Database, audit, utcnow
+from backend.vilpact.sequences import get_sequence
+
+KIND = "intent"
+
+
+def _task_view(database: Database, settings: Settings, lease: assignment.Lease, annotator: str) -> dict[str, Any]:
+    sequence = get_sequence(database, lease.item_id)
+    video = servable_video(settings, sequence.video_id, sequence.video_path)
+    draft = database.query_one(
+        "SELECT payload FROM drafts WHERE annotator = ? AND kind = ? AND item_id = ?", (annotator, KIND, lease.item_id)
+    )
+    return {
+        "sequence_id": sequence.id,
+        "round": lease.round,
+        "scene": sequence.scene,
+        "source": sequence.source,
+        "actions": [
+            {"class_id": a.class_id, "name": a.name, "start": a.start, "end": a.end} for a in sequence.actions
+        ],
+        "timeline": sequence.timeline(),
+        "video": str(video) if video else None,
+        "video_missing": video is None,
+        "must_view": bool(settings.require_full_view and video is not None and lease.viewed_at is None),
+        "lease_expires_at": lease.expires_at,
+        "guidance": lease.guidance,
+        "draft": json.loads(draft["payload"]) if draft else None,
+    }
+
+
+def progress(database: Database, username: str) -> dict[str, int]:
+    return assignment.pool_progress(database.db, KIND, username)
+
+
+def next_intent_task(database: Database, settings: Settings, username: str) -> dict[str, Any]:
+    """The caller's current task (same one on reload) or a newly leased one; ``task`` is None when done."""
+    auth.require_role(database, username, "annotator")
+    with database.write() as db:
+        lease = assignment.next_task(db, KIND, username, settings.lease_minutes)
+    task = _task_view(database, settings, lease, username) if lease else None
+    return {"task": task, "progress": progress(database, username)}
+
+
+def save_draft(database: Database, username: str, sequence_id: str, concrete: str, high_level: str) -> str:
+    """Keep what the annotator typed so a reload or a crash restores it. Returns the time saved."""
+    auth.require_role(database, username, "annotator")
+    now = utcnow()
+    payload = json.dumps({"concrete_intent": (concrete or "")[:2000], "high_level_intent": (high_level or "")[:2000]})
+    with database.write() as db:
+        if assignment.get_assignment(db, KIND, sequence_id, username) is None:
+            raise ValidationError(f"sequence {sequence_id!r} is not handed to you")
+        db.conn.execute(
+            """INSERT INTO drafts (annotator, kind, item_id, payload, updated_at) VALUES (?, ?, ?, ?, ?)
+               ON CONFLICT (annotator, kind, item_id) DO UPDATE SET payload = excluded.payload,
+                   updated_at = excluded.updated_at""",
+            (username, KIND, sequence_id, payload, now),
+        )
+    return now
+
+
+def mark_viewed(database: Database, username: str, sequence_id: str) -> None:
+    """The video was played to its end (the browser reports it; submitting may require it)."""
+    auth.require_role(database, username, "annotator")
+    with database.write() as db:
+        assignment.mark_viewed(db, KIND, sequence_id, username)
+        audit(db, username, "intent.viewed", sequence_id)
+
+
+def _stored(db, sequence_id: str, username: str) -> dict[str, Any]:
+    row = db.conn.execute(
+        "SELECT * FROM annotations WHERE sequence_id = ? AND annotator = ? AND source = 'live'",
+        (sequence_id, username),
+    ).fetchone()
+    return dict(row)
+
+
+def submit_intents(
+    database: Database, settings: Settings, username: str, sequence_id: str, concrete_intent: str,
+    high_level_intent: str,
+) -> dict[str, Any]:
+    """Store one annotation (one transaction) and hand out the next task.
+
+    A repeated submit of the same sequence (a client retry after a lost reply) returns the stored
+    annotation with ``"duplicate": true`` and writes nothing.
+    """
+    auth.require_role(database, username, "annotator")
+    sequence = get_sequence(database, sequence_id)
+    concrete, high_level = (concrete_intent or "").strip(), (high_level_intent or "").strip()
+    with database.write() as db:
+        row, already = assignment.claim_for_submit(db, KIND, sequence_id, username)
+        if already:
+            annotation, duplicate = _stored(db, sequence_id, username), True
+        else:
+            problems = check_intent_pair(concrete, high_level, sequence.action_names, settings.max_action_similarity)
+            if problems:
+                raise ValidationError(problems)
+            video = servable_video(settings, sequence.video_id, sequence.video_path)
+            if settings.require_full_view and video is not None and row["viewed_at"] is None:
+                raise ValidationError("Watch the video to its end before submitting.")
+            now = utcnow()
+            spent = (datetime.fromisoformat(now) - datetime.fromisoformat(row["leased_at"])).total_seconds()
+            db.conn.execute(
+                """INSERT INTO annotations (sequence_id, annotator, concrete_intent, high_level_intent, round, source,
+                       submitted_at, seconds_spent) VALUES (?, ?, ?, ?, ?, 'live', ?, ?)""",
+                (sequence_id, username, concrete, high_level, row["round"], now, spent),
+            )
+            assignment.finish(db, row["id"], "submitted")
+            db.conn.execute(
+                "DELETE FROM drafts WHERE annotator = ? AND kind = ? AND item_id = ?", (username, KIND, sequence_id)
+            )
+            audit(db, username, "intent.submit", sequence_id,
+                  {"concrete_intent": concrete, "high_level_intent": high_level, "round": row["round"]})
+            annotation, duplicate = _stored(db, sequence_id, username), False
+    following = next_intent_task(database, settings, username)
+    return {"stored": annotation, "duplicate": duplicate, **following}
+
+
+def skip_intent_task(
+    database: Database, settings: Settings, username: str, sequence_id: str, reason: str
+) -> dict[str, Any]:
+    """Give the sequence back with a reason; the caller never gets it again. Returns the next task."""
+    auth.require_role(database, username, "annotator")
+    with database.write() as db:
+        assignment.skip(db, KIND, sequence_id, username, reason)
+    return {"skipped": sequence_id, **next_intent_task(database, settings, username)}

@@ -1,0 +1,1 @@
+"""Media: videos the app serves, demo videos, frame sampling."""

@@ -1,0 +1,136 @@
+"""Every setting of CompStudio, declared once as data.
+
+A setting has a name, a type, a default, the environment variable that overrides it and a help text.
+The README's settings table is generated from ``SETTINGS`` (``python -m backend settings --markdown``)
+and a test checks the two agree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from backend.errors import SettingsError
+
+
+@dataclass(frozen=True)
+class SettingSpec:
+    name: str
+    type: Callable[[str], Any]
+    default: Any
+    env: str
+    help: str
+
+
+def _bool(value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off", ""}:
+        return False
+    raise ValueError(f"expected true/false, got {value!r}")
+
+
+def _names(value: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+SETTINGS: tuple[SettingSpec, ...] = (
+    SettingSpec("data_dir", Path, Path("data"), "COMPSTUDIO_DATA_DIR",
+                "Folder holding the SQLite database, media and backups (created if missing)."),
+    SettingSpec("host", str, "127.0.0.1", "COMPSTUDIO_HOST", "Address the web server binds to."),
+    SettingSpec("port", int, 7860, "COMPSTUDIO_PORT", "Port the web server listens on."),
+    SettingSpec("auth_mode", str, "auto", "COMPSTUDIO_AUTH_MODE",
+                "`password` (local accounts), `oauth` (Sign in with Hugging Face) or `auto` "
+                "(oauth when running on a Space, i.e. SPACE_ID is set; password otherwise)."),
+    SettingSpec("admins", _names, (), "COMPSTUDIO_ADMINS",
+                "Comma-separated Hugging Face user names who become admins when they sign in."),
+    SettingSpec("demo_content", _bool, True, "COMPSTUDIO_DEMO_CONTENT",
+                "Create the demo videos, sequences and demo accounts on first start."),
+    SettingSpec("annotators_per_sequence", int, 3, "COMPSTUDIO_ANNOTATORS_PER_SEQUENCE",
+                "N: distinct annotators who write intents for each action sequence (the paper used 3)."),
+    SettingSpec("lease_minutes", float, 20.0, "COMPSTUDIO_LEASE_MINUTES",
+                "How long a task handed to an annotator stays reserved for them before it returns to the pool."),
+    SettingSpec("require_full_view", _bool, True, "COMPSTUDIO_REQUIRE_FULL_VIEW",
+                "Submitting intents needs the video played to its end (as in the original crowd template)."),
+    SettingSpec("max_action_similarity", float, 0.8, "COMPSTUDIO_MAX_ACTION_SIMILARITY",
+                "An intent whose character-bigram Jaccard similarity with an action name exceeds this is rejected."),
+    SettingSpec("busy_timeout_ms", int, 5000, "COMPSTUDIO_BUSY_TIMEOUT_MS",
+                "SQLite busy timeout: how long a writer waits for the lock before failing."),
+)
+
+_SPECS = {spec.name: spec for spec in SETTINGS}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The resolved settings. Build with :func:`load_settings`; tests use ``Settings(data_dir=...)``."""
+
+    data_dir: Path = Path("data")
+    host: str = "127.0.0.1"
+    port: int = 7860
+    auth_mode: str = "auto"
+    admins: tuple[str, ...] = ()
+    demo_content: bool = True
+    annotators_per_sequence: int = 3
+    lease_minutes: float = 20.0
+    require_full_view: bool = True
+    max_action_similarity: float = 0.8
+    busy_timeout_ms: int = 5000
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "compstudio.db"
+
+    @property
+    def media_dir(self) -> Path:
+        """The only folder the web server serves files from."""
+        return self.data_dir / "media"
+
+    @property
+    def effective_auth_mode(self) -> str:
+        if self.auth_mode == "auto":
+            return "oauth" if os.environ.get("SPACE_ID") else "password"
+        return self.auth_mode
+
+    def replace(self, **changes: Any) -> "Settings":
+        return dataclasses.replace(self, **changes)
+
+
+def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+    """Defaults, then environment variables, then explicit overrides (e.g. CLI flags that were given)."""
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    for spec in SETTINGS:
+        raw = env.get(spec.env)
+        if raw is None:
+            continue
+        try:
+            values[spec.name] = spec.type(raw)
+        except (TypeError, ValueError) as exc:
+            raise SettingsError(f"{spec.env}={raw!r} is not valid for setting {spec.name!r}: {exc}") from exc
+    for name, value in overrides.items():
+        if name not in _SPECS:
+            raise SettingsError(f"unknown setting {name!r}; valid: {', '.join(sorted(_SPECS))}")
+        if value is not None:
+            values[name] = value
+    settings = Settings(**values)
+    if settings.auth_mode not in {"auto", "password", "oauth"}:
+        raise SettingsError(f"auth_mode must be auto, password or oauth, not {settings.auth_mode!r}")
+    if settings.annotators_per_sequence < 1:
+        raise SettingsError("annotators_per_sequence must be at least 1")
+    return settings
+
+
+def settings_markdown() -> str:
+    """The README's settings table."""
+    lines = ["| setting | environment variable | default | meaning |", "|---|---|---|---|"]
+    for spec in SETTINGS:
+        default = spec.default
+        if isinstance(default, tuple):
+            default = ",".join(default) or "(none)"
+        lines.append(f"| `{spec.name}` | `{spec.env}` | `{default}` | {spec.help} |")
+    return "\n".join(lines)

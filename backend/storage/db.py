@@ -1,0 +1,151 @@
+"""The one path to the SQLite database.
+
+* One ``sqlite_utils.Database`` per thread (Gradio runs handlers in a thread pool; a connection made in
+  one thread cannot be used in another).
+* WAL journal and a busy timeout, so readers never block writers and writers queue instead of failing.
+* ``write()`` opens ``BEGIN IMMEDIATE``: every read-modify-write takes the write lock up front (a deferred
+  transaction cannot upgrade to a write lock under contention and loses writes).
+* Schema migrations are applied once, at start-up, by :meth:`Database.migrate`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+import sqlite_utils
+
+from backend.storage.migrations import MIGRATIONS
+
+
+def utcnow() -> str:
+    """Timestamps are ISO-8601 UTC strings with microseconds; they sort as text."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+class Database:
+    """A SQLite file shared by all threads of the process, one connection per thread."""
+
+    def __init__(self, path: Path | str, busy_timeout_ms: int = 5000):
+        self.path = Path(path)
+        self.busy_timeout_ms = busy_timeout_ms
+        self._local = threading.local()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    # -- connections -----------------------------------------------------------------------------
+    def _connect(self) -> sqlite_utils.Database:
+        conn = sqlite3.connect(
+            str(self.path),
+            timeout=self.busy_timeout_ms / 1000,
+            isolation_level=None,  # autocommit; transactions are opened explicitly below
+            check_same_thread=True,
+        )
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        return sqlite_utils.Database(conn)
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        """This thread's connection (created on first use)."""
+        current = getattr(self._local, "db", None)
+        if current is None:
+            current = self._connect()
+            self._local.db = current
+        return current
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self.db.conn
+
+    def close(self) -> None:
+        current = getattr(self._local, "db", None)
+        if current is not None:
+            current.conn.close()
+            self._local.db = None
+
+    # -- transactions ----------------------------------------------------------------------------
+    @contextmanager
+    def write(self) -> Iterator[sqlite_utils.Database]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on any exception). Not re-entrant."""
+        db = self.db
+        db.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            db.conn.execute("ROLLBACK")
+            raise
+        else:
+            db.conn.execute("COMMIT")
+
+    def query(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
+        return [dict(row) for row in self.conn.execute(sql, params).fetchall()]
+
+    def query_one(self, sql: str, params: Any = ()) -> dict[str, Any] | None:
+        row = self.conn.execute(sql, params).fetchone()
+        return dict(row) if row is not None else None
+
+    def scalar(self, sql: str, params: Any = ()) -> Any:
+        row = self.conn.execute(sql, params).fetchone()
+        return None if row is None else row[0]
+
+    # -- schema ----------------------------------------------------------------------------------
+    def migrate(self) -> list[str]:
+        """Apply every migration not yet applied, each in its own immediate transaction.
+
+        Returns the names applied now. Safe to call from several processes at once: the
+        ``schema_migrations`` check runs inside the write lock.
+        """
+        applied_now: list[str] = []
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+        for migration in MIGRATIONS:
+            with self.write() as db:
+                done = db.conn.execute(
+                    "SELECT 1 FROM schema_migrations WHERE name = ?", (migration.name,)
+                ).fetchone()
+                if done:
+                    continue
+                for statement in migration.statements:
+                    db.conn.execute(statement)
+                db.conn.execute(
+                    "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
+                    (migration.name, utcnow()),
+                )
+                applied_now.append(migration.name)
+        return applied_now
+
+    def integrity_ok(self) -> bool:
+        return self.scalar("PRAGMA integrity_check") == "ok"
+
+    def backup_to(self, target: Path | str) -> Path:
+        """A consistent snapshot through SQLite's online backup API (safe while others write)."""
+        target = Path(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        dest = sqlite3.connect(str(target))
+        try:
+            self.conn.backup(dest)
+        finally:
+            dest.close()
+        return target
+
+
+def audit(db: sqlite_utils.Database, actor: str, action: str, target: str, detail: Any = None) -> None:
+    """Record who did what to what, and when. Call inside the same ``write()`` as the change."""
+    db.conn.execute(
+        "INSERT INTO audit_log (at, actor, action, target, detail) VALUES (?, ?, ?, ?, ?)",
+        (utcnow(), actor, action, target, json.dumps(detail, ensure_ascii=False, default=str)),
+    )
+
+
+def monotonic_ms() -> float:
+    return time.monotonic() * 1000

@@ -1,0 +1,24 @@
+"""Ordered schema migrations, applied at start-up by ``Database.migrate``.
+
+Each benchmark package owns a module of migrations under ``backend/storage/schema/``; this list fixes
+their order. Never edit an applied migration: append a new one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Migration:
+    name: str
+    statements: tuple[str, ...]
+
+
+def _collect() -> tuple[Migration, ...]:
+    from backend.storage.schema import core
+
+    return tuple(core.MIGRATIONS)
+
+
+MIGRATIONS: tuple[Migration, ...] = _collect()

@@ -1,0 +1,275 @@
+"""Import ViLPAct's released layout (github.com/terryyz/ViLPAct, folder Data/).
+
+Reads, from ``DIR``:
+
+* ``Charades_v1_classes.txt`` — the 157 action classes, ``cNNN name``;
+* ``KB/action_class.csv`` — the knowledge base of classes (verb, object, STRIPS ``pre``/``post-Add``/
+  ``post-Del``/``args``), optional;
+* ``gt_act_seq/all_gt_seq.csv`` — the 2,912 action sequences with ``cNNN start end`` items and two
+  crowd intents each (``intention_k`` = ``concrete;high-level``);
+* ``dataset-split/{train,val,test}.csv`` — video ids per split, optional.
+
+Everything is parsed and validated first; a malformed file raises ``ImportFileError`` naming the file,
+the line and the problem, and nothing is written. Then one ``BEGIN IMMEDIATE`` transaction upserts it all,
+so a re-import changes nothing that is already there (idempotent). Released intents become annotations
+with ``source='imported'`` by the (disabled) accounts ``vilpact-crowd-1`` and ``vilpact-crowd-2``, kept
+apart from live work: they never count towards the N live annotators of a sequence.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from backend import assignment
+from backend.errors import ImportFileError
+from backend.storage import Database, audit, utcnow
+
+_CLASS_LINE = re.compile(r"^(c\d{3})\s+(\S.*)$")
+_ITEM = re.compile(r"^(c\d{3}) (\S+) (\S+)$")
+SEQUENCE_COLUMNS = (
+    "id", "action_flow_id", "action_flow_des", "intention_1", "intention_2", "act_seq_start", "act_seq_end",
+    "ob_start_frame", "ob_end_frame", "ob_act_seq", "future_act_seq", "scene",
+)
+KB_COLUMNS = ("aid", "text", "verb", "obj", "action", "pre", "post-Add", "post-Del", "args")
+IMPORTED_ANNOTATORS = ("vilpact-crowd-1", "vilpact-crowd-2")
+
+
+@dataclass
+class VilpactData:
+    classes: dict[str, dict] = field(default_factory=dict)
+    sequences: list[dict] = field(default_factory=list)
+    intents: list[dict] = field(default_factory=list)
+    splits: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    classes: int
+    sequences: int
+    imported_intents: int
+    with_video: int
+    split_counts: dict[str, int]
+    added_to_pool: int
+
+    def as_dict(self) -> dict:
+        return self.__dict__.copy()
+
+
+def _read_text(path: Path) -> str:
+    """The file as text; non-UTF-8 bytes are reported with their line number."""
+    if not path.is_file():
+        raise ImportFileError(str(path), None, "file not found")
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ImportFileError(str(path), line, f"not UTF-8 text (byte 0x{raw[exc.start]:02x})") from None
+
+
+def _csv_rows(path: Path, required: tuple[str, ...]) -> list[tuple[int, dict]]:
+    text = _read_text(path)
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise ImportFileError(str(path), 1, "the file is empty") from None
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise ImportFileError(
+            str(path), 1, f"wrong columns: missing {', '.join(missing)} (found {', '.join(header) or 'none'})"
+        )
+    rows = []
+    for row in reader:
+        line = reader.line_num
+        if not row:
+            continue
+        if len(row) != len(header):
+            raise ImportFileError(str(path), line, f"expected {len(header)} fields, found {len(row)} (truncated row?)")
+        rows.append((line, dict(zip(header, row))))
+    return rows
+
+
+def _number(path: Path, line: int, column: str, value: str, kind: type = float) -> float:
+    try:
+        number = kind(float(value)) if kind is int else float(value)
+    except ValueError:
+        raise ImportFileError(str(path), line, f"{column} {value!r} is not a number") from None
+    if number != number or number < 0:
+        raise ImportFileError(str(path), line, f"{column} {value!r} must be a non-negative number")
+    return number
+
+
+def _read_classes(root: Path) -> dict[str, dict]:
+    path = root / "Charades_v1_classes.txt"
+    classes: dict[str, dict] = {}
+    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        match = _CLASS_LINE.match(line.strip())
+        if not match:
+            raise ImportFileError(str(path), number, f"expected 'cNNN name', found {line[:60]!r}")
+        classes[match.group(1)] = {"id": match.group(1), "name": match.group(2).strip()}
+    kb = root / "KB" / "action_class.csv"
+    if kb.exists():
+        for line, row in _csv_rows(kb, KB_COLUMNS):
+            if row["aid"] not in classes:
+                raise ImportFileError(str(kb), line, f"unknown action class id {row['aid']!r}")
+            classes[row["aid"]].update(
+                verb=row["verb"] or None, object=row["obj"] or None, strips_action=row["action"] or None,
+                pre=row["pre"] or None, post_add=row["post-Add"] or None, post_del=row["post-Del"] or None,
+                args=row["args"] or None, pre_acts=row.get("pre_acts") or None, nxt_acts=row.get("nxt_acts") or None,
+            )
+    return classes
+
+
+def _parse_actions(path: Path, line: int, value: str, classes: dict[str, dict]) -> list[dict]:
+    actions = []
+    for item in value.split(";"):
+        match = _ITEM.match(item.strip())
+        if not match:
+            raise ImportFileError(str(path), line, f"action item {item!r} is not 'cNNN start end'")
+        class_id, start_text, end_text = match.groups()
+        if class_id not in classes:
+            raise ImportFileError(str(path), line, f"unknown action class id {class_id!r}")
+        start = _number(path, line, "action start", start_text)
+        end = _number(path, line, "action end", end_text)
+        if end < start:
+            raise ImportFileError(str(path), line, f"bad time: action {class_id} ends ({end}) before it starts ({start})")
+        actions.append({"class_id": class_id, "name": classes[class_id]["name"], "start": start, "end": end})
+    return actions
+
+
+def _read_sequences(root: Path, data: VilpactData) -> None:
+    path = root / "gt_act_seq" / "all_gt_seq.csv"
+    seen: set[str] = set()
+    for line, row in _csv_rows(path, SEQUENCE_COLUMNS):
+        seq_id = row["id"].strip()
+        if not seq_id:
+            raise ImportFileError(str(path), line, "empty id")
+        if seq_id in seen:
+            raise ImportFileError(str(path), line, f"duplicate id {seq_id!r}")
+        seen.add(seq_id)
+        actions = _parse_actions(path, line, row["action_flow_id"], data.classes)
+        start = _number(path, line, "act_seq_start", row["act_seq_start"])
+        end = _number(path, line, "act_seq_end", row["act_seq_end"])
+        if end < start:
+            raise ImportFileError(str(path), line, f"bad time: act_seq_end {end} is before act_seq_start {start}")
+        data.sequences.append({
+            "id": seq_id, "video_id": seq_id, "actions": actions, "scene": row["scene"] or None,
+            "act_seq_start": start, "act_seq_end": end,
+            "ob_start_frame": int(_number(path, line, "ob_start_frame", row["ob_start_frame"])),
+            "ob_end_frame": int(_number(path, line, "ob_end_frame", row["ob_end_frame"])),
+        })
+        for number, column in enumerate(("intention_1", "intention_2"), start=1):
+            concrete, sep, high_level = row[column].partition(";")
+            if not sep or not concrete.strip() or not high_level.strip():
+                raise ImportFileError(str(path), line, f"{column} {row[column]!r} is not 'concrete;high-level'")
+            data.intents.append({
+                "sequence_id": seq_id, "annotator": IMPORTED_ANNOTATORS[number - 1],
+                "concrete_intent": concrete.strip(), "high_level_intent": high_level.strip(),
+            })
+
+
+def _read_splits(root: Path) -> dict[str, str]:
+    splits: dict[str, str] = {}
+    for split in ("train", "val", "test"):
+        path = root / "dataset-split" / f"{split}.csv"
+        if not path.exists():
+            continue
+        for _line, row in _csv_rows(path, ("video_id",)):
+            splits[row["video_id"].strip()] = split
+    return splits
+
+
+def read_vilpact(root: Path | str) -> VilpactData:
+    """Parse and validate the whole release without touching the database."""
+    root = Path(root)
+    if not root.is_dir():
+        raise ImportFileError(str(root), None, "not a folder")
+    data = VilpactData(classes=_read_classes(root))
+    _read_sequences(root, data)
+    data.splits = _read_splits(root)
+    return data
+
+
+def _video_for(videos: Path | None, video_id: str) -> str | None:
+    if videos is None:
+        return None
+    path = videos / f"{video_id}.mp4"
+    return str(path.resolve()) if path.is_file() else None
+
+
+def import_vilpact(
+    database: Database, root: Path | str, *, videos: Path | str | None = None, actor: str = "cli",
+    add_to_pool: bool = True, annotators_per_sequence: int = 3,
+) -> ImportReport:
+    """Validate, then write everything in one transaction. Re-import is idempotent."""
+    data = read_vilpact(root)
+    video_dir = Path(videos) if videos else None
+    if video_dir is not None and not video_dir.is_dir():
+        raise ImportFileError(str(video_dir), None, "the video folder does not exist")
+    now = utcnow()
+    with database.write() as db:
+        db.conn.executemany(
+            """INSERT INTO action_classes (id, name, verb, object, strips_action, pre, post_add, post_del, args,
+                   pre_acts, nxt_acts)
+               VALUES (:id, :name, :verb, :object, :strips_action, :pre, :post_add, :post_del, :args,
+                   :pre_acts, :nxt_acts)
+               ON CONFLICT (id) DO UPDATE SET name = excluded.name, verb = excluded.verb, object = excluded.object,
+                   strips_action = excluded.strips_action, pre = excluded.pre, post_add = excluded.post_add,
+                   post_del = excluded.post_del, args = excluded.args, pre_acts = excluded.pre_acts,
+                   nxt_acts = excluded.nxt_acts""",
+            [
+                {key: cls.get(key) for key in ("id", "name", "verb", "object", "strips_action", "pre", "post_add",
+                                               "post_del", "args", "pre_acts", "nxt_acts")}
+                for cls in data.classes.values()
+            ],
+        )
+        rows = []
+        for seq in data.sequences:
+            rows.append({
+                **seq, "actions": json.dumps(seq["actions"]), "split": data.splits.get(seq["id"]),
+                "video_path": _video_for(video_dir, seq["video_id"]), "source": "vilpact", "imported_at": now,
+            })
+        db.conn.executemany(
+            """INSERT INTO sequences (id, video_id, actions, scene, split, act_seq_start, act_seq_end,
+                   ob_start_frame, ob_end_frame, video_path, source, imported_at)
+               VALUES (:id, :video_id, :actions, :scene, :split, :act_seq_start, :act_seq_end,
+                   :ob_start_frame, :ob_end_frame, :video_path, :source, :imported_at)
+               ON CONFLICT (id) DO UPDATE SET actions = excluded.actions, scene = excluded.scene,
+                   split = excluded.split, act_seq_start = excluded.act_seq_start, act_seq_end = excluded.act_seq_end,
+                   ob_start_frame = excluded.ob_start_frame, ob_end_frame = excluded.ob_end_frame,
+                   video_path = coalesce(excluded.video_path, sequences.video_path)""",
+            rows,
+        )
+        for name in IMPORTED_ANNOTATORS:
+            db.conn.execute(
+                "INSERT OR IGNORE INTO users (username, role, password_hash, disabled, source, created_at) "
+                "VALUES (?, 'annotator', NULL, 1, 'imported', ?)",
+                (name, now),
+            )
+        db.conn.executemany(
+            """INSERT INTO annotations (sequence_id, annotator, concrete_intent, high_level_intent, round, source,
+                   submitted_at)
+               VALUES (:sequence_id, :annotator, :concrete_intent, :high_level_intent, 1, 'imported', :now)
+               ON CONFLICT (sequence_id, annotator, source) DO UPDATE SET
+                   concrete_intent = excluded.concrete_intent, high_level_intent = excluded.high_level_intent""",
+            [{**intent, "now": now} for intent in data.intents],
+        )
+        added = 0
+        if add_to_pool:
+            added = assignment.add_tasks(db, "intent", [s["id"] for s in data.sequences], annotators_per_sequence)
+        report = ImportReport(
+            classes=len(data.classes), sequences=len(data.sequences), imported_intents=len(data.intents),
+            with_video=sum(1 for r in rows if r["video_path"]),
+            split_counts={s: sum(1 for v in data.splits.values() if v == s) for s in ("train", "val", "test")},
+            added_to_pool=added,
+        )
+        audit(db, actor, "import.vilpact", str(Path(root).resolve()), report.as_dict())
+    return report

@@ -1,0 +1,48 @@
+"""Shared fixtures. HF_HUB_OFFLINE is set before anything can import huggingface_hub."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from backend.context import AppContext, build_context  # noqa: E402
+from backend.settings import Settings  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+def shared_data(*parts: str) -> Path:
+    """A path in ../shared/data. Tests that need it fail loudly (never skip) when it is missing."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.fail(f"shared data missing: {path} (CI must provide ../shared beside the clone)", pytrace=False)
+    return path
+
+
+@pytest.fixture
+def vilpact_dir() -> Path:
+    return shared_data("vilpact", "data")
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path / "data", demo_content=False)
+
+
+@pytest.fixture
+def ctx(settings: Settings) -> AppContext:
+    return build_context(settings)
+
+
+@pytest.fixture
+def database(ctx: AppContext):
+    return ctx.database
