@@ -55,3 +55,10 @@ def set_disabled_as(database: Database, username: str, name: str, disabled: bool
 
         raise ValidationError("you cannot disable your own account")
     return asdict(auth.set_disabled(database, name, disabled, actor=username))
+
+
+def audit_log_as(database: Database, username: str, limit: int = 200) -> list[dict]:
+    auth.require_role(database, username, "admin")
+    return database.query(
+        "SELECT at, actor, action, target, detail FROM audit_log ORDER BY id DESC LIMIT ?", (int(limit),)
+    )

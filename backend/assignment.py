@@ -16,7 +16,7 @@ Rules:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import sqlite_utils
 
@@ -37,7 +37,7 @@ class Lease:
 
 
 def _later(minutes: float) -> str:
-    return (datetime.now(timezone.utc) + timedelta(minutes=minutes)).isoformat(timespec="microseconds")
+    return (datetime.now(UTC) + timedelta(minutes=minutes)).isoformat(timespec="microseconds")
 
 
 _ACTIVE = """(SELECT count(*) FROM assignments a
@@ -188,7 +188,7 @@ def skip(db: sqlite_utils.Database, kind: str, item_id: str, annotator: str, rea
 
 def pool_progress(db: sqlite_utils.Database, kind: str, annotator: str) -> dict[str, int]:
     """Mine today, mine in total, and the tasks still open in the pool."""
-    today = datetime.now(timezone.utc).date().isoformat()
+    today = datetime.now(UTC).date().isoformat()
     mine_total, mine_today = db.conn.execute(
         """SELECT count(*), coalesce(sum(finished_at >= ?), 0) FROM assignments
            WHERE annotator = ? AND kind = ? AND status = 'submitted'""",

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from backend.errors import SettingsError
 
@@ -126,7 +127,7 @@ class Settings:
             return "oauth" if os.environ.get("SPACE_ID") else "password"
         return self.auth_mode
 
-    def replace(self, **changes: Any) -> "Settings":
+    def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
 
 
@@ -152,6 +153,12 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
         raise SettingsError(f"auth_mode must be auto, password or oauth, not {settings.auth_mode!r}")
     if settings.annotators_per_sequence < 1:
         raise SettingsError("annotators_per_sequence must be at least 1")
+    if settings.backup_every_minutes < 0 or settings.backup_keep < 1:
+        raise SettingsError("backup_every_minutes must be 0 or more and backup_keep at least 1")
+    if settings.vqa_image_mode not in {"composite", "separate"}:
+        raise SettingsError(f"vqa_image_mode must be composite or separate, not {settings.vqa_image_mode!r}")
+    if settings.vqa_verifiers < 1 or settings.vqa_answers_per_item < 1:
+        raise SettingsError("vqa_verifiers and vqa_answers_per_item must be at least 1")
     return settings
 
 

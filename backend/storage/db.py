@@ -14,10 +14,11 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import sqlite_utils
 
@@ -26,7 +27,7 @@ from backend.storage.migrations import MIGRATIONS
 
 def utcnow() -> str:
     """Timestamps are ISO-8601 UTC strings with microseconds; they sort as text."""
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 class Database:

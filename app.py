@@ -1,0 +1,125 @@
+"""CompStudio: ``python app.py [--host H] [--port P] [--data-dir D]``.
+
+Builds the AppContext (settings, database, migrations), creates the demo content on first start, composes
+the tabs listed in ``components.TABS`` and launches Gradio with password login (or Sign in with Hugging Face
+on a Space).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+from pathlib import Path
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+import gradio as gr  # noqa: E402
+
+from backend import auth  # noqa: E402
+from backend.context import AppContext, build_context  # noqa: E402
+from backend.settings import Settings, load_settings  # noqa: E402
+from components import TABS  # noqa: E402
+from components.common import TabHandle, caller, esc  # noqa: E402
+
+KEYBOARD_JS = """
+() => {
+  document.addEventListener('keydown', (event) => {
+    if ((event.ctrlKey || event.metaKey) && event.key === 'Enter') {
+      const button = document.querySelector('#intent-submit');
+      if (button && !button.disabled && button.offsetParent !== null) {
+        event.preventDefault();
+        button.click();
+      }
+    }
+  });
+}
+"""
+CSS = "#intent-progress {font-size: 0.95em} footer {visibility: hidden}"
+
+
+def build_demo(ctx: AppContext) -> gr.Blocks:
+    """All tabs in one Blocks; what a person sees depends on their role (checked again on every call)."""
+    oauth = ctx.settings.effective_auth_mode == "oauth"
+    with gr.Blocks(title="CompStudio") as demo:
+        with gr.Row():
+            gr.Markdown("## CompStudio · compositional generalization benchmarks")
+            who = gr.Markdown(elem_id="whoami")
+            if oauth:
+                gr.LoginButton()
+        handles: list[TabHandle] = []
+        with gr.Tabs():
+            for module_name, builder in TABS:
+                handles.append(getattr(importlib.import_module(module_name), builder)(ctx))
+
+        def on_load(request: gr.Request):
+            name = caller(ctx, request)
+            user = auth.get_user(ctx.database, name) if name else None
+            if user is None or user.disabled:
+                text = "Not signed in." + (" Use **Sign in with Hugging Face**." if oauth else "")
+                return [text, *(gr.Tab(visible=False) for _ in handles)]
+            logout = "" if oauth else " · [Log out](/logout)"
+            text = f"Signed in as **{esc(user.username)}** ({user.role}){logout}"
+            return [text, *(gr.Tab(visible=user.has_role(h.min_role)) for h in handles)]
+
+        demo.load(on_load, None, [who, *(h.tab for h in handles)], api_visibility="private")
+        for handle in handles:
+            if handle.on_load:
+                fn, outputs = handle.on_load
+                demo.load(fn, None, outputs, api_visibility="private")
+    demo.queue(default_concurrency_limit=4)
+    return demo
+
+
+def build_app(settings: Settings) -> tuple[gr.Blocks, AppContext]:
+    ctx = build_context(settings)
+    if settings.demo_content:
+        from backend.demo import ensure_demo_content
+
+        ensure_demo_content(ctx)
+    return build_demo(ctx), ctx
+
+
+def launch_kwargs(ctx: AppContext) -> dict:
+    kwargs: dict = {
+        "allowed_paths": [str(ctx.settings.media_dir.resolve())],
+        "js": KEYBOARD_JS,
+        "css": CSS,
+        "theme": gr.themes.Soft(),
+        "footer_links": ["api"],
+    }
+    if ctx.settings.effective_auth_mode == "password":
+        kwargs["auth"] = lambda username, password: auth.authenticate(ctx.database, username, password)
+        kwargs["auth_message"] = "CompStudio: sign in with the account an admin gave you."
+    return kwargs
+
+
+def login_help(ctx: AppContext) -> str:
+    if ctx.settings.effective_auth_mode == "oauth":
+        return "Sign in with Hugging Face on the page."
+    lines = ["Sign in with an account (create one: python -m backend users add NAME --role admin --password PW)."]
+    if ctx.settings.demo_content:
+        from backend.demo import ensure_demo_accounts
+
+        accounts = ensure_demo_accounts(ctx)
+        lines.append(f"Demo accounts (passwords also in {accounts.path}):")
+        lines.extend(f"  {name:16s} {password}" for name, password in accounts.accounts.items())
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Run the CompStudio web app.")
+    parser.add_argument("--host", default=None, help="address to bind (default 127.0.0.1; COMPSTUDIO_HOST)")
+    parser.add_argument("--port", type=int, default=None, help="port (default 7860; COMPSTUDIO_PORT)")
+    parser.add_argument("--data-dir", type=Path, default=None, help="data folder (default ./data; COMPSTUDIO_DATA_DIR)")
+    args = parser.parse_args(argv)
+    settings = load_settings(host=args.host, port=args.port, data_dir=args.data_dir)
+    demo, ctx = build_app(settings)
+    print(f"CompStudio: data in {settings.data_dir.resolve()}")
+    print(login_help(ctx), flush=True)
+    demo.launch(server_name=settings.host, server_port=settings.port, ssr_mode=False, **launch_kwargs(ctx))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,10 @@
+"""Gradio UI: one module per tab, each exposing ``build_<tab>_tab(ctx) -> TabHandle``.
+
+``TABS`` fixes their order; app.py builds them inside one ``gr.Tabs``. Add a tab by appending
+``("module", "builder")``.
+"""
+
+TABS: tuple[tuple[str, str], ...] = (
+    ("components.intents", "build_intents_tab"),
+    ("components.admin", "build_admin_tab"),
+)

@@ -1,0 +1,108 @@
+"""The admin tab: import ViLPAct, export intents, manage accounts, read the audit log."""
+
+from __future__ import annotations
+
+import json
+
+import gradio as gr
+import pandas as pd
+
+from backend import admin
+from backend.auth import ROLES
+from backend.context import AppContext
+from backend.intents.export import FORMATS
+from components.common import TabHandle, caller, ui_errors
+
+USER_COLUMNS = ["username", "role", "disabled", "source", "created_at"]
+
+
+def build_admin_tab(ctx: AppContext) -> TabHandle:
+    db, settings = ctx.database, ctx.settings
+
+    with gr.Tab("Admin", id="admin", visible=False) as tab:
+        with gr.Accordion("Import ViLPAct", open=True):
+            gr.Markdown(
+                "The folder of ViLPAct's released `data/` (classes, `gt_act_seq/all_gt_seq.csv`, splits) on the "
+                "server, and optionally a folder of Charades `<id>.mp4` videos. A malformed file is named with "
+                "its line; nothing is imported then. Re-importing is safe."
+            )
+            with gr.Row():
+                root = gr.Textbox(label="ViLPAct data folder", elem_id="import-root")
+                videos = gr.Textbox(label="Video folder (optional)", elem_id="import-videos")
+            import_button = gr.Button("Import", elem_id="import-button")
+            import_result = gr.JSON(label="Import report")
+        with gr.Accordion("Export intent annotations", open=False):
+            fmt = gr.Dropdown(list(FORMATS), value="jsonl", label="Format")
+            export_button = gr.Button("Export", elem_id="export-button")
+            export_file = gr.File(label="Download", interactive=False)
+        with gr.Accordion("Accounts", open=False):
+            users = gr.Dataframe(headers=USER_COLUMNS, interactive=False, label="Accounts", elem_id="users-table")
+            with gr.Row():
+                new_name = gr.Textbox(label="User name")
+                new_role = gr.Dropdown(list(ROLES), value="annotator", label="Role")
+                new_password = gr.Textbox(label="Password (8+ characters)", type="password")
+            with gr.Row():
+                add_button = gr.Button("Add account")
+                role_button = gr.Button("Set role")
+                disable_button = gr.Button("Disable")
+                enable_button = gr.Button("Enable")
+        with gr.Accordion("Audit log (latest 200 writes)", open=False):
+            refresh_audit = gr.Button("Refresh")
+            audit_table = gr.Dataframe(interactive=False, label="Audit log")
+
+    def users_frame(name: str) -> pd.DataFrame:
+        return pd.DataFrame(admin.list_users_as(db, name), columns=USER_COLUMNS)
+
+    @ui_errors
+    def on_import(folder: str, video_folder: str, request: gr.Request) -> dict:
+        if not folder.strip():
+            raise gr.Error("Enter the folder of ViLPAct's data/ on the server.")
+        return admin.import_vilpact_as(db, settings, caller(ctx, request), folder.strip(), video_folder.strip() or None)
+
+    @ui_errors
+    def on_export(chosen: str, request: gr.Request) -> str:
+        return admin.export_intents_as(db, settings, caller(ctx, request), chosen)["path"]
+
+    @ui_errors
+    def on_add(name: str, role: str, password: str, request: gr.Request):
+        me = caller(ctx, request)
+        admin.add_user_as(db, me, name.strip(), role, password)
+        return users_frame(me), ""
+
+    def _change(action):
+        @ui_errors
+        def handler(name: str, role: str, request: gr.Request):
+            me = caller(ctx, request)
+            action(me, name.strip(), role)
+            return users_frame(me)
+
+        return handler
+
+    @ui_errors
+    def on_audit(request: gr.Request) -> pd.DataFrame:
+        rows = admin.audit_log_as(db, caller(ctx, request), limit=200)
+        frame = pd.DataFrame(rows, columns=["at", "actor", "action", "target", "detail"])
+        frame["detail"] = frame["detail"].map(lambda d: json.dumps(json.loads(d))[:200] if d else "")
+        return frame
+
+    @ui_errors
+    def on_load(request: gr.Request):
+        name = caller(ctx, request)
+        from backend.auth import get_user
+
+        user = get_user(db, name) if name else None
+        if user is None or not user.has_role("admin"):
+            return gr.update()
+        return users_frame(name)
+
+    private = {"api_visibility": "private"}
+    import_button.click(on_import, [root, videos], import_result, **private)
+    export_button.click(on_export, [fmt], export_file, **private)
+    add_button.click(on_add, [new_name, new_role, new_password], [users, new_password], **private)
+    role_button.click(_change(lambda me, n, r: admin.set_role_as(db, me, n, r)), [new_name, new_role], users, **private)
+    disable_button.click(_change(lambda me, n, r: admin.set_disabled_as(db, me, n, True)), [new_name, new_role],
+                         users, **private)
+    enable_button.click(_change(lambda me, n, r: admin.set_disabled_as(db, me, n, False)), [new_name, new_role],
+                        users, **private)
+    refresh_audit.click(on_audit, None, audit_table, **private)
+    return TabHandle(tab=tab, min_role="admin", on_load=(on_load, [users]))

@@ -1,0 +1,74 @@
+"""Small pieces every tab uses: who is calling, turning domain errors into gr.Error, tab handles."""
+
+from __future__ import annotations
+
+import functools
+import html
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+
+from backend import auth
+from backend.context import AppContext
+from backend.errors import CompStudioError
+
+_MARKDOWN_ENTITIES = {ord(c): f"&#{ord(c)};" for c in "\\`*_{}[]()#+!|~-"}
+
+
+@dataclass(frozen=True)
+class TabHandle:
+    """What a tab builder returns: the tab, the least role that may see it, and optionally a
+    ``(fn, outputs)`` pair that app.py runs on page load (fn takes ``request: gr.Request``)."""
+
+    tab: gr.Tab
+    min_role: str
+    on_load: tuple[Callable[..., Any], list[Any]] | None = None
+
+
+def _oauth_username(request: gr.Request) -> str | None:
+    """The Hugging Face user name of an OAuth session, read the way Gradio injects ``gr.OAuthProfile``."""
+    from gradio import oauth
+    from gradio.helpers import _session_from_request
+
+    info = oauth._get_valid_oauth_info_from_session(_session_from_request(request))
+    if not info:
+        return None
+    return (info.get("userinfo") or {}).get("preferred_username")
+
+
+def caller(ctx: AppContext, request: gr.Request | None) -> str | None:
+    """The signed-in user's name: password login (``request.username``) or Sign in with Hugging Face.
+
+    An OAuth user gets an account on first sign-in (annotator, or admin when named in ``admins``).
+    Returns None when nobody is signed in; the backend's role checks then refuse the call.
+    """
+    if request is None:
+        return None
+    if getattr(request, "username", None):
+        return request.username
+    if ctx.settings.effective_auth_mode == "oauth":
+        name = _oauth_username(request)
+        if name:
+            auth.oauth_user(ctx.database, name, ctx.settings.admins)
+            return name
+    return None
+
+
+def ui_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn a CompStudioError into a gr.Error with the message a person can act on."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except CompStudioError as exc:
+            raise gr.Error(str(exc), print_exception=False) from None
+
+    return wrapper
+
+
+def esc(text: Any) -> str:
+    """Escape user-written text for Markdown/HTML output (also neutralises Markdown syntax)."""
+    return html.escape("" if text is None else str(text), quote=True).translate(_MARKDOWN_ENTITIES)

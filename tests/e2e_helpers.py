@@ -1,0 +1,136 @@
+"""Launch the real app (in-process or as a subprocess) and talk to it over HTTP or a real browser.
+
+Used by the end-to-end, browser, load and crash tests, and by benchmarks/annotation_load.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage",
+    "--autoplay-policy=no-user-gesture-required",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class RunningApp:
+    url: str
+    ctx: Any  # AppContext (None for a subprocess)
+    demo: Any = None
+    process: subprocess.Popen | None = None
+
+
+@contextlib.contextmanager
+def app_in_process(settings) -> Iterator[RunningApp]:
+    """The real Gradio server in this process, on a free port, with the app's real launch settings."""
+    import app as app_module
+
+    demo, ctx = app_module.build_app(settings)
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, ssr_mode=False,
+                **app_module.launch_kwargs(ctx))
+    try:
+        yield RunningApp(url=f"http://127.0.0.1:{port}", ctx=ctx, demo=demo)
+    finally:
+        demo.close()
+
+
+def start_app_process(data_dir: Path, port: int, env: dict[str, str] | None = None, log: Path | None = None) -> subprocess.Popen:
+    """``python app.py`` as a user would run it, in its own process group."""
+    full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1", **(env or {})}
+    out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "app.py"), "--data-dir", str(data_dir), "--port", str(port)],
+        cwd=ROOT, env=full_env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+
+
+def wait_http_ok(url: str, timeout: float = 60.0) -> float:
+    """Seconds until ``url`` answered 200 (raises after ``timeout``)."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return time.monotonic() - start
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise TimeoutError(f"{url} did not answer 200 within {timeout} s")
+
+
+def kill_hard(process: subprocess.Popen) -> None:
+    """kill -9 the app (its whole process group)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=10)
+
+
+class ApiClient:
+    """A signed-in raw HTTP client for the named endpoints (``POST /gradio_api/run/<name>``)."""
+
+    def __init__(self, url: str, username: str, password: str, timeout: float = 30.0):
+        self.url = url
+        self.http = httpx.Client(base_url=url, timeout=timeout)
+        response = self.http.post("/login", data={"username": username, "password": password})
+        if response.status_code != 200:
+            raise PermissionError(f"login failed for {username}: {response.status_code} {response.text[:200]}")
+
+    def call(self, name: str, *args: Any) -> Any:
+        """The endpoint's result; raises ``ApiError`` with the app's message when it refused."""
+        response = self.http.post(f"/gradio_api/run/{name}", json={"data": list(args)})
+        body = response.json()
+        if response.status_code != 200 or body.get("error") or "data" not in body:
+            raise ApiError(body.get("error") or body.get("detail") or f"HTTP {response.status_code}")
+        return body["data"][0]
+
+    def close(self) -> None:
+        self.http.close()
+
+
+class ApiError(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def chromium_browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        raise RuntimeError(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def browser_login(page, url: str, username: str, password: str) -> None:
+    """Sign in through Gradio's login form, as a person would."""
+    page.goto(url)
+    page.get_by_label("username").fill(username)
+    page.get_by_label("password").fill(password)
+    page.get_by_role("button", name="Login").click()
+    page.wait_for_selector("#whoami", timeout=30_000)
