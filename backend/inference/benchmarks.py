@@ -1,0 +1,127 @@
+"""Benchmarks described as data: a :class:`BenchmarkSpec` names how to load items, build prompts, parse
+and score answers. The runner (:mod:`backend.inference.runner`) needs nothing else.
+
+Other packages add theirs by appending their module to :data:`BENCHMARK_MODULES` (the module calls
+:func:`register_benchmark` when imported), e.g. ``vilpact-planning``, ``mmcomposition``, ``icl``.
+
+An :class:`EvalItem` is one question: ``request`` (the interleaved parts of the question itself, without
+the options), ``options`` (texts, lettered A, B, ...), ``answer`` (the set of correct letters, or a
+reference string for free-text tasks), ``multi`` (indefinite choice: any number of letters may be correct)
+and ``meta`` (anything the benchmark's own scorer or a baseline needs). The default prompt appends the
+lettered options and an instruction (:func:`choice_request`); the default score is exact match.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from backend.errors import NotFound
+from backend.inference.parsing import ParsedAnswer, letters_for, parse_choice, parse_text
+from backend.inference.request import GenerationParams, Request, text
+
+#: Modules that register benchmarks when imported (append one line per benchmark package).
+BENCHMARK_MODULES: list[str] = ["backend.inference.toy"]
+
+
+@dataclass(frozen=True)
+class EvalItem:
+    item_id: str
+    request: Request
+    options: tuple[str, ...] = ()
+    answer: frozenset[str] | str = frozenset()
+    multi: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_choice(self) -> bool:
+        return bool(self.options)
+
+    @property
+    def letters(self) -> str:
+        return letters_for(len(self.options))
+
+    def answer_display(self) -> str:
+        return ", ".join(sorted(self.answer)) if isinstance(self.answer, frozenset) else str(self.answer)
+
+
+def choice_request(item: EvalItem) -> Request:
+    """The question, then ``A. option`` lines, then the answer instruction (single or indefinite choice).
+
+    >>> item = EvalItem("q1", [text("What is red?")], ("apple", "sky"), frozenset("A"))
+    >>> print(choice_request(item)[-1]["text"])
+    Options:
+    A. apple
+    B. sky
+    Answer with the option's letter from the given choices directly.
+    """
+    if not item.options:
+        return list(item.request)
+    lines = [f"{letter}. {option}" for letter, option in zip(item.letters, item.options, strict=True)]
+    if item.multi:
+        instruction = (
+            "One or more options may be correct. Answer with the letters of all correct options, separated by commas."
+        )
+    else:
+        instruction = "Answer with the option's letter from the given choices directly."
+    return [*item.request, text("Options:\n" + "\n".join(lines) + "\n" + instruction)]
+
+
+def parse_item(item: EvalItem, raw: str) -> ParsedAnswer:
+    """Letters for choice items (:func:`parse_choice`), the first line for free-text items."""
+    if item.options:
+        return parse_choice(raw, len(item.options), item.options, item.multi)
+    return parse_text(raw)
+
+
+def exact_score(item: EvalItem, parsed: ParsedAnswer) -> float:
+    """1.0 when the parsed letters equal the answer set (or the text equals the reference, spaces
+    normalised), else 0.0. Unparsed answers score 0.
+
+    >>> exact_score(EvalItem("q", [], ("x", "y"), frozenset("B")), ParsedAnswer("ok", frozenset("B")))
+    1.0
+    >>> exact_score(EvalItem("q", [], (), "a  b"), ParsedAnswer("ok", text="a b"))
+    1.0
+    """
+    if not parsed.ok:
+        return 0.0
+    if isinstance(item.answer, frozenset):
+        return float(parsed.letters == item.answer)
+    return float(" ".join(parsed.text.split()) == " ".join(str(item.answer).split()))
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    """A benchmark as data. ``load_items(ctx, **options) -> list[EvalItem]`` in a stable order."""
+
+    name: str
+    description: str
+    load_items: Callable[..., list[EvalItem]]
+    build_request: Callable[[EvalItem], Request] = choice_request
+    parse: Callable[[EvalItem, str], ParsedAnswer] = parse_item
+    score: Callable[[EvalItem, ParsedAnswer], float] = exact_score
+    params: GenerationParams = GenerationParams()
+    metric: str = "accuracy"
+
+
+_BENCHMARKS: dict[str, BenchmarkSpec] = {}
+
+
+def register_benchmark(spec: BenchmarkSpec) -> BenchmarkSpec:
+    _BENCHMARKS[spec.name] = spec
+    return spec
+
+
+def list_benchmarks() -> dict[str, BenchmarkSpec]:
+    for module in BENCHMARK_MODULES:
+        importlib.import_module(module)
+    return dict(sorted(_BENCHMARKS.items()))
+
+
+def get_benchmark(name: str) -> BenchmarkSpec:
+    benchmarks = list_benchmarks()
+    if name not in benchmarks:
+        raise NotFound(f"unknown benchmark {name!r}; valid benchmarks: {', '.join(benchmarks) or '(none)'}")
+    return benchmarks[name]

@@ -1,0 +1,199 @@
+"""The one request format every backend takes, and the generation settings.
+
+A request is an interleaved list of parts (VLMEvalKit / lmms-eval style), in reading order::
+
+    [{"type": "text", "text": "What happens next?"},
+     {"type": "image", "image": PIL.Image.Image or "path/to/file.jpg"},
+     {"type": "video", "frames": [PIL.Image.Image, ...]},                        # already sampled frames
+     {"type": "video", "path": "clip.mp4", "start": 0.0, "end": 4.0, "num_frames": 8}]   # sampled on use
+
+``start``/``end`` (seconds) and ``num_frames`` are optional for a video path: the whole video and the
+model's ``frames_per_video`` are used when absent. Backends turn a path into frames with
+:func:`video_frames` (uniform sampling through decord) unless they can pass the file natively.
+
+A request carries no chat roles: it is one user turn. The backend wraps it in the model's chat template.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from backend.errors import MediaError, ValidationError
+
+Part = dict[str, Any]
+Request = list[Part]
+
+PART_TYPES = ("text", "image", "video")
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    """How to decode. Greedy by default (``temperature == 0``), so results are reproducible.
+
+    ``max_new_tokens=None`` means: the model's ``max_new_tokens`` from the registry.
+    """
+
+    max_new_tokens: int | None = None
+    temperature: float = 0.0
+    top_p: float = 1.0
+    stop: tuple[str, ...] = ()
+    seed: int = 0
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature <= 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def text(value: str) -> Part:
+    return {"type": "text", "text": value}
+
+
+def image(value: Any) -> Part:
+    return {"type": "image", "image": value}
+
+
+def video(
+    *,
+    frames: Sequence[Any] | None = None,
+    path: str | Path | None = None,
+    start: float | None = None,
+    end: float | None = None,
+    num_frames: int | None = None,
+) -> Part:
+    """A video part: give ``frames`` (PIL images) or a ``path`` (optionally with start/end/num_frames)."""
+    if (frames is None) == (path is None):
+        raise ValidationError("a video part needs either frames or a path, not both")
+    if frames is not None:
+        return {"type": "video", "frames": list(frames)}
+    part: Part = {"type": "video", "path": str(path)}
+    for key, value in (("start", start), ("end", end), ("num_frames", num_frames)):
+        if value is not None:
+            part[key] = value
+    return part
+
+
+def validate_request(request: Request) -> None:
+    """Raise ``ValidationError`` listing every malformed part."""
+    problems: list[str] = []
+    if not isinstance(request, list) or not request:
+        raise ValidationError("a request is a non-empty list of parts")
+    for index, part in enumerate(request):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind not in PART_TYPES:
+            problems.append(f"part {index}: type must be one of {', '.join(PART_TYPES)}, not {kind!r}")
+        elif kind == "text" and not isinstance(part.get("text"), str):
+            problems.append(f"part {index}: a text part needs a string 'text'")
+        elif kind == "image" and part.get("image") is None:
+            problems.append(f"part {index}: an image part needs 'image' (a PIL image or a path)")
+        elif kind == "video" and ("frames" in part) == ("path" in part):
+            problems.append(f"part {index}: a video part needs either 'frames' or 'path'")
+    if problems:
+        raise ValidationError(problems)
+
+
+def request_text(request: Request, image_marker: str = "<image>", video_marker: str = "<video>") -> str:
+    """The request as one string, media replaced by markers (for display and text-only models).
+
+    >>> request_text([text("Look:"), {"type": "image", "image": "a.png"}, text("What is it?")])
+    'Look:\\n<image>\\nWhat is it?'
+    """
+    pieces = []
+    for part in request:
+        if part["type"] == "text":
+            pieces.append(part["text"])
+        else:
+            pieces.append(image_marker if part["type"] == "image" else video_marker)
+    return "\n".join(pieces)
+
+
+def load_image(value: Any, max_side: int | None = None):
+    """A PIL RGB image from a PIL image or a path, shrunk so its longer side is at most ``max_side``."""
+    from PIL import Image
+
+    if isinstance(value, (str, Path)):
+        try:
+            with Image.open(value) as opened:
+                img = opened.convert("RGB")
+        except (OSError, ValueError) as exc:
+            raise MediaError(f"cannot read image {value}: {exc}") from exc
+    else:
+        img = value.convert("RGB") if value.mode != "RGB" else value
+    if max_side and max(img.size) > max_side:
+        img = img.copy()
+        img.thumbnail((max_side, max_side))
+    return img
+
+
+def video_frames(part: Part, default_num_frames: int, max_side: int | None = None) -> list:
+    """The frames of a video part as PIL images: given frames, or ``num_frames`` sampled uniformly.
+
+    Sampling takes the centre of ``num_frames`` equal segments of [start, end] (the TSN convention).
+    """
+    if "frames" in part:
+        return [load_image(frame, max_side) for frame in part["frames"]]
+    from PIL import Image
+
+    path = part["path"]
+    num = int(part.get("num_frames") or default_num_frames)
+    try:
+        import decord
+
+        reader = decord.VideoReader(str(path))
+    except (RuntimeError, OSError) as exc:
+        raise MediaError(f"cannot read video {path}: {exc}") from exc
+    try:
+        fps = reader.get_avg_fps() or 24.0
+        total = len(reader)
+        first = int(round(float(part.get("start") or 0.0) * fps))
+        last = int(round(float(part["end"]) * fps)) if part.get("end") is not None else total
+        first, last = max(0, min(first, total - 1)), max(1, min(last, total))
+        span = max(1, last - first)
+        indices = [min(total - 1, first + int((i + 0.5) * span / num)) for i in range(num)]
+        arrays = reader.get_batch(indices).asnumpy()
+    finally:
+        del reader
+    return [load_image(Image.fromarray(array), max_side) for array in arrays]
+
+
+def _part_fingerprint(part: Part) -> Any:
+    kind = part["type"]
+    if kind == "text":
+        return {"type": "text", "text": part["text"]}
+    if kind == "image":
+        return {"type": "image", "sha": _media_sha(part["image"])}
+    if "frames" in part:
+        return {"type": "video", "frames": [_media_sha(f) for f in part["frames"]]}
+    keys = ("path", "start", "end", "num_frames")
+    return {"type": "video", **{k: str(part[k]) for k in keys if k in part}}
+
+
+def _media_sha(value: Any) -> str:
+    if isinstance(value, (str, Path)):
+        try:
+            return hashlib.sha256(Path(value).read_bytes()).hexdigest()[:16]
+        except OSError:
+            return "path:" + str(value)
+    buffer = io.BytesIO()
+    value.save(buffer, format="PNG")
+    return hashlib.sha256(buffer.getvalue()).hexdigest()[:16]
+
+
+def request_hash(request: Request) -> str:
+    """A stable hash of what the model sees: texts, and image content (not object identity).
+
+    >>> request_hash([text("hi")]) == request_hash([text("hi")])
+    True
+    >>> request_hash([text("hi")]) == request_hash([text("hi!")])
+    False
+    """
+    canonical = json.dumps([_part_fingerprint(p) for p in request], sort_keys=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
