@@ -16,9 +16,9 @@ class Migration:
 
 
 def _collect() -> tuple[Migration, ...]:
-    from backend.storage.schema import core
+    from backend.storage.schema import core, planning
 
-    return tuple(core.MIGRATIONS)
+    return tuple(core.MIGRATIONS) + tuple(planning.MIGRATIONS)
 
 
 MIGRATIONS: tuple[Migration, ...] = _collect()
