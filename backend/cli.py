@@ -21,6 +21,8 @@ from backend.settings import load_settings
 
 COMMAND_MODULES = (
     "backend.cli_core",
+    "backend.backup_cli",
+    "backend.inference.cli",
 )
 
 
