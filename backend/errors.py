@@ -46,3 +46,6 @@ class LeaseLost(CompStudioError):
 class MediaError(CompStudioError):
     """A missing or unreadable video or image."""
 
+
+class BackupError(CompStudioError):
+    """A snapshot that could not be taken, checked, pushed or restored."""

@@ -16,9 +16,9 @@ class Migration:
 
 
 def _collect() -> tuple[Migration, ...]:
-    from backend.storage.schema import core, planning
+    from backend.storage.schema import backup, core, planning
 
-    return tuple(core.MIGRATIONS) + tuple(planning.MIGRATIONS)
+    return tuple(core.MIGRATIONS) + tuple(planning.MIGRATIONS) + tuple(backup.MIGRATIONS)
 
 
 MIGRATIONS: tuple[Migration, ...] = _collect()
