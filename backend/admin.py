@@ -11,7 +11,7 @@ from pathlib import Path
 from backend import auth
 from backend.intents.export import export_intents
 from backend.settings import Settings
-from backend.storage import Database
+from backend.storage import Database, utcnow
 from backend.vilpact.importer import import_vilpact
 
 
@@ -27,9 +27,10 @@ def import_vilpact_as(
 
 
 def export_intents_as(database: Database, settings: Settings, username: str, fmt: str) -> dict:
-    """Export into ``<data>/exports/`` (never a path the caller chooses)."""
+    """Export into ``<data>/exports/`` (never a path the caller chooses, never inside the served media folder)."""
     auth.require_role(database, username, "admin")
-    out = settings.media_dir / "exports" / f"intents.{fmt}"
+    stamp = utcnow().replace(":", "").replace("-", "")[:15]
+    out = settings.data_dir / "exports" / f"intents-{stamp}.{fmt}"
     return export_intents(database, fmt, out)
 
 

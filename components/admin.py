@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
+from pathlib import Path
 
 import gradio as gr
 import pandas as pd
@@ -49,6 +52,7 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
         with gr.Accordion("Audit log (latest 200 writes)", open=False):
             refresh_audit = gr.Button("Refresh")
             audit_table = gr.Dataframe(interactive=False, label="Audit log")
+        _register_api(ctx)
 
     def users_frame(name: str) -> pd.DataFrame:
         return pd.DataFrame(admin.list_users_as(db, name), columns=USER_COLUMNS)
@@ -61,7 +65,10 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
 
     @ui_errors
     def on_export(chosen: str, request: gr.Request) -> str:
-        return admin.export_intents_as(db, settings, caller(ctx, request), chosen)["path"]
+        exported = Path(admin.export_intents_as(db, settings, caller(ctx, request), chosen)["path"])
+        download = Path(tempfile.mkdtemp(prefix="compstudio-export-")) / exported.name
+        shutil.copyfile(exported, download)  # handed to Gradio's cache under an unguessable name
+        return str(download)
 
     @ui_errors
     def on_add(name: str, role: str, password: str, request: gr.Request):
@@ -106,3 +113,42 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
                         users, **private)
     refresh_audit.click(on_audit, None, audit_table, **private)
     return TabHandle(tab=tab, min_role="admin", on_load=(on_load, [users]))
+
+
+def _register_api(ctx: AppContext) -> None:
+    """Named admin endpoints for scripts; every one checks the admin role in the backend."""
+    db, settings = ctx.database, ctx.settings
+
+    @ui_errors
+    def admin_import_vilpact(folder: str, video_folder: str, request: gr.Request) -> dict:
+        """Import ViLPAct's released data/ folder (on the server); video_folder may be empty."""
+        return admin.import_vilpact_as(db, settings, caller(ctx, request), folder, video_folder or None)
+
+    @ui_errors
+    def admin_export_intents(fmt: str, request: gr.Request) -> dict:
+        """Export intent annotations (jsonl, csv or parquet); returns the row count and the file name."""
+        return admin.export_intents_as(db, settings, caller(ctx, request), fmt)
+
+    @ui_errors
+    def admin_users(request: gr.Request) -> list:
+        """All accounts."""
+        return admin.list_users_as(db, caller(ctx, request))
+
+    @ui_errors
+    def admin_user_add(name: str, role: str, password: str, request: gr.Request) -> dict:
+        """Create an account."""
+        return admin.add_user_as(db, caller(ctx, request), name, role, password)
+
+    @ui_errors
+    def admin_user_set_role(name: str, role: str, request: gr.Request) -> dict:
+        """Change an account's role."""
+        return admin.set_role_as(db, caller(ctx, request), name, role)
+
+    @ui_errors
+    def admin_user_disable(name: str, request: gr.Request) -> dict:
+        """Disable an account (it can no longer sign in or call anything)."""
+        return admin.set_disabled_as(db, caller(ctx, request), name, True)
+
+    for fn in (admin_import_vilpact, admin_export_intents, admin_users, admin_user_add, admin_user_set_role,
+               admin_user_disable):
+        gr.api(fn, api_name=fn.__name__)

@@ -32,7 +32,7 @@ def _progress_line(progress: dict[str, int]) -> str:
 
 
 def _task_markdown(task: dict[str, Any]) -> str:
-    lines = [f"### Sequence `{esc(task['sequence_id'])}` · round {task['round']} · {esc(task['scene'] or 'scene unknown')}"]
+    lines = [f"### Sequence {esc(task['sequence_id'])} · round {task['round']} · {esc(task['scene'] or 'scene unknown')}"]
     if task["source"] == "demo":
         lines.append("> **Demo content**: a generated video, not real data.")
     if task["video_missing"]:
@@ -64,16 +64,23 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
         with gr.Row():
             submit = gr.Button("Submit (Ctrl+Enter)", variant="primary", elem_id="intent-submit", interactive=False)
             draft_status = gr.Markdown(elem_id="intent-draft-status")
+        last_saved = gr.Markdown(elem_id="intent-last-saved")
         with gr.Accordion("Skip this sequence", open=False):
             reason = gr.Textbox(label="Why do you skip it?", elem_id="intent-skip-reason", max_length=500)
             skip = gr.Button("Skip", elem_id="intent-skip")
         _register_api(ctx)
 
-    outputs = [current, progress, details, video, concrete, high_level, submit, draft_status]
+    outputs = [current, progress, details, video, concrete, high_level, submit, draft_status, last_saved]
 
     def render(payload: dict[str, Any]) -> dict:
         task = payload["task"]
         base = {progress: _progress_line(payload["progress"]), draft_status: ""}
+        if payload.get("stored"):
+            stored = payload["stored"]
+            base[last_saved] = (
+                f"**Saved for {esc(stored['sequence_id'])}:** concrete “{esc(stored['concrete_intent'])}” · "
+                f"high-level “{esc(stored['high_level_intent'])}”"
+            )
         if task is None:
             return {**base, current: None, video: None, concrete: "", high_level: "",
                     details: "### Nothing left for you to annotate. Thank you!",

@@ -46,3 +46,31 @@ def ctx(settings: Settings) -> AppContext:
 @pytest.fixture
 def database(ctx: AppContext):
     return ctx.database
+
+
+@pytest.fixture(scope="session")
+def demo_media_cache(tmp_path_factory) -> Path:
+    """The demo videos, generated once per test session (about a second each)."""
+    from backend.demo import ensure_demo_content
+
+    cache_settings = Settings(data_dir=tmp_path_factory.mktemp("demo-cache") / "data")
+    ensure_demo_content(build_context(cache_settings))
+    return cache_settings.media_dir / "demo"
+
+
+def seed_demo_media(settings: Settings, cache: Path) -> None:
+    """Copy the cached demo videos into a fresh data folder (ensure_demo_content then keeps them)."""
+    import shutil
+
+    shutil.copytree(cache, settings.media_dir / "demo", dirs_exist_ok=True)
+
+
+@pytest.fixture
+def demo_ctx(settings: Settings, demo_media_cache: Path) -> AppContext:
+    """A fresh database with the demo content (classes, five demo sequences in the pool)."""
+    from backend.demo import ensure_demo_content
+
+    seed_demo_media(settings, demo_media_cache)
+    context = build_context(settings)
+    ensure_demo_content(context)
+    return context

@@ -6,6 +6,7 @@ Used by the end-to-end, browser, load and crash tests, and by benchmarks/annotat
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -97,13 +98,31 @@ class ApiClient:
         if response.status_code != 200:
             raise PermissionError(f"login failed for {username}: {response.status_code} {response.text[:200]}")
 
-    def call(self, name: str, *args: Any) -> Any:
-        """The endpoint's result; raises ``ApiError`` with the app's message when it refused."""
+    def run(self, name: str, *args: Any) -> Any:
+        """One-step call of an endpoint outside the queue (``queue=False``): the result, or ``ApiError``."""
         response = self.http.post(f"/gradio_api/run/{name}", json={"data": list(args)})
         body = response.json()
         if response.status_code != 200 or body.get("error") or "data" not in body:
             raise ApiError(body.get("error") or body.get("detail") or f"HTTP {response.status_code}")
         return body["data"][0]
+
+    def call(self, name: str, *args: Any) -> Any:
+        """Two-step call through the queue (``/gradio_api/call/<name>``): the result, or ``ApiError``."""
+        response = self.http.post(f"/gradio_api/call/{name}", json={"data": list(args)})
+        if response.status_code != 200:
+            raise ApiError(f"HTTP {response.status_code}: {response.text[:200]}")
+        event_id = response.json()["event_id"]
+        event, data = None, None
+        with self.http.stream("GET", f"/gradio_api/call/{name}/{event_id}") as stream:
+            for line in stream.iter_lines():
+                if line.startswith("event:"):
+                    event = line.split(":", 1)[1].strip()
+                elif line.startswith("data:") and event in {"complete", "error"}:
+                    data = line.split(":", 1)[1].strip()
+                    break
+        if event != "complete":
+            raise ApiError(json.loads(data) if data and data != "null" else f"endpoint {name} failed")
+        return json.loads(data)[0]
 
     def close(self) -> None:
         self.http.close()

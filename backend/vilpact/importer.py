@@ -91,7 +91,7 @@ def _csv_rows(path: Path, required: tuple[str, ...]) -> list[tuple[int, dict]]:
             continue
         if len(row) != len(header):
             raise ImportFileError(str(path), line, f"expected {len(header)} fields, found {len(row)} (truncated row?)")
-        rows.append((line, dict(zip(header, row))))
+        rows.append((line, dict(zip(header, row, strict=True))))
     return rows
 
 

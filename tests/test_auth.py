@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+import pytest
+
+from backend import auth
+from backend.errors import NotFound, PermissionDenied, ValidationError
+
+
+def test_passwords_are_salted_slow_hashes(database):
+    auth.add_user(database, "alice", "annotator", "correct horse")
+    stored = database.scalar("SELECT password_hash FROM users WHERE username = 'alice'")
+    assert "correct horse" not in stored and stored.startswith("scrypt$16384$8$1$")
+    assert auth.hash_password("same") != auth.hash_password("same")  # salted
+    assert auth.authenticate(database, "alice", "correct horse")
+    assert not auth.authenticate(database, "alice", "wrong password")
+    assert not auth.authenticate(database, "nobody", "correct horse")
+
+
+def test_roles_are_ordered_and_checked(database):
+    auth.add_user(database, "ann", "annotator", "password1")
+    auth.add_user(database, "rev", "reviewer", "password1")
+    auth.add_user(database, "boss", "admin", "password1")
+    assert auth.require_role(database, "boss", "reviewer").username == "boss"
+    assert auth.require_role(database, "rev", "annotator").role == "reviewer"
+    with pytest.raises(PermissionDenied, match="needs the admin role"):
+        auth.require_role(database, "rev", "admin")
+    with pytest.raises(PermissionDenied, match="not signed in"):
+        auth.require_role(database, None, "annotator")
+    with pytest.raises(PermissionDenied, match="no account"):
+        auth.require_role(database, "ghost", "annotator")
+
+
+def test_disable_and_set_role(database):
+    auth.add_user(database, "ann", "annotator", "password1")
+    auth.set_role(database, "ann", "reviewer")
+    assert auth.get_user(database, "ann").role == "reviewer"
+    auth.set_disabled(database, "ann", True)
+    assert not auth.authenticate(database, "ann", "password1")
+    with pytest.raises(PermissionDenied, match="disabled"):
+        auth.require_role(database, "ann", "annotator")
+    with pytest.raises(NotFound):
+        auth.set_role(database, "ghost", "admin")
+    actions = [r["action"] for r in database.query("SELECT action FROM audit_log ORDER BY id")]
+    assert actions == ["users.add", "users.set_role", "users.disable"]
+
+
+@pytest.mark.parametrize(
+    ("name", "role", "password", "message"),
+    [
+        ("ok-name", "boss", "password1", "unknown role"),
+        ("bad name!", "annotator", "password1", "not valid"),
+        ("short", "annotator", "1234567", "at least 8"),
+    ],
+)
+def test_invalid_accounts_are_refused(database, name, role, password, message):
+    with pytest.raises(ValidationError, match=message):
+        auth.add_user(database, name, role, password)
+    assert database.scalar("SELECT count(*) FROM users") == 0
+
+
+def test_oauth_users_become_annotators_unless_named_admin(database):
+    assert auth.oauth_user(database, "stranger", admins=("owner",)).role == "annotator"
+    assert auth.oauth_user(database, "owner", admins=("owner",)).role == "admin"
+    auth.set_role(database, "stranger", "reviewer")
+    assert auth.oauth_user(database, "stranger", admins=("owner",)).role == "reviewer"  # keeps what an admin gave
+    assert not auth.authenticate(database, "stranger", "")  # no password login for OAuth accounts

@@ -1,0 +1,122 @@
+"""The intent-annotation service on demo content: the rules the UI and the API share."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from backend import auth
+from backend.demo import ensure_demo_content
+from backend.errors import PermissionDenied, ValidationError
+from backend.intents import service
+from backend.intents.export import export_intents
+
+GOOD = ("S/He wants to have a drink", "S/He is thirsty")
+
+
+@pytest.fixture
+def demo(demo_ctx):
+    ctx = demo_ctx
+    for name in ("ann1", "ann2"):
+        auth.add_user(ctx.database, name, "annotator", "password1")
+    auth.add_user(ctx.database, "off", "annotator", "password1")
+    auth.set_disabled(ctx.database, "off")
+    return ctx
+
+
+def test_demo_content_is_labelled_playable_and_idempotent(demo):
+    assert ensure_demo_content(demo) == 0
+    task = service.next_intent_task(demo.database, demo.settings, "ann1")["task"]
+    assert task["source"] == "demo" and task["video"].endswith(".mp4") and not task["video_missing"]
+    import av
+
+    with av.open(task["video"]) as container:
+        stream = container.streams.video[0]
+        assert stream.codec_context.name == "h264" and stream.codec_context.pix_fmt == "yuv420p"
+        assert stream.width % 2 == 0 and stream.height % 2 == 0
+
+
+def test_submit_needs_the_video_watched_and_valid_intents(demo):
+    db, settings = demo.database, demo.settings
+    task = service.next_intent_task(db, settings, "ann1")["task"]
+    assert task["must_view"]
+    with pytest.raises(ValidationError, match="Watch the video"):
+        service.submit_intents(db, settings, "ann1", task["sequence_id"], *GOOD)
+    service.mark_viewed(db, "ann1", task["sequence_id"])
+    with pytest.raises(ValidationError) as caught:
+        service.submit_intents(db, settings, "ann1", task["sequence_id"], "drink water", "drink water")
+    assert len(caught.value.problems) == 3  # two bad forms + not different
+    result = service.submit_intents(db, settings, "ann1", task["sequence_id"], *GOOD)
+    assert result["stored"]["concrete_intent"] == GOOD[0] and result["duplicate"] is False
+    assert result["task"]["sequence_id"] != task["sequence_id"]
+    assert result["progress"]["mine_total"] == 1 and result["progress"]["mine_today"] == 1
+    again = service.submit_intents(db, settings, "ann1", task["sequence_id"], *GOOD)
+    assert again["duplicate"] is True
+    assert db.scalar("SELECT count(*) FROM annotations WHERE source='live'") == 1
+    audit = db.query_one("SELECT actor, action, target, detail FROM audit_log WHERE action='intent.submit'")
+    assert audit["actor"] == "ann1" and json.loads(audit["detail"])["high_level_intent"] == GOOD[1]
+
+
+def test_require_full_view_can_be_turned_off(demo):
+    settings = demo.settings.replace(require_full_view=False)
+    task = service.next_intent_task(demo.database, settings, "ann1")["task"]
+    assert not task["must_view"]
+    service.submit_intents(demo.database, settings, "ann1", task["sequence_id"], *GOOD)
+
+
+def test_drafts_survive_a_reload(demo):
+    db, settings = demo.database, demo.settings
+    task = service.next_intent_task(db, settings, "ann1")["task"]
+    service.save_draft(db, "ann1", task["sequence_id"], "S/He wants to", "half a tho")
+    reloaded = service.next_intent_task(db, settings, "ann1")["task"]
+    assert reloaded["sequence_id"] == task["sequence_id"]
+    assert reloaded["draft"] == {"concrete_intent": "S/He wants to", "high_level_intent": "half a tho"}
+    with pytest.raises(ValidationError, match="not handed to you"):
+        service.save_draft(db, "ann2", "DEMO-SHOES", "x", "y")
+
+
+def test_skip_with_reason(demo):
+    db, settings = demo.database, demo.settings
+    task = service.next_intent_task(db, settings, "ann1")["task"]
+    with pytest.raises(ValidationError, match="say why"):
+        service.skip_intent_task(db, settings, "ann1", task["sequence_id"], "")
+    result = service.skip_intent_task(db, settings, "ann1", task["sequence_id"], "The video is black")
+    assert result["task"]["sequence_id"] != task["sequence_id"]
+    assert db.scalar("SELECT skip_reason FROM assignments WHERE annotator='ann1' AND status='skipped'") == "The video is black"
+
+
+def test_roles_are_checked_on_every_call(demo):
+    db, settings = demo.database, demo.settings
+    for who in (None, "ghost", "off"):
+        with pytest.raises(PermissionDenied):
+            service.next_intent_task(db, settings, who)
+        with pytest.raises(PermissionDenied):
+            service.submit_intents(db, settings, who, "DEMO-WATER", *GOOD)
+    assert db.scalar("SELECT count(*) FROM assignments") == 0
+
+
+def test_a_missing_video_is_flagged(demo):
+    db, settings = demo.database, demo.settings
+    with db.write() as conn:
+        conn.conn.execute("UPDATE sequences SET video_path = '/nowhere/x.mp4'")
+    task = service.next_intent_task(db, settings, "ann1")["task"]
+    assert task["video"] is None and task["video_missing"] and not task["must_view"]
+    service.submit_intents(db, settings, "ann1", task["sequence_id"], *GOOD)
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_export_has_one_row_per_submitted_annotation(demo, tmp_path, fmt):
+    db, settings = demo.database, demo.settings.replace(require_full_view=False)
+    for who in ("ann1", "ann2"):
+        task = service.next_intent_task(db, settings, who)["task"]
+        service.submit_intents(db, settings, who, task["sequence_id"], *GOOD)
+    out = tmp_path / f"intents.{fmt}"
+    assert export_intents(db, fmt, out)["rows"] == 2
+    frame = {"jsonl": lambda p: pd.read_json(p, lines=True), "csv": pd.read_csv, "parquet": pd.read_parquet}[fmt](out)
+    for column in ("sequence_id", "annotator", "concrete_intent", "high_level_intent", "round", "submitted_at", "source"):
+        assert column in frame.columns
+    assert sorted(frame["annotator"]) == ["ann1", "ann2"] and set(frame["source"]) == {"live"}
+    with pytest.raises(ValidationError, match="unknown format"):
+        export_intents(db, "xlsx", tmp_path / "x.xlsx")
