@@ -49,3 +49,7 @@ class MediaError(CompStudioError):
 
 class BackupError(CompStudioError):
     """A snapshot that could not be taken, checked, pushed or restored."""
+
+
+class InferenceError(CompStudioError):
+    """A model call failed (server error, timeout, out of memory) after its retries."""

@@ -1,0 +1,187 @@
+"""``transformers``: local models through Hugging Face transformers.
+
+* Vision-language models: ``AutoProcessor`` + ``AutoModelForImageTextToText``; text-only models
+  (``options.model_class == "causal-lm"``): ``AutoTokenizer`` + ``AutoModelForCausalLM``.
+* Prompts go through the model's chat template (``prompt_style="chat"``) or are plain text with the
+  processor's media tokens (``"plain"``, for base models). Several images per request are fine.
+* Video: with ``options.native_video`` and a processor that has a video processor (Qwen2-VL and
+  relatives), sampled frames go in as the processor's ``videos=`` input; otherwise each frame is an image.
+* Batches are left-padded with an attention mask, so batched answers equal one-by-one answers (tested).
+* GPU when present: bf16 and ``device_map="auto"``; CPU and float32 otherwise. Loading happens when the
+  backend is built (on first use, through the registry's pool); :meth:`unload` frees the weights.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from backend.errors import ValidationError
+from backend.inference.base import OptionScore
+from backend.inference.request import GenerationParams, Request, load_image, validate_request, video_frames
+
+
+def _device_and_dtype(spec) -> tuple[str, Any]:
+    import torch
+
+    device = spec.device
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    dtype_name = spec.dtype
+    if dtype_name == "auto":
+        dtype_name = "bfloat16" if device.startswith("cuda") else "float32"
+    return device, getattr(torch, dtype_name)
+
+
+class TransformersBackend:
+    def __init__(self, spec) -> None:
+        import torch
+        import transformers
+
+        self.spec = spec
+        self.text_only = spec.options.get("model_class") == "causal-lm"
+        self.device, self.dtype = _device_and_dtype(spec)
+        self._lock = threading.Lock()
+        load = {"dtype": self.dtype}
+        if self.device == "cuda" and spec.device == "auto":
+            load["device_map"] = "auto"
+        if self.text_only:
+            self.processor = transformers.AutoTokenizer.from_pretrained(spec.path)
+            self.tokenizer = self.processor
+            self.model = transformers.AutoModelForCausalLM.from_pretrained(spec.path, **load)
+        else:
+            self.processor = transformers.AutoProcessor.from_pretrained(spec.path)
+            self.tokenizer = self.processor.tokenizer
+            self.model = transformers.AutoModelForImageTextToText.from_pretrained(spec.path, **load)
+        if "device_map" not in load:
+            self.model.to(self.device)
+        self.model.eval()
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.native_video = (
+            bool(spec.options.get("native_video")) and getattr(self.processor, "video_processor", None) is not None
+        )
+        torch.set_grad_enabled(False)
+
+    # -- prompts -----------------------------------------------------------------------------------
+    def _convert(self, request: Request) -> tuple[list[dict], list, list]:
+        """Chat-template content parts, the images and the videos (lists of frames) of one request."""
+        validate_request(request)
+        content, images, videos = [], [], []
+        for part in request:
+            if part["type"] == "text":
+                content.append({"type": "text", "text": part["text"]})
+            elif self.text_only:
+                raise ValidationError(f"model {self.spec.name} is text-only and cannot take {part['type']} parts")
+            elif part["type"] == "image":
+                content.append({"type": "image"})
+                images.append(load_image(part["image"], self.spec.max_image_side))
+            else:
+                frames = video_frames(part, self.spec.frames_per_video, self.spec.max_image_side)
+                if self.native_video:
+                    content.append({"type": "video"})
+                    videos.append(frames)
+                else:
+                    content.extend({"type": "image"} for _ in frames)
+                    images.extend(frames)
+        return content, images, videos
+
+    def _prompt(self, content: list[dict]) -> str:
+        if self.spec.prompt_style == "chat" and getattr(self.processor, "chat_template", None):
+            messages = [{"role": "user", "content": content}]
+            return self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        markers = {
+            "image": getattr(self.processor, "image_token", "<image>"),
+            "video": getattr(self.processor, "video_token", "<video>"),
+        }
+        return "\n".join(p["text"] if p["type"] == "text" else markers[p["type"]] for p in content)
+
+    def _inputs(self, requests: Sequence[Request]):
+        texts, images, videos = [], [], []
+        for request in requests:
+            content, request_images, request_videos = self._convert(request)
+            texts.append(self._prompt(content))
+            images.extend(request_images)
+            videos.extend(request_videos)
+        if self.text_only:
+            inputs = self.tokenizer(texts, padding=True, return_tensors="pt", add_special_tokens=False)
+        else:
+            kwargs: dict[str, Any] = {"text": texts, "padding": True, "return_tensors": "pt"}
+            if images:
+                kwargs["images"] = images
+            if videos:
+                kwargs["videos"] = videos
+                kwargs["do_sample_frames"] = False
+            inputs = self.processor(**kwargs)
+        return inputs.to(self.model.device)
+
+    # -- the contract --------------------------------------------------------------------------------
+    def generate(self, requests: Sequence[Request], params: GenerationParams) -> list[str]:
+        import torch
+
+        if not requests:
+            return []
+        with self._lock:
+            inputs = self._inputs(requests)
+            for key, value in inputs.items():
+                if torch.is_floating_point(value):
+                    inputs[key] = value.to(self.dtype)
+            options: dict[str, Any] = {
+                "max_new_tokens": params.max_new_tokens or self.spec.max_new_tokens,
+                "pad_token_id": self.tokenizer.pad_token_id,
+            }
+            if params.greedy:
+                options["do_sample"] = False
+            else:
+                torch.manual_seed(params.seed)
+                options.update(do_sample=True, temperature=params.temperature, top_p=params.top_p)
+            output = self.model.generate(**inputs, **options)
+        new_tokens = output[:, inputs["input_ids"].shape[1] :]
+        texts = self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+        return [_cut(text, params.stop).strip() for text in texts]
+
+    def score_options(self, request: Request, options: Sequence[str]) -> list[OptionScore]:
+        """Log-likelihood of each option's tokens after the prompt (one forward pass per option)."""
+        import torch
+
+        with self._lock:
+            prompt = self._inputs([request])
+            prompt_len = prompt["input_ids"].shape[1]
+            scores = []
+            for option in options:
+                ids = self.tokenizer(" " + option.strip(), add_special_tokens=False, return_tensors="pt")["input_ids"]
+                ids = ids.to(self.model.device)
+                inputs = dict(prompt)
+                for key, value in prompt.items():
+                    if torch.is_floating_point(value):
+                        inputs[key] = value.to(self.dtype)
+                    elif value.dim() == 2 and value.shape[1] == prompt_len and key != "image_grid_thw":
+                        extra = (
+                            ids
+                            if key == "input_ids"
+                            else (torch.ones_like(ids) if key == "attention_mask" else torch.zeros_like(ids))
+                        )
+                        inputs[key] = torch.cat([value, extra.to(value.dtype)], dim=1)
+                logits = self.model(**inputs).logits[0, prompt_len - 1 : -1].float()
+                logprobs = torch.log_softmax(logits, dim=-1).gather(1, ids[0].unsqueeze(1)).squeeze(1)
+                total = float(logprobs.sum())
+                scores.append(OptionScore(total, total / max(1, ids.shape[1]), int(ids.shape[1])))
+        return scores
+
+    def unload(self) -> None:
+        import torch
+
+        self.model = None
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+
+def _cut(text: str, stop: Sequence[str]) -> str:
+    for marker in stop:
+        if marker and marker in text:
+            text = text[: text.index(marker)]
+    return text

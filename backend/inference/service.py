@@ -1,0 +1,106 @@
+"""Role-checked entry points for the UI and API (every Gradio event is an HTTP endpoint).
+
+* Reading the registry, starting batch runs and asking a model about one item: ``reviewer`` and up
+  (researchers). Annotators cannot: model answers must not bias the annotations they write.
+* Changing the registry and unloading models: ``admin``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from backend.auth import require_role
+from backend.errors import ValidationError
+from backend.inference import registry
+from backend.inference.benchmarks import EvalItem, get_benchmark, list_benchmarks
+from backend.inference.runner import Answer, Progress, RunSummary, answer_item, run_eval
+from backend.inference.store import list_runs
+from backend.storage import audit
+
+RUN_ROLE = "reviewer"
+REGISTRY_ROLE = "admin"
+
+
+def model_table(ctx, username: str | None) -> list[dict[str, Any]]:
+    """Every registered model with whether it is loaded and whether it can be edited."""
+    require_role(ctx.database, username, RUN_ROLE)
+    loaded = set(registry.pool_of(ctx).loaded())
+    return [
+        {**spec.as_dict(), "loaded": spec.name in loaded, "builtin": registry.is_builtin(spec.name)}
+        for spec in registry.list_models(ctx.settings).values()
+    ]
+
+
+def benchmark_names(ctx, username: str | None) -> list[str]:
+    require_role(ctx.database, username, RUN_ROLE)
+    return list(list_benchmarks())
+
+
+def save_model(ctx, username: str | None, data: dict[str, Any]) -> registry.ModelSpec:
+    """Add or replace a model in ``models.json`` (admins only)."""
+    require_role(ctx.database, username, REGISTRY_ROLE)
+    spec = registry.spec_from_dict(data)
+    if registry.is_builtin(spec.name):
+        raise ValidationError(f"{spec.name!r} is a built-in model and cannot be changed; choose another name")
+    models = registry.file_models(ctx.settings)
+    models[spec.name] = spec
+    with ctx.database.write() as db:
+        registry.write_models(ctx.settings, list(models.values()))
+        audit(db, username, "models.save", spec.name, spec.as_dict())
+    return spec
+
+
+def delete_model(ctx, username: str | None, name: str) -> list[str]:
+    """Remove a model from ``models.json`` (admins only). Returns the remaining names."""
+    require_role(ctx.database, username, REGISTRY_ROLE)
+    models = registry.file_models(ctx.settings)
+    if name not in models:
+        raise ValidationError(f"no model {name!r} in the registry file; models there: {', '.join(sorted(models))}")
+    del models[name]
+    with ctx.database.write() as db:
+        registry.write_models(ctx.settings, list(models.values()))
+        audit(db, username, "models.delete", name)
+    registry.pool_of(ctx).unload(name)
+    return sorted(models)
+
+
+def unload_model(ctx, username: str | None, name: str | None = None) -> list[str]:
+    require_role(ctx.database, username, REGISTRY_ROLE)
+    return registry.pool_of(ctx).unload(name)
+
+
+def start_run(
+    ctx,
+    username: str | None,
+    benchmark: str,
+    model: str,
+    *,
+    limit: int | None = None,
+    retry_failed: bool = False,
+    judge: str | None = None,
+    progress: Progress | None = None,
+) -> RunSummary:
+    """A batch run (reviewers and admins); resumes from the prediction store."""
+    user = require_role(ctx.database, username, RUN_ROLE)
+    return run_eval(
+        ctx,
+        benchmark,
+        model,
+        limit=limit,
+        retry_failed=retry_failed,
+        judge=judge,
+        progress=progress,
+        actor=user.username,
+    )
+
+
+def ask_model(ctx, username: str | None, benchmark: str, model: str, item: EvalItem) -> Answer:
+    """ "Ask a model" on one item of a benchmark tab: prompt, raw output, parsed answer, correctness, latency."""
+    require_role(ctx.database, username, RUN_ROLE)
+    get_benchmark(benchmark)
+    return answer_item(ctx, benchmark, model, item)
+
+
+def recent_runs(ctx, username: str | None, limit: int = 20) -> list[dict[str, Any]]:
+    require_role(ctx.database, username, RUN_ROLE)
+    return list_runs(ctx.database, limit)
