@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "backend.cli_core",
     "backend.backup_cli",
     "backend.inference.cli",
+    "backend.review.cli",
 )
 
 

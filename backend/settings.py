@@ -82,6 +82,14 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "`separate` images."),
     SettingSpec("vqa_panel", _names, (), "COMPSTUDIO_VQA_PANEL",
                 "VQA: comma-separated registered model names that vote on difficulty (the paper used six)."),
+    SettingSpec("review_max_rounds", int, 3, "COMPSTUDIO_REVIEW_MAX_ROUNDS",
+                "Review: rounds a sequence may go through; one with no reasonable intent after the last is discarded."),
+    SettingSpec("review_check_share", float, 0.0, "COMPSTUDIO_REVIEW_CHECK_SHARE",
+                "Review: share (0-1) of sequence rounds that also get an independent second review, for agreement."),
+    SettingSpec("inspection_sample_size", int, 100, "COMPSTUDIO_INSPECTION_SAMPLE_SIZE",
+                "Quality inspection: how many action sequences are sampled (the paper inspected 100)."),
+    SettingSpec("inspection_split", str, "test", "COMPSTUDIO_INSPECTION_SPLIT",
+                "Quality inspection: split the sample is drawn from (`train`, `val`, `test`; empty: all)."),
 )
 
 _SPECS = {spec.name: spec for spec in SETTINGS}
@@ -111,6 +119,10 @@ class Settings:
     vqa_answers_per_item: int = 2
     vqa_image_mode: str = "composite"
     vqa_panel: tuple[str, ...] = ()
+    review_max_rounds: int = 3
+    review_check_share: float = 0.0
+    inspection_sample_size: int = 100
+    inspection_split: str = "test"
 
     @property
     def db_path(self) -> Path:
@@ -159,6 +171,10 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
         raise SettingsError(f"vqa_image_mode must be composite or separate, not {settings.vqa_image_mode!r}")
     if settings.vqa_verifiers < 1 or settings.vqa_answers_per_item < 1:
         raise SettingsError("vqa_verifiers and vqa_answers_per_item must be at least 1")
+    if settings.review_max_rounds < 1 or not 0 <= settings.review_check_share <= 1:
+        raise SettingsError("review_max_rounds must be at least 1 and review_check_share between 0 and 1")
+    if settings.inspection_sample_size < 1:
+        raise SettingsError("inspection_sample_size must be at least 1")
     return settings
 
 

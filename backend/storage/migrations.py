@@ -16,9 +16,9 @@ class Migration:
 
 
 def _collect() -> tuple[Migration, ...]:
-    from backend.storage.schema import backup, core, planning
+    from backend.storage.schema import backup, core, planning, review
 
-    return tuple(core.MIGRATIONS) + tuple(planning.MIGRATIONS) + tuple(backup.MIGRATIONS)
+    return tuple(core.MIGRATIONS) + tuple(planning.MIGRATIONS) + tuple(backup.MIGRATIONS) + tuple(review.MIGRATIONS)
 
 
 MIGRATIONS: tuple[Migration, ...] = _collect()
