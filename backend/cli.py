@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "backend.backup_cli",
     "backend.inference.cli",
     "backend.review.cli",
+    "backend.vqa.cli",
 )
 
 

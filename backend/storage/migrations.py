@@ -16,9 +16,12 @@ class Migration:
 
 
 def _collect() -> tuple[Migration, ...]:
-    from backend.storage.schema import backup, core, planning, review
+    from backend.storage.schema import backup, core, planning, review, vqa
 
-    return tuple(core.MIGRATIONS) + tuple(planning.MIGRATIONS) + tuple(backup.MIGRATIONS) + tuple(review.MIGRATIONS)
+    return (
+        tuple(core.MIGRATIONS) + tuple(planning.MIGRATIONS) + tuple(backup.MIGRATIONS) + tuple(review.MIGRATIONS)
+        + tuple(vqa.MIGRATIONS)
+    )
 
 
 MIGRATIONS: tuple[Migration, ...] = _collect()

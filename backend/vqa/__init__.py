@@ -1,0 +1,1 @@
+"""Compositional VQA (MMComposition): items, authoring, verification, answering, scoring, difficulty."""

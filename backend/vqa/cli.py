@@ -1,0 +1,186 @@
+"""VQA commands: ``score vqa``, ``import vqa``, ``export vqa``, ``vqa grant-author``, ``vqa run``, ``vqa vote``.
+
+``score vqa`` needs no database: it reads the items (``questions.json`` of a released-layout folder, or an
+items JSONL) and the predictions JSONL and prints overall, per-dimension and per-category scores, with the
+random-choice expectation beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from backend.errors import ImportFileError, ValidationError
+from backend.vqa.io import FORMATS
+from backend.vqa.items import VqaItem, make_item, parse_letters
+
+
+def _context(args: argparse.Namespace):
+    from backend.cli import context_from
+
+    return context_from(args)
+
+
+def read_items_file(path: Path) -> list[VqaItem]:
+    """Items (keys included) from a released-layout folder / its questions.json, or an items JSONL."""
+    from backend.vqa.io import _options_list
+
+    path = Path(path)
+    if path.is_dir():
+        path = path / "questions.json"
+    if not path.is_file():
+        raise ImportFileError(str(path), None, "file not found")
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".json":
+        records = [(None, r) for r in json.loads(text)]
+    else:
+        records = [(n, json.loads(line)) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    items, seen = [], set()
+    for index, (line, record) in enumerate(records, start=1):
+        options, problems = _options_list(record.get("options"))
+        answer = parse_letters(record.get("answer"))
+        item_id = str(record.get("id") or index)
+        if item_id in seen:
+            problems.append(f"duplicate id {item_id!r}")
+        seen.add(item_id)
+        try:
+            if problems:
+                raise ValidationError(problems)
+            items.append(
+                make_item(
+                    category=str(record.get("category") or ""),
+                    question=str(record.get("question") or ""),
+                    options=options,
+                    answer=answer,
+                    images=["-"],
+                    choice_type=record.get("choice_type") or ("single" if len(answer) == 1 else "indefinite"),
+                    item_id=item_id,
+                )
+            )
+        except ValidationError as exc:
+            raise ImportFileError(str(path), line, f"question {index}: {exc}") from None
+    return items
+
+
+def _score(args: argparse.Namespace) -> dict[str, Any]:
+    from backend.vqa.runs import read_predictions_file
+    from backend.vqa.scoring import random_table, score_predictions
+
+    items = read_items_file(args.items)
+    predictions = read_predictions_file(args.predictions, {i.id for i in items})
+    result = score_predictions(items, predictions).as_dict()
+    result["missing_predictions"] = result["questions"] - result["answered"]
+    result["random_choice"] = random_table(items).as_dict()
+    return result
+
+
+def _import(args: argparse.Namespace) -> dict[str, Any]:
+    from backend.vqa.io import import_items
+
+    ctx = _context(args)
+    return import_items(ctx.database, ctx.settings, args.source, args.format, actor="cli")
+
+
+def _export(args: argparse.Namespace) -> dict[str, Any]:
+    from backend.vqa.io import export_items
+
+    ctx = _context(args)
+    ids = [i.strip() for i in args.ids.split(",") if i.strip()] if args.ids else None
+    return export_items(ctx.database, ctx.settings, args.out, args.format, ids=ids, status=args.status)
+
+
+def _grant(args: argparse.Namespace) -> dict[str, Any]:
+    from backend.storage import audit
+    from backend.vqa.permissions import has_permission
+
+    ctx = _context(args)
+    from backend import auth
+
+    if auth.get_user(ctx.database, args.name) is None:
+        raise ValidationError(f"no user named {args.name!r}")
+    with ctx.database.write() as db:
+        if args.revoke:
+            db.conn.execute("DELETE FROM vqa_permissions WHERE username = ? AND permission = 'author'", (args.name,))
+        else:
+            db.conn.execute(
+                "INSERT OR IGNORE INTO vqa_permissions (username, permission, granted_by, granted_at) "
+                "VALUES (?, 'author', 'cli', datetime('now'))",
+                (args.name,),
+            )
+        audit(
+            db,
+            "cli",
+            "vqa.permission.revoke" if args.revoke else "vqa.permission.grant",
+            args.name,
+            {"permission": "author"},
+        )
+    return {"user": args.name, "author": has_permission(ctx.database, args.name, "author")}
+
+
+def _cli_admin(ctx) -> str:
+    """The CLI is trusted: it acts as the first enabled admin account (model runs are audited under it)."""
+    from backend import auth
+
+    admins = [u.username for u in auth.list_users(ctx.database) if u.role == "admin" and not u.disabled]
+    if not admins:
+        raise ValidationError("create an admin account first: python -m backend users add NAME --role admin ...")
+    return admins[0]
+
+
+def _run(args: argparse.Namespace) -> dict[str, Any]:
+    from backend.vqa.models import run_model
+
+    ctx = _context(args)
+    return run_model(ctx, _cli_admin(ctx), args.model, blind=args.blind, image_mode=args.image_mode)
+
+
+def _vote(args: argparse.Namespace) -> dict[str, Any]:
+    from backend.vqa.models import vote_difficulty
+
+    ctx = _context(args)
+    panel = [m.strip() for m in args.panel.split(",")] if args.panel else None
+    return vote_difficulty(ctx, _cli_admin(ctx), panel)
+
+
+def register(sub, groups, common) -> None:
+    if "score" not in groups:  # shared with other benchmarks' ``score KIND`` commands
+        groups["score"] = sub.add_parser("score", help="score predictions against a benchmark's items").add_subparsers(
+            dest="kind", required=True
+        )
+    vqa = groups["score"].add_parser("vqa", help="MMComposition partial-credit scores (paper section 3.2)")
+    vqa.add_argument(
+        "--items",
+        type=Path,
+        required=True,
+        help="a released-layout folder (questions.json) or an items JSONL, with answers",
+    )
+    vqa.add_argument("--predictions", type=Path, required=True, help='JSONL of {"id": ..., "answer": ["A", "C"]}')
+    vqa.set_defaults(handler=_score)
+
+    imp = groups["import"].add_parser("vqa", parents=[common], help="import VQA items (all or nothing)")
+    imp.add_argument("source", type=Path, help="released-layout folder, or an items JSONL file")
+    imp.add_argument("--format", choices=FORMATS, default="released")
+    imp.set_defaults(handler=_import)
+
+    exp = groups["export"].add_parser("vqa", parents=[common], help="export VQA items")
+    exp.add_argument("--out", type=Path, required=True, help="a new folder")
+    exp.add_argument("--format", choices=FORMATS, default="released")
+    exp.add_argument("--status", choices=("draft", "verified", "rejected"), default=None)
+    exp.add_argument("--ids", default=None, help="comma-separated item ids (in this order)")
+    exp.set_defaults(handler=_export)
+
+    tools = sub.add_parser("vqa", help="VQA administration").add_subparsers(dest="action", required=True)
+    grant = tools.add_parser("grant-author", parents=[common], help="give (or --revoke) the author permission")
+    grant.add_argument("name")
+    grant.add_argument("--revoke", action="store_true")
+    grant.set_defaults(handler=_grant)
+    run = tools.add_parser("run", parents=[common], help="answer the verified items with a registered model")
+    run.add_argument("model")
+    run.add_argument("--blind", action="store_true", help="question and options only, no image")
+    run.add_argument("--image-mode", choices=("composite", "separate"), default=None)
+    run.set_defaults(handler=_run)
+    vote = tools.add_parser("vote", parents=[common], help="difficulty voting by a panel of models")
+    vote.add_argument("--panel", default=None, help="comma-separated model names (default: setting vqa_panel)")
+    vote.set_defaults(handler=_vote)

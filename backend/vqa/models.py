@@ -1,0 +1,278 @@
+"""Models answering VQA items through the inference layer: the ``mmcomposition`` benchmarks, batch runs,
+live answers, and the difficulty-voting panel (paper section 3.1).
+
+Two benchmarks are registered with :mod:`backend.inference.benchmarks`:
+
+* ``mmcomposition``: the image(s) then the question; multi-image items go to the model as the labelled
+  composite (the paper's setting) or as separate images (setting ``vqa_image_mode``, or the load option
+  ``image_mode``);
+* ``mmcomposition-blind``: question and options only, no image, to measure how much an item needs the image.
+
+Answers are parsed by the inference layer (indefinite-choice items accept several letters) and scored
+with partial credit (:func:`backend.vqa.scoring.partial_credit`). Every answer also lands in this
+package's ``vqa_predictions`` under a run named after the model (``<model>``, ``<model> [blind]`` or
+``<model> [separate]``), which the leaderboard reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from backend import auth
+from backend.errors import ValidationError
+from backend.inference.benchmarks import BenchmarkSpec, EvalItem, choice_request, get_benchmark, register_benchmark
+from backend.inference.parsing import ParsedAnswer
+from backend.inference.request import image, text
+from backend.storage import audit, utcnow
+from backend.vqa.difficulty import difficulty_level
+from backend.vqa.images import media_path
+from backend.vqa.items import VqaItem, get_item, list_items
+from backend.vqa.runs import save_predictions
+from backend.vqa.scoring import partial_credit
+
+BENCHMARK = "mmcomposition"
+BLIND_BENCHMARK = "mmcomposition-blind"
+IMAGE_MODES = ("composite", "separate")
+Progress = Callable[[int, int], None]
+
+
+def eval_item(settings, item: VqaItem, image_mode: str = "composite", blind: bool = False) -> EvalItem:
+    """The inference layer's view of an item: image part(s) unless blind, then the question."""
+    if image_mode not in IMAGE_MODES:
+        raise ValidationError(f"image mode must be composite or separate, not {image_mode!r}")
+    parts: list[dict[str, Any]] = []
+    if not blind:
+        if image_mode == "composite" or len(item.images) == 1:
+            parts.append(image(str(media_path(settings, item.model_image))))
+        else:
+            labels = (
+                ["Left", "Right"] if len(item.images) == 2 else [f"Image {i}" for i in range(1, len(item.images) + 1)]
+            )
+            for label, rel in zip(labels, item.images, strict=True):
+                parts += [text(f"{label}:"), image(str(media_path(settings, rel)))]
+    parts.append(text(item.question))
+    return EvalItem(
+        item.id,
+        parts,
+        item.options,
+        frozenset(item.answer),
+        item.choice_type == "indefinite",
+        {"category": item.category, "choice_type": item.choice_type},
+    )
+
+
+def _load(
+    ctx,
+    *,
+    status: str = "verified",
+    ids: Sequence[str] | None = None,
+    image_mode: str | None = None,
+    blind: bool = False,
+) -> list[EvalItem]:
+    mode = image_mode or ctx.settings.vqa_image_mode
+    items = list_items(ctx.database, status=None if ids is not None else status, ids=ids)
+    return [eval_item(ctx.settings, i, mode, blind) for i in items]
+
+
+def _load_blind(ctx, **options: Any) -> list[EvalItem]:
+    return _load(ctx, **(options | {"blind": True}))
+
+
+def partial_credit_score(item: EvalItem, parsed: ParsedAnswer) -> float:
+    """Paper section 3.2's s_q for a parsed answer (unparsed answers select nothing: 0)."""
+    if not parsed.ok or not isinstance(item.answer, frozenset):
+        return 0.0
+    return float(partial_credit(parsed.letters, item.answer))
+
+
+register_benchmark(
+    BenchmarkSpec(
+        BENCHMARK,
+        "MMComposition-style compositional VQA (verified items; partial credit)",
+        _load,
+        build_request=choice_request,
+        score=partial_credit_score,
+        metric="partial_credit",
+    )
+)
+register_benchmark(
+    BenchmarkSpec(
+        BLIND_BENCHMARK,
+        "MMComposition-style VQA without images (blind baseline)",
+        _load_blind,
+        build_request=choice_request,
+        score=partial_credit_score,
+        metric="partial_credit",
+    )
+)
+
+
+def run_name(model: str, blind: bool, image_mode: str) -> str:
+    return f"{model} [blind]" if blind else (f"{model} [separate]" if image_mode == "separate" else model)
+
+
+def _stored_letters(ctx, bench_name: str, model: str, items: list[EvalItem]) -> dict[str, tuple[tuple[str, ...], str]]:
+    """The store's parsed letters and raw text for ``items`` (what the runner just computed or reused)."""
+    from backend.inference.registry import get_spec
+    from backend.inference.runner import effective_params, prepare
+    from backend.inference.store import lookup, settings_hash
+
+    bench, spec = get_benchmark(bench_name), get_spec(ctx.settings, model)
+    stored = lookup(ctx.database, spec.name, bench.name, settings_hash(spec, effective_params(bench, spec)))
+    out = {}
+    for prepared in prepare(bench, items):
+        row = stored.get((prepared.item.item_id, prepared.prompt_hash))
+        if row is not None:
+            letters = tuple(sorted(row.parsed.letters)) if row.parsed and row.parsed.ok else ()
+            out[prepared.item.item_id] = (letters, row.raw_output or row.error or "")
+    return out
+
+
+def run_model(
+    ctx,
+    username: str | None,
+    model: str,
+    *,
+    blind: bool = False,
+    image_mode: str | None = None,
+    ids: Sequence[str] | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Answer every verified item (or ``ids``) with ``model`` in batch; store and return the run's summary."""
+    from backend.inference.runner import run_eval
+
+    user = auth.require_role(ctx.database, username, "reviewer")
+    mode = image_mode or ctx.settings.vqa_image_mode
+    bench_name = BLIND_BENCHMARK if blind else BENCHMARK
+    options = {"image_mode": mode, "ids": list(ids) if ids is not None else None}
+    summary = run_eval(ctx, bench_name, model, progress=progress, actor=user.username, load_options=options)
+    items = get_benchmark(bench_name).load_items(ctx, **options)
+    answers = _stored_letters(ctx, bench_name, model, items)
+    name = run_name(model, blind, mode)
+    save_predictions(
+        ctx.database,
+        name,
+        "blind" if blind else "model",
+        answers,
+        actor=user.username,
+        model=model,
+        image_mode=None if blind else mode,
+    )
+    return {
+        "run": name,
+        "items": summary.items,
+        "score": summary.score,
+        "parse_failures": summary.parse_failures,
+        "errors": summary.errors,
+        "newly_computed": summary.newly_computed,
+    }
+
+
+def ask_model(
+    ctx, username: str | None, model: str, item_id: str, *, blind: bool = False, image_mode: str | None = None
+) -> dict[str, Any]:
+    """One live answer (stored like a batch answer, so the leaderboard includes it)."""
+    from backend.inference.runner import answer_item
+
+    user = auth.require_role(ctx.database, username, "reviewer")
+    mode = image_mode or ctx.settings.vqa_image_mode
+    item = get_item(ctx.database, item_id)
+    evaluated = eval_item(ctx.settings, item, mode, blind)
+    answer = answer_item(ctx, BLIND_BENCHMARK if blind else BENCHMARK, model, evaluated)
+    letters = tuple(sorted(answer.parsed.replace(" ", "").split(","))) if answer.status == "ok" else ()
+    save_predictions(
+        ctx.database,
+        run_name(model, blind, mode),
+        "blind" if blind else "model",
+        {item_id: (letters, answer.raw_output)},
+        actor=user.username,
+        model=model,
+        image_mode=None if blind else mode,
+    )
+    return {
+        "item_id": item_id,
+        "model": model,
+        "raw_output": answer.raw_output,
+        "letters": list(letters),
+        "status": answer.status,
+        "score": answer.score,
+        "key": list(item.answer),
+        "prompt": answer.prompt,
+        "latency_ms": answer.latency_ms,
+        "error": answer.error,
+    }
+
+
+def record_votes(ctx, model: str, answers: dict[str, tuple[tuple[str, ...], str]], actor: str) -> int:
+    """Store one panel model's votes: fully correct (score 1) or not, per item."""
+    keys = {i.id: i.answer for i in list_items(ctx.database, ids=list(answers))}
+    now = utcnow()
+    with ctx.database.write() as db:
+        db.conn.executemany(
+            """INSERT INTO vqa_votes (item_id, model, answer, fully_correct, voted_at) VALUES (?, ?, ?, ?, ?)
+               ON CONFLICT (item_id, model) DO UPDATE SET answer = excluded.answer,
+                   fully_correct = excluded.fully_correct, voted_at = excluded.voted_at""",
+            [
+                (item_id, model, ",".join(letters), int(partial_credit(letters, keys[item_id]) == 1), now)
+                for item_id, (letters, _raw) in answers.items()
+            ],
+        )
+        audit(db, actor, "vqa.panel.votes", model, {"items": len(answers)})
+    return len(answers)
+
+
+def apply_levels(ctx, panel: Sequence[str], actor: str) -> dict[str, int]:
+    """Set each item's level from the votes of ``panel`` (items without a vote from every member: no level)."""
+    placeholders = ",".join("?" * len(panel))
+    rows = ctx.database.query(
+        f"""SELECT item_id, count(*) AS votes, sum(fully_correct) AS correct FROM vqa_votes
+            WHERE model IN ({placeholders}) GROUP BY item_id""",
+        list(panel),
+    )
+    levels = {r["item_id"]: difficulty_level(r["correct"], len(panel)) for r in rows if r["votes"] == len(panel)}
+    with ctx.database.write() as db:
+        db.conn.execute("UPDATE vqa_items SET difficulty_level = NULL")
+        db.conn.executemany(
+            "UPDATE vqa_items SET difficulty_level = ? WHERE id = ?",
+            [(level, item_id) for item_id, level in levels.items()],
+        )
+        audit(db, actor, "vqa.panel.levels", "vqa_items", {"panel": list(panel), "rated": len(levels)})
+    counts = {lv: 0 for lv in ("super_hard", "hard", "medium", "easy")}
+    for level in levels.values():
+        counts[level] += 1
+    return counts
+
+
+def vote_difficulty(
+    ctx,
+    username: str | None,
+    panel: Sequence[str] | None = None,
+    *,
+    status: str = "verified",
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Every panel model answers every item (composite images, as in the paper); the number of fully
+    correct answers sets each item's level (:func:`backend.vqa.difficulty.difficulty_level`)."""
+    from backend.inference.registry import get_spec
+    from backend.inference.runner import run_eval
+
+    user = auth.require_role(ctx.database, username, "reviewer")
+    panel = [m for m in (panel or ctx.settings.vqa_panel) if m]
+    if not panel:
+        raise ValidationError("choose the panel's models (setting vqa_panel, or pick them in the tab)")
+    if len(set(panel)) != len(panel):
+        raise ValidationError("each panel model may vote once: the panel lists a model twice")
+    for model in panel:
+        get_spec(ctx.settings, model)
+    ids = [i.id for i in list_items(ctx.database, status=status)]
+    if not ids:
+        raise ValidationError(f"there are no {status} items to vote on")
+    options = {"image_mode": "composite", "ids": ids}
+    total = len(ids) * len(panel)
+    for index, model in enumerate(panel):
+        step = (lambda done, _n, base=index * len(ids): progress(base + done, total)) if progress else None
+        run_eval(ctx, BENCHMARK, model, progress=step, actor=user.username, load_options=options)
+        items = get_benchmark(BENCHMARK).load_items(ctx, **options)
+        record_votes(ctx, model, _stored_letters(ctx, BENCHMARK, model, items), user.username)
+    return {"panel": panel, "items": len(ids), "levels": apply_levels(ctx, panel, user.username)}

@@ -1,0 +1,197 @@
+"""Runs (a model, a blind model, or an imported predictions file), the leaderboard and the appendix A.4
+analysis.
+
+Leaderboard rows, all scored with :mod:`backend.vqa.scoring` over the verified items:
+
+* **Random choice**: the exact expected score of a uniformly random answer;
+* **Human**: each item's score is the mean over the annotators who answered it; only answered items count
+  (``questions`` says how many);
+* every run: items the run did not answer score 0.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from backend import auth
+from backend.errors import ImportFileError, NotFound, ValidationError
+from backend.storage import Database, audit, utcnow
+from backend.vqa.categories import CATEGORIES, SHORT_NAMES
+from backend.vqa.difficulty import level_distribution
+from backend.vqa.items import VqaItem, list_items, parse_letters
+from backend.vqa.scoring import ScoreTable, aggregate, item_random_score, partial_credit, random_table
+
+RUN_KINDS = ("model", "blind", "imported")
+
+
+def save_predictions(
+    database: Database,
+    run_id: str,
+    kind: str,
+    predictions: Mapping[str, tuple[Iterable[str], str | None]],
+    *,
+    actor: str,
+    model: str | None = None,
+    image_mode: str | None = None,
+) -> int:
+    """Store (or overwrite) a run's answers: item id -> (letters, raw text). One transaction."""
+    if kind not in RUN_KINDS:
+        raise ValidationError(f"run kind must be one of {', '.join(RUN_KINDS)}")
+    now = utcnow()
+    with database.write() as db:
+        db.conn.execute(
+            """INSERT INTO vqa_runs (id, kind, model, image_mode, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)
+               ON CONFLICT (id) DO NOTHING""",
+            (run_id, kind, model, image_mode, actor, now),
+        )
+        db.conn.executemany(
+            """INSERT INTO vqa_predictions (run_id, item_id, answer, raw, answered_at) VALUES (?, ?, ?, ?, ?)
+               ON CONFLICT (run_id, item_id) DO UPDATE SET answer = excluded.answer, raw = excluded.raw,
+                   answered_at = excluded.answered_at""",
+            [
+                (run_id, item_id, json.dumps(list(parse_letters(letters))), raw, now)
+                for item_id, (letters, raw) in predictions.items()
+            ],
+        )
+        audit(db, actor, "vqa.run.save", run_id, {"kind": kind, "answers": len(predictions)})
+    return len(predictions)
+
+
+def read_predictions_file(path: Path | str, known_ids: set[str] | None = None) -> dict[str, tuple[str, ...]]:
+    """Predictions JSONL ``{"id": ..., "answer": ["A", "C"]}`` (``answer`` may also be ``"AC"`` or ``"A,C"``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ImportFileError(str(path), None, "file not found")
+    out: dict[str, tuple[str, ...]] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ImportFileError(str(path), number, f"not valid JSON ({exc.msg})") from None
+        if not isinstance(record, dict) or "id" not in record or "answer" not in record:
+            raise ImportFileError(str(path), number, 'each line needs "id" and "answer"')
+        item_id = str(record["id"])
+        if item_id in out:
+            raise ImportFileError(str(path), number, f"duplicate prediction for id {item_id!r}")
+        if known_ids is not None and item_id not in known_ids:
+            raise ImportFileError(str(path), number, f"no item with id {item_id!r}")
+        out[item_id] = parse_letters(record["answer"])
+    return out
+
+
+def run_predictions(database: Database, run_id: str) -> dict[str, tuple[str, ...]]:
+    rows = database.query("SELECT item_id, answer FROM vqa_predictions WHERE run_id = ?", (run_id,))
+    return {r["item_id"]: tuple(json.loads(r["answer"])) for r in rows}
+
+
+def list_runs(database: Database) -> list[dict[str, Any]]:
+    return database.query(
+        """SELECT r.*, (SELECT count(*) FROM vqa_predictions p WHERE p.run_id = r.id) AS answers
+           FROM vqa_runs r ORDER BY r.created_at"""
+    )
+
+
+def human_item_scores(database: Database, items: Iterable[VqaItem]) -> dict[str, Fraction]:
+    by_item: dict[str, list[Fraction]] = defaultdict(list)
+    keys = {i.id: i.answer for i in items}
+    for row in database.query("SELECT item_id, answer FROM vqa_answers"):
+        if row["item_id"] in keys:
+            by_item[row["item_id"]].append(partial_credit(json.loads(row["answer"]), keys[row["item_id"]]))
+    return {item_id: sum(scores) / len(scores) for item_id, scores in by_item.items()}
+
+
+def _pct(value: float | None) -> float | None:
+    return None if value is None else round(100 * value, 2)
+
+
+def _row(name: str, kind: str, table: ScoreTable) -> dict[str, Any]:
+    pct = _pct
+    row: dict[str, Any] = {"name": name, "kind": kind, "overall": pct(table.overall)}
+    row |= {dim: pct(v) for dim, v in table.dimensions.items()}
+    row |= {SHORT_NAMES[c]: pct(v) for c, v in table.categories.items()}
+    row["questions"], row["answered"] = table.questions, table.answered
+    return row
+
+
+def leaderboard(database: Database, username: str | None, status: str = "verified") -> list[dict[str, Any]]:
+    """Rows (percent): random, human, then every run; sorted by overall, best first (random/human kept)."""
+    auth.require_role(database, username, "annotator")
+    items = list_items(database, status=status)
+    rows = [_row("Random choice", "random", random_table(items))]
+    humans = human_item_scores(database, items)
+    answered = [i for i in items if i.id in humans]
+    if answered:
+        rows.append(_row("Human", "human", aggregate(answered, humans)))
+    runs = []
+    for run in list_runs(database):
+        predictions = run_predictions(database, run["id"])
+        scores = {i.id: partial_credit(predictions[i.id], i.answer) for i in items if i.id in predictions}
+        runs.append(_row(run["id"], run["kind"], aggregate(items, scores)))
+    runs.sort(key=lambda r: -(r["overall"] or 0))
+    return rows + runs
+
+
+def leaderboard_csv(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return ""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def low_cpv_analysis(database: Database, username: str | None, status: str = "verified") -> dict[str, Any]:
+    """Appendix A.4: each question's comprehensive performance value (CPV, its mean score across model
+    runs) against the random score of its category; the questions below chance, and the distributions of
+    option counts and difficulty for all questions and for those below chance. Blind and imported runs
+    are left out of the CPV."""
+    auth.require_role(database, username, "reviewer")
+    items = list_items(database, status=status)
+    model_runs = [r["id"] for r in list_runs(database) if r["kind"] == "model"]
+    if not model_runs:
+        raise NotFound("no model runs yet: run models on the items first")
+    predictions = {run_id: run_predictions(database, run_id) for run_id in model_runs}
+    category_random = random_table(items).categories
+    below, rows = [], []
+    for item in items:
+        scores = [partial_credit(predictions[r].get(item.id, ()), item.answer) for r in model_runs]
+        cpv = float(sum(scores) / len(scores))
+        chance = category_random[item.category] or 0.0
+        row = {
+            "id": item.id,
+            "category": item.category,
+            "question": item.question,
+            "options": len(item.options),
+            "difficulty_level": item.difficulty_level,
+            "cpv": round(cpv, 4),
+            "category_random": round(chance, 4),
+            "item_random": round(float(item_random_score(item)), 4),
+        }
+        rows.append(row)
+        if cpv < chance:
+            below.append(row)
+    below_items = [i for i in items if i.id in {r["id"] for r in below}]
+    return {
+        "models": model_runs,
+        "questions": len(items),
+        "below_chance": below,
+        "option_counts": dict(sorted(Counter(len(i.options) for i in items).items())),
+        "option_counts_below": dict(sorted(Counter(len(i.options) for i in below_items).items())),
+        "difficulty": level_distribution(items),
+        "difficulty_below": level_distribution(below_items),
+        "per_question": rows,
+    }
+
+
+def category_order() -> list[str]:
+    return [SHORT_NAMES[c] for c in CATEGORIES]

@@ -1,0 +1,69 @@
+"""Models answering VQA items through the inference layer: batch and blind runs, a live answer, and
+difficulty voting by a panel of six models (five seeded random baselines and a tiny LLaVA)."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend import auth
+from backend.errors import PermissionDenied
+from backend.inference.registry import ModelSpec, write_models
+from backend.vqa.demo import ensure_vqa_demo
+from backend.vqa.difficulty import difficulty_level
+from backend.vqa.items import list_items
+from backend.vqa.models import BENCHMARK, ask_model, eval_item, run_model, vote_difficulty
+from backend.vqa.runs import leaderboard
+from tests.tiny_models import tiny_spec
+
+RANDOMS = [ModelSpec(f"rand-{k}", "random", options={"seed": k}) for k in range(5)]
+
+
+@pytest.fixture
+def lab(ctx):
+    ensure_vqa_demo(ctx)
+    write_models(ctx.settings, [*RANDOMS, tiny_spec("llava")])
+    auth.add_user(ctx.database, "rev", "reviewer", "password123")
+    auth.add_user(ctx.database, "ann", "annotator", "password123")
+    return ctx
+
+
+def test_eval_items_carry_composite_separate_or_no_images(lab):
+    item = next(i for i in list_items(lab.database) if len(i.images) == 4)
+    composite = eval_item(lab.settings, item, "composite")
+    separate = eval_item(lab.settings, item, "separate")
+    blind = eval_item(lab.settings, item, blind=True)
+    kinds = [[p["type"] for p in e.request] for e in (composite, separate, blind)]
+    assert kinds == [["image", "text"], ["text", "image"] * 4 + ["text"], ["text"]]
+    assert separate.request[0]["text"] == "Image 1:"
+    assert composite.answer == frozenset(item.answer) and not composite.multi
+
+
+def test_batch_blind_and_live_answers_reach_the_leaderboard(lab):
+    summary = run_model(lab, "rev", "rand-0")
+    assert summary["items"] == 15 and summary["errors"] == 0
+    run_model(lab, "rev", "rand-0", blind=True)
+    live = ask_model(lab, "rev", "tiny-llava", "demo-diff-s")
+    assert live["error"] is None and live["key"] == ["A"]
+    names = [row["name"] for row in leaderboard(lab.database, "ann")]
+    assert {"Random choice", "rand-0", "rand-0 [blind]", "tiny-llava"} <= set(names)
+    with pytest.raises(PermissionDenied):
+        run_model(lab, "ann", "rand-0")
+
+
+def test_six_model_panel_sets_levels_from_the_votes(lab):
+    panel = [s.name for s in RANDOMS] + ["tiny-llava"]
+    with pytest.raises(PermissionDenied):
+        vote_difficulty(lab, "ann", panel)
+    seen = []
+    result = vote_difficulty(lab, "rev", panel, progress=lambda done, total: seen.append((done, total)))
+    assert result["items"] == 15 and seen[-1] == (90, 90)
+    votes = {
+        r["item_id"]: r["correct"]
+        for r in lab.database.query(
+            "SELECT item_id, sum(fully_correct) AS correct, count(*) AS n FROM vqa_votes GROUP BY item_id"
+        )
+    }
+    for item in list_items(lab.database, status="verified"):
+        assert item.difficulty_level == difficulty_level(votes[item.id], 6)
+    assert sum(result["levels"].values()) == 15
+    assert BENCHMARK == "mmcomposition"
