@@ -356,18 +356,21 @@ class BackupService:
         return unchanged
 
     def snapshot_now(self) -> Snapshot:
-        """Take, prune, record and push one snapshot. Raises BackupError or sqlite3.Error on failure."""
+        """Take, prune, record and push one snapshot (waits for the Hub commit). Raises BackupError or
+        sqlite3.Error when the snapshot fails; a failed push is recorded, not raised."""
         with self._lock:
             snapshot = take_snapshot(self.ctx.database, self.directory)
             prune_snapshots(self.directory, self.settings.backup_keep)
             record_run(self.ctx.database, "local", True, snapshot.path.name, snapshot.bytes)
-        if self.hub is not None:
-            self.hub.push()
+            if self.hub is not None:
+                self.hub.push_and_wait()
         return snapshot
 
     def run_once(self, *, skip_unchanged: bool = False) -> Snapshot | None:
         """One loop step; failures are logged and recorded, never raised (the loop must go on)."""
         try:
+            if self.hub is not None:
+                self.hub.flush_records()  # outcomes of the scheduler's own periodic pushes
             if skip_unchanged and self._unchanged() and list_snapshots(self.directory):
                 return None
             return self.snapshot_now()

@@ -18,6 +18,7 @@ Plain functions the app calls at start-up (all take ``env`` so tests can stand i
 
 from __future__ import annotations
 
+import collections
 import functools
 import logging
 import os
@@ -291,6 +292,7 @@ class HubBackup:
         self.api = api if api is not None else HfApi()
         self.repo_id = settings.hub_backup_repo
         self._prune_lock = threading.Lock()
+        self._pending: collections.deque[tuple[bool, str]] = collections.deque()
         self.scheduler = _scheduler_class()(
             on_pushed=self._pushed,
             on_failed=self._failed,
@@ -308,20 +310,35 @@ class HubBackup:
         """Push what changed now; returns a Future (``.result()`` waits for the commit)."""
         return self.scheduler.trigger()
 
-    def stop(self, timeout: float = 120.0) -> None:
-        """Push the last changes, then stop the scheduler."""
+    def push_and_wait(self, timeout: float = 600.0) -> None:
+        """Push now, wait for the commit and record the outcome from this thread; never raises."""
         try:
             self.push().result(timeout=timeout)
-        except Exception:  # already recorded by _failed; stopping must go on
-            log.exception("last Hub push failed")
+        except Exception:  # recorded by _failed (or a timeout: the push goes on in the background)
+            log.exception("Hub push failed")
+        self.flush_records()
+
+    def stop(self, timeout: float = 120.0) -> None:
+        """Push the last changes, then stop the scheduler."""
+        self.push_and_wait(timeout)
         self.scheduler.stop()
 
     def _pushed(self, info: Any) -> None:
-        record_run(self.database, "hub", True, file=self.repo_id, detail=str(getattr(info, "oid", "") or ""))
+        self._pending.append((True, str(getattr(info, "oid", "") or "")))
         self.prune()
 
     def _failed(self, exc: Exception) -> None:
-        record_run(self.database, "hub", False, file=self.repo_id, detail=f"{type(exc).__name__}: {exc}")
+        self._pending.append((False, f"{type(exc).__name__}: {exc}"))
+
+    def flush_records(self) -> None:
+        """Write the results of finished pushes to ``backup_runs`` from the calling thread.
+
+        Pushes run in HfApi's worker thread; recording them from there would be a commit by another
+        connection, which the backup loop's ``PRAGMA data_version`` check would take for a change to back up.
+        """
+        while self._pending:
+            ok, detail = self._pending.popleft()
+            record_run(self.database, "hub", ok, file=self.repo_id, detail=detail)
 
     def prune(self) -> list[str]:
         """Delete repo snapshots older than the newest ``backup_keep`` (history keeps them in git)."""

@@ -130,13 +130,14 @@ def test_hub_backup_pushes_snapshots_and_uploaded_media_never_the_live_database(
     try:
         assert hub.private[REPO] is True
         for _ in range(3):
-            service.snapshot_now()
-            service.hub.push().result(timeout=60)
+            service.snapshot_now()  # waits for the push
+        assert service.run_once(skip_unchanged=True) is not None  # first look from this thread
+        assert service.run_once(skip_unchanged=True) is None  # recording the pushes is not a change to back up
     finally:
         service.hub.scheduler.stop()
     files = sorted(hub.repos[REPO])
     snapshots = spaces.hub_snapshots(files)
-    assert len(snapshots) == 2  # backup_keep on the Hub too
+    assert len(snapshots) == 2  # backup_keep on the Hub too (4 were pushed)
     assert files == sorted([*snapshots, "media/uploads/clip.mp4"])
     assert hub.repos[REPO][snapshots[0]] == (settings.data_dir / snapshots[0]).read_bytes()
     status = backup.backup_status(ctx.database, settings)

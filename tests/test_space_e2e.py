@@ -1,0 +1,134 @@
+"""A simulated Hugging Face Space, end to end, on the real app.
+
+``SPACE_ID`` is set, a temporary folder stands in for ``/data``, Gradio's OAuth is mocked (its local-debug
+routes, with ``gradio.oauth._get_mocked_oauth_info`` patched) and ``tests.fake_hub.FakeHub`` stands in for
+the Hub. Sign-in as the owner gives admin and as a stranger annotator; the stranger's annotations are backed
+up; a second start with a wiped data folder and the same Hub restores every annotation acknowledged before
+the last good snapshot, skipping a corrupted newest one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gradio.oauth
+import httpx
+import pytest
+
+from backend import backup, spaces
+from backend.settings import Settings
+from tests.e2e_helpers import app_in_process
+from tests.fake_hub import FakeHub
+
+OWNER, STRANGER, REPO = "ada", "stranger", "ada/compstudio-backup"
+SPACE_ENV = {"SPACE_ID": "ada/compstudio", "SPACE_AUTHOR_NAME": OWNER}
+
+
+@pytest.fixture
+def mocked_oauth(monkeypatch):
+    """The user the next mocked sign-in returns: set ``userinfo["preferred_username"]`` before signing in."""
+    for key, value in SPACE_ENV.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("SYSTEM", raising=False)  # SYSTEM=spaces would make Gradio call the real Hub
+    info = {
+        "access_token": "fake", "token_type": "bearer", "expires_in": 3600, "id_token": "fake",
+        "scope": "openid profile", "expires_at": 0,
+        "userinfo": {"sub": "1", "name": "Someone", "preferred_username": OWNER, "picture": "", "profile": ""},
+    }  # fmt: skip
+    monkeypatch.setattr(gradio.oauth, "_get_mocked_oauth_info", lambda: info)
+    return info["userinfo"]
+
+
+def sign_in(url: str, userinfo: dict, username: str) -> httpx.Client:
+    """Click "Sign in with Hugging Face" as ``username``; returns a client carrying the session cookie.
+
+    Gradio marks the cookie Secure, which httpx would not send back over http, so it is set as a header.
+    """
+    userinfo["preferred_username"] = username
+    with httpx.Client(base_url=url, timeout=30) as http:
+        response = http.get("/login/huggingface", follow_redirects=False)
+        response = http.get(response.headers["location"], follow_redirects=False)
+        session = response.cookies["session"]
+    return httpx.Client(base_url=url, timeout=30, headers={"Cookie": f"session={session}"})
+
+
+def call(client: httpx.Client, name: str, *args):
+    body = client.post(f"/gradio_api/run/{name}", json={"data": list(args)}).json()
+    return body.get("data", [None])[0], body.get("error")
+
+
+def start(base: Settings, persistent: Path, hub: FakeHub) -> spaces.SpaceStart:
+    return spaces.prepare_start(base, SPACE_ENV, api=hub, persistent_root=persistent)
+
+
+def annotate(client: httpx.Client, n: int) -> list[str]:
+    """Submit ``n`` annotations as a crowd worker would; returns the acknowledged sequence ids."""
+    done = []
+    for i in range(n):
+        task, error = call(client, "intent_next")
+        assert error is None, error
+        sequence_id = task["task"]["sequence_id"]
+        assert call(client, "intent_viewed", sequence_id)[1] is None
+        stored, error = call(
+            client, "intent_submit", sequence_id, f"S/He wants to get ready for guest number {i}.",
+            "S/He is preparing the home for a visit.",
+        )  # fmt: skip
+        assert error is None, error
+        assert stored["stored"]["sequence_id"] == sequence_id
+        done.append(sequence_id)
+    return done
+
+
+def test_simulated_space_signs_in_backs_up_and_restores(tmp_path, mocked_oauth):
+    hub = FakeHub()
+    base = Settings(
+        data_dir=tmp_path / "ephemeral", hub_backup_repo=REPO, backup_every_minutes=60, annotators_per_sequence=1
+    )
+    persistent = tmp_path / "data-mount"
+    persistent.mkdir()
+
+    first = start(base, persistent, hub)
+    assert first.settings.data_dir == persistent / "compstudio"
+    assert first.banner is None and first.restored.snapshot is None  # the repo does not exist yet
+    with app_in_process(first.settings) as app:
+        service = backup.BackupService(app.ctx, hf_api=hub).start()
+        try:
+            owner = sign_in(app.url, mocked_oauth, OWNER)
+            users, error = call(owner, "admin_users")
+            assert error is None and {u["username"]: u["role"] for u in users}[OWNER] == "admin"
+
+            stranger = sign_in(app.url, mocked_oauth, STRANGER)
+            assert "admin" in (call(stranger, "admin_users")[1] or "")  # refused: annotators are not admins
+            users, _ = call(owner, "admin_users")
+            assert {u["username"]: u["role"] for u in users}[STRANGER] == "annotator"
+
+            acknowledged = annotate(stranger, 2)
+            service.snapshot_now()  # and its push to the Hub
+            after_snapshot = annotate(stranger, 1)
+            for client in (owner, stranger):
+                client.close()
+        finally:
+            service.stop()  # a last snapshot with all three, pushed
+    assert backup.backup_status(app.ctx.database, first.settings).last_hub_ok_at is not None
+
+    snapshots = spaces.hub_snapshots(list(hub.repos[REPO]))
+    assert len(snapshots) >= 2
+    hub.repos[REPO][snapshots[0]] = hub.repos[REPO][snapshots[0]][:4096]  # the newest upload is corrupted
+
+    wiped = tmp_path / "data-mount-after-restart"
+    wiped.mkdir()
+    second = start(base, wiped, hub)
+    assert [s["snapshot"] for s in second.restored.skipped] == [snapshots[0]]
+    assert second.restored.snapshot == f"{REPO}/{snapshots[1]}"
+    assert "Restored" in second.notices()[0]
+    with app_in_process(second.settings) as app:
+        rows = app.ctx.database.query("SELECT sequence_id FROM annotations WHERE annotator = ?", (STRANGER,))
+        restored = {r["sequence_id"] for r in rows}
+        assert set(acknowledged) <= restored
+        assert not set(after_snapshot) & restored  # only in the corrupted snapshot
+        stranger = sign_in(app.url, mocked_oauth, STRANGER)
+        assert "admin" in (call(stranger, "admin_users")[1] or "")
+        owner = sign_in(app.url, mocked_oauth, OWNER)
+        assert call(owner, "admin_users")[1] is None
+        owner.close()
+        stranger.close()
