@@ -15,8 +15,10 @@ from __future__ import annotations
 import logging
 import os
 import re
+import signal
 import sqlite3
 import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -325,7 +327,12 @@ class BackupService:
         if self.settings.hub_backup_repo and self.hub is None:
             from backend.spaces import HubBackup
 
-            self.hub = HubBackup(self.settings, self.ctx.database, api=self.hf_api)
+            try:
+                self.hub = HubBackup(self.settings, self.ctx.database, api=self.hf_api)
+            except Exception as exc:  # bad token, Hub down: keep the local snapshots going, tell the admins
+                log.exception("Hub backup to %s could not start", self.settings.hub_backup_repo)
+                detail = f"could not start: {type(exc).__name__}: {exc}"
+                record_run(self.ctx.database, "hub", False, self.settings.hub_backup_repo, detail=detail)
         if self.settings.backup_every_minutes > 0 and self._thread is None:
             self._stop.clear()
             self._thread = threading.Thread(target=self._loop, name="compstudio-backup", daemon=True)
@@ -378,3 +385,21 @@ class BackupService:
             log.exception("backup failed")
             record_run(self.ctx.database, "local", False, detail=str(exc))
             return None
+
+
+def stop_on_sigterm(service: BackupService) -> Callable[[int, Any], None]:
+    """Make SIGTERM (what a Space sends on restart) stop ``service`` cleanly, then exit.
+
+    Python's default SIGTERM ends the process without ``finally`` blocks or ``atexit``, so the last
+    snapshot and Hub push would be lost. Call from the main thread; returns the installed handler.
+    """
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def handler(signum: int, frame: Any) -> None:
+        service.stop()
+        if callable(previous):
+            previous(signum, frame)
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, handler)
+    return handler

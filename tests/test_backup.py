@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sqlite3
 import threading
 import time
@@ -211,3 +212,18 @@ def test_a_failing_backup_is_recorded_not_raised(ctx):
     assert status["last_failure"]["kind"] == "local"
     with pytest.raises(PermissionDenied):
         backup.backup_now_as(service, "nobody")
+
+
+def test_sigterm_takes_a_last_snapshot_before_exiting(ctx):
+    previous = signal.getsignal(signal.SIGTERM)
+    service = backup.BackupService(ctx, ctx.settings.replace(backup_every_minutes=60)).start()
+    try:
+        handler = backup.stop_on_sigterm(service)
+        assert signal.getsignal(signal.SIGTERM) is handler
+        auth.add_user(ctx.database, "ada", "admin", "password1")
+        with pytest.raises(SystemExit):
+            handler(signal.SIGTERM, None)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert service._thread is None
+    assert backup.count_rows(backup.list_snapshots(backup.backups_dir(ctx.settings))[0].path)["users"] == 1

@@ -201,3 +201,19 @@ def test_restore_with_no_repo_or_no_usable_snapshot_starts_empty_but_an_unreacha
     with pytest.raises(BackupError, match="could not list the Hub backup repo"):
         spaces.restore_from_hub_if_empty(settings, api=hub)
     assert spaces.restore_from_hub_if_empty(Settings(data_dir=tmp_path / "b"), api=hub) is None  # no repo set
+
+
+def test_a_hub_that_refuses_at_start_leaves_local_snapshots_running_and_admins_told(settings):
+    class ReadOnlyToken(FakeHub):
+        def create_repo(self, repo_id, **kwargs):
+            raise PermissionError("403: this token cannot write to ada")
+
+    settings = _hub_settings(settings)
+    ctx = build_context(settings)
+    auth.add_user(ctx.database, "ada", "admin", "password1")
+    service = backup.BackupService(ctx, hf_api=ReadOnlyToken()).start()
+    assert service.hub is None
+    service.stop()
+    status = backup.backup_status_as(ctx.database, settings, "ada")
+    assert status["last_local_ok_at"] is not None
+    assert "403" in status["last_failure"]["detail"] and status["last_failure"]["kind"] == "hub"
