@@ -39,6 +39,10 @@ _CORPUS = [
 
 @functools.cache
 def _root() -> Path:
+    import torch
+
+    # Tiny models run fastest on one thread; more threads only fight over the shared CPU cores.
+    torch.set_num_threads(1)
     root = Path(tempfile.mkdtemp(prefix="compstudio-tiny-models-"))
     atexit.register(shutil.rmtree, root, ignore_errors=True)
     return root

@@ -94,6 +94,12 @@ def _norm(value: str) -> str:
     return " ".join(re.sub(r"[^a-z0-9]+", " ", value.lower()).split())
 
 
+def _split_letters(listing: str) -> list[str]:
+    """``"(A) and (D)"`` -> ``["A", "D"]``: the letters of a list, separators removed."""
+    tokens = re.split(_SEP, re.sub(r"^(?:both|options?|choices?)\s+", "", listing.strip(), flags=re.I).rstrip(". "))
+    return [m.group(1) for m in (re.fullmatch(_LETTER, t.strip()) for t in tokens) if m]
+
+
 def _valid(found: Sequence[str], valid: str) -> frozenset[str] | None:
     letters = frozenset(letter.upper() for letter in found if letter)
     if not letters or any(letter not in valid for letter in letters):
@@ -107,7 +113,7 @@ def _cue_answers(text: str, valid: str) -> list[tuple[bool, frozenset[str] | Non
         match = _AFTER_CUE_LIST.match(text, cue.end())
         if match is None:
             continue
-        raw = [g for g in re.findall(_LETTER, match.group(0))]
+        raw = _split_letters(match.group(0))
         # a lone lower-case "a" followed by a word is the article, not a letter
         if len(raw) == 1 and raw[0] == "a" and re.match(r"\s+[a-z]", text[match.end() :]):
             continue
@@ -159,7 +165,7 @@ def parse_choice(raw: str, num_options: int, options: Sequence[str] = (), multi:
 
     whole = _LIST.match(first_line) if len(text.splitlines()) == 1 or len(first_line) <= 3 else None
     if whole:
-        raw_letters = re.findall(_LETTER, re.sub(r"^(?:both|options?|choices?)\s+", "", first_line, flags=re.I))
+        raw_letters = _split_letters(first_line)
         letters = _valid(raw_letters, valid)
         if letters:
             return ParsedAnswer("ok", letters, how="letters")

@@ -176,7 +176,7 @@ class TransformersBackend:
 
         self.model = None
         gc.collect()
-        if torch.cuda.is_available():
+        if self.device.startswith("cuda"):
             torch.cuda.empty_cache()
 
 

@@ -1,0 +1,113 @@
+"""Model registry: the file, defaults, unknown names, extra backends, role checks, light imports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from backend import auth
+from backend.errors import NotFound, PermissionDenied, ValidationError
+from backend.inference import registry, service
+from backend.inference.benchmarks import get_benchmark
+from backend.inference.registry import ModelSpec, get_model, list_models, register_backend
+
+
+def test_defaults_without_a_registry_file(settings):
+    models = list_models(settings)
+    assert {"random", "qwen2-vl-2b", "vllm-local"} <= set(models)
+    assert models["random"].backend == "random"
+
+
+def test_unknown_model_names_every_valid_one(settings):
+    with pytest.raises(NotFound) as caught:
+        get_model(settings, "gpt-17")
+    assert "random" in str(caught.value) and "vllm-local" in str(caught.value)
+
+
+def test_unknown_benchmark_names_every_valid_one():
+    with pytest.raises(NotFound, match="toy-colors"):
+        get_benchmark("nope")
+
+
+def test_registry_file_is_validated(settings):
+    settings.data_dir.mkdir(parents=True)
+    registry.registry_path(settings).write_text(json.dumps({"models": [{"name": "x", "backend": "tensorflow"}]}))
+    with pytest.raises(ValidationError, match="valid backends: .*openai.*random.*transformers"):
+        list_models(settings)
+    registry.registry_path(settings).write_text(json.dumps({"models": [{"name": "x", "backend": "random", "bs": 2}]}))
+    with pytest.raises(ValidationError, match="unknown model field"):
+        list_models(settings)
+
+
+def test_python_backend_and_register_backend(settings):
+    spec = ModelSpec("echo", "python", "inference_helpers:echo_factory")
+    backend = registry.build_backend(spec)
+    assert backend.generate([[{"type": "text", "text": "hi"}]], registry_params()) == ["The answer is (A)."]
+    register_backend("echo-backend", "inference_helpers:EchoBackend")
+    assert type(registry.build_backend(ModelSpec("e2", "echo-backend"))).__name__ == "EchoBackend"
+
+
+def registry_params():
+    from backend.inference.request import GenerationParams
+
+    return GenerationParams(max_new_tokens=4)
+
+
+def test_register_model_is_listed_and_not_editable(ctx):
+    auth.add_user(ctx.database, "boss", "admin", "password123")
+    registry.register_model(ModelSpec("always-a", "python", "inference_helpers:echo_factory"))
+    try:
+        assert "always-a" in list_models(ctx.settings)
+        with pytest.raises(ValidationError, match="built-in"):
+            service.save_model(ctx, "boss", {"name": "always-a", "backend": "random"})
+    finally:
+        registry._EXTRA_MODELS.pop("always-a")
+
+
+def test_pool_loads_once_and_reloads_an_edited_spec(ctx):
+    first = get_model(ctx, "random")
+    assert get_model(ctx, "random") is first
+    auth.add_user(ctx.database, "boss", "admin", "password123")
+    service.save_model(ctx, "boss", {"name": "random", "backend": "random", "options": {"seed": 7}})
+    second = get_model(ctx, "random")
+    assert second is not first and second.seed == 7
+    assert "random" in registry.pool_of(ctx).unload("random")
+
+
+def test_roles_annotators_cannot_run_or_edit(ctx):
+    auth.add_user(ctx.database, "ann", "annotator", "password123")
+    auth.add_user(ctx.database, "rev", "reviewer", "password123")
+    auth.add_user(ctx.database, "boss", "admin", "password123")
+    for call in (
+        lambda who: service.start_run(ctx, who, "toy-colors", "random", limit=2),
+        lambda who: service.model_table(ctx, who),
+    ):
+        with pytest.raises(PermissionDenied):
+            call("ann")
+        with pytest.raises(PermissionDenied):
+            call(None)
+        call("rev")
+    for who in ("ann", "rev"):
+        with pytest.raises(PermissionDenied):
+            service.save_model(ctx, who, {"name": "m", "backend": "random"})
+        with pytest.raises(PermissionDenied):
+            service.delete_model(ctx, who, "random")
+    service.save_model(ctx, "boss", {"name": "m", "backend": "random"})
+    assert "m" in list_models(ctx.settings)
+    assert "m" not in service.delete_model(ctx, "boss", "m")
+    actions = [r["action"] for r in ctx.database.query("SELECT action FROM audit_log WHERE actor = 'boss'")]
+    assert actions[-2:] == ["models.save", "models.delete"]
+
+
+def test_importing_the_inference_layer_imports_no_heavy_library():
+    code = (
+        "import sys, backend, backend.cli, backend.inference.service, backend.inference.runner, "
+        "backend.inference.registry\n"
+        "backend.cli.build_parser()\n"
+        "heavy = [m for m in ('torch', 'transformers', 'httpx') if m in sys.modules]\n"
+        "assert not heavy, heavy"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
