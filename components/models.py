@@ -1,0 +1,212 @@
+"""The Models tab (reviewers and admins): the model registry, batch runs with progress, recent runs.
+
+Also :func:`build_ask_model`, the "Ask a model" panel other benchmark tabs put under their current item.
+Every model call from the browser runs on the one shared queue ``concurrency_id="models"``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from backend.context import AppContext
+from backend.errors import PermissionDenied
+from backend.inference import service
+from backend.inference.benchmarks import EvalItem
+from components.common import TabHandle, caller, esc, ui_errors
+
+MODEL_COLUMNS = [
+    "name",
+    "backend",
+    "path",
+    "dtype",
+    "device",
+    "batch_size",
+    "max_new_tokens",
+    "frames_per_video",
+    "max_image_side",
+    "prompt_style",
+    "scoring",
+    "concurrency",
+    "loaded",
+    "builtin",
+    "description",
+]
+RUN_COLUMNS = [
+    "id",
+    "benchmark",
+    "model",
+    "status",
+    "started_by",
+    "started_at",
+    "score",
+    "parse_failures",
+    "errors",
+    "newly_computed",
+    "from_store",
+]
+JUDGE_OFF = "(no judge)"
+MODEL_QUEUE = {"concurrency_id": "models", "concurrency_limit": 1}
+EXAMPLE_ENTRY = {
+    "name": "my-vllm",
+    "backend": "openai",
+    "path": "Qwen/Qwen2-VL-7B-Instruct",
+    "concurrency": 8,
+    "options": {"base_url": "http://127.0.0.1:8000/v1", "api_key_env": "OPENAI_API_KEY"},
+}
+
+
+def models_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    return pd.DataFrame([{c: r.get(c) for c in MODEL_COLUMNS} for r in rows], columns=MODEL_COLUMNS)
+
+
+def runs_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    flat = []
+    for row in rows:
+        summary = row.get("summary") or {}
+        flat.append({**{c: row.get(c) for c in RUN_COLUMNS}, **{k: summary.get(k) for k in RUN_COLUMNS[6:]}})
+    return pd.DataFrame(flat, columns=RUN_COLUMNS)
+
+
+def build_models_tab(ctx: AppContext) -> TabHandle:
+    with gr.Tab("Models", id="models", visible=False) as tab:
+        gr.Markdown(
+            "Registered models (`models.json` in the data folder) and batch runs. Answers are stored: "
+            "a re-run computes only what is missing. Admins can edit the registry."
+        )
+        table = gr.Dataframe(headers=MODEL_COLUMNS, interactive=False, label="Models", elem_id="models-table")
+        with gr.Row():
+            refresh = gr.Button("Refresh", elem_id="models-refresh")
+            unload = gr.Button("Unload all models", elem_id="models-unload")
+        with gr.Accordion("Run a benchmark", open=True):
+            with gr.Row():
+                benchmark = gr.Dropdown([], label="Benchmark", elem_id="run-benchmark", allow_custom_value=True)
+                model = gr.Dropdown([], label="Model", elem_id="run-model", allow_custom_value=True)
+                limit = gr.Number(value=None, precision=0, minimum=1, label="Limit (first N items; empty = all)")
+            with gr.Row():
+                retry = gr.Checkbox(label="Retry items that failed before")
+                judge = gr.Dropdown(
+                    [JUDGE_OFF], value=JUDGE_OFF, label="Judge for unparsed answers (labelled)", allow_custom_value=True
+                )
+            run = gr.Button("Run", variant="primary", elem_id="run-button")
+            summary = gr.JSON(label="Result", elem_id="run-summary")
+            runs = gr.Dataframe(headers=RUN_COLUMNS, interactive=False, label="Recent runs")
+        with gr.Accordion("Edit the registry (admins)", open=False):
+            entry = gr.Code(json.dumps(EXAMPLE_ENTRY, indent=2), language="json", label="Model entry (JSON)")
+            with gr.Row():
+                save = gr.Button("Save model", elem_id="model-save")
+                delete_name = gr.Textbox(label="Model name to delete")
+                delete = gr.Button("Delete model", variant="stop")
+            edit_result = gr.Markdown()
+
+    def _view(name: str | None):
+        rows = service.model_table(ctx, name)
+        names = [r["name"] for r in rows]
+        return (
+            models_frame(rows),
+            gr.Dropdown(choices=service.benchmark_names(ctx, name)),
+            gr.Dropdown(choices=names),
+            gr.Dropdown(choices=[JUDGE_OFF, *names]),
+            runs_frame(service.recent_runs(ctx, name)),
+        )
+
+    view_outputs = [table, benchmark, model, judge, runs]
+
+    def on_load(request: gr.Request):
+        try:
+            return _view(caller(ctx, request))
+        except PermissionDenied:  # annotators never see this tab; leave it empty
+            return [gr.update() for _ in view_outputs]
+
+    @ui_errors
+    def on_refresh(request: gr.Request):
+        return _view(caller(ctx, request))
+
+    @ui_errors
+    def on_run(
+        bench: str, chosen: str, count, retry_failed: bool, judge_name: str, request: gr.Request, progress=gr.Progress()
+    ):
+        if not bench or not chosen:
+            raise gr.Error("Choose a benchmark and a model.")
+        name = caller(ctx, request)
+        result = service.start_run(
+            ctx,
+            name,
+            bench,
+            chosen,
+            limit=int(count) if count else None,
+            retry_failed=retry_failed,
+            judge=None if judge_name in (None, JUDGE_OFF) else judge_name,
+            progress=lambda done, total: progress((done, total), desc=f"{chosen} on {bench}", unit="items"),
+        )
+        return result.as_dict(), runs_frame(service.recent_runs(ctx, name))
+
+    @ui_errors
+    def on_save(text: str, request: gr.Request):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise gr.Error(f"The entry is not valid JSON: {exc}") from None
+        spec = service.save_model(ctx, caller(ctx, request), data)
+        return (f"Saved **{esc(spec.name)}**.", *_view(caller(ctx, request)))
+
+    @ui_errors
+    def on_delete(name_to_delete: str, request: gr.Request):
+        service.delete_model(ctx, caller(ctx, request), name_to_delete.strip())
+        return (f"Deleted **{esc(name_to_delete)}**.", *_view(caller(ctx, request)))
+
+    @ui_errors
+    def on_unload(request: gr.Request):
+        service.unload_model(ctx, caller(ctx, request), None)
+        return _view(caller(ctx, request))
+
+    refresh.click(on_refresh, None, view_outputs, api_name="models_view")
+    run.click(on_run, [benchmark, model, limit, retry, judge], [summary, runs], api_name="models_run", **MODEL_QUEUE)
+    save.click(on_save, [entry], [edit_result, *view_outputs], api_name="models_save")
+    delete.click(on_delete, [delete_name], [edit_result, *view_outputs], api_name="models_delete")
+    unload.click(on_unload, None, view_outputs, api_name="models_unload", **MODEL_QUEUE)
+    return TabHandle(tab, "reviewer", on_load=(on_load, view_outputs))
+
+
+def format_answer(answer) -> str:
+    """Markdown for an "Ask a model" result (model text escaped)."""
+    verdict = {1.0: "correct", 0.0: "wrong"}.get(answer.score, "n/a" if answer.score is None else f"{answer.score:.2f}")
+    latency = f"{answer.latency_ms:.0f} ms" if answer.latency_ms is not None else "n/a"
+    lines = [
+        f"**Parsed answer:** {esc(answer.parsed)} · **expected:** {esc(answer.correct_answer)} · **{verdict}** · "
+        f"latency {latency}{' (from the store)' if answer.from_store else ''}",
+        f"**Raw output:**\n\n<pre>{esc(answer.raw_output) if answer.raw_output is not None else ''}</pre>",
+    ]
+    if answer.error:
+        lines.append(f"**Error:** {esc(answer.error)}")
+    lines.append(f"<details><summary>Prompt</summary><pre>{esc(answer.prompt)}</pre></details>")
+    return "\n\n".join(lines)
+
+
+def build_ask_model(
+    ctx: AppContext, benchmark: str, item_of: Callable[[Any], EvalItem], item_input: Any, api_name: str
+) -> gr.Dropdown:
+    """An "Ask a model" panel for the current item of a benchmark tab.
+
+    ``item_of(value_of_item_input)`` returns the :class:`EvalItem` on screen (e.g. from a ``gr.State`` or
+    hidden textbox holding the item id). The call runs on the shared
+    ``models`` queue; the backend checks the caller's role. Returns the model dropdown (fill its choices
+    on load with the registry's names).
+    """
+    with gr.Row():
+        chosen = gr.Dropdown([], label="Model", scale=3, allow_custom_value=True)
+        ask = gr.Button("Ask a model", scale=1)
+    shown = gr.Markdown()
+
+    @ui_errors
+    def on_ask(name: str, value: Any, request: gr.Request):
+        if not name:
+            raise gr.Error("Choose a model.")
+        return format_answer(service.ask_model(ctx, caller(ctx, request), benchmark, name, item_of(value)))
+
+    ask.click(on_ask, [chosen, item_input], [shown], api_name=api_name, **MODEL_QUEUE)
+    return chosen
