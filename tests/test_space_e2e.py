@@ -9,14 +9,16 @@ the last good snapshot, skipping a corrupted newest one.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import gradio.oauth
 import httpx
 import pytest
 
-from backend import backup, spaces
+from backend import assignment, backup, spaces
 from backend.settings import Settings
+from backend.storage import utcnow
 from tests.e2e_helpers import app_in_process
 from tests.fake_hub import FakeHub
 
@@ -57,6 +59,26 @@ def call(client: httpx.Client, name: str, *args):
     return body.get("data", [None])[0], body.get("error")
 
 
+def seed_sequences(ctx, count: int = 3) -> None:
+    """Action sequences without videos in the intent pool (the demo content would cost ~10 s to encode)."""
+    actions = json.dumps([
+        {"class_id": "c107", "name": "Holding a cup/glass/bottle of something", "start": 0.0, "end": 2.0},
+        {"class_id": "c106", "name": "Drinking from a cup/glass/bottle", "start": 2.0, "end": 4.0},
+    ])  # fmt: skip
+    ids = [f"SPACE-{i}" for i in range(count)]
+    with ctx.database.write() as db:
+        db.conn.execute(
+            "INSERT OR IGNORE INTO action_classes (id, name) VALUES ('c107', 'Holding a cup/glass/bottle of something'), "
+            "('c106', 'Drinking from a cup/glass/bottle')"
+        )
+        db.conn.executemany(
+            "INSERT INTO sequences (id, video_id, actions, scene, split, source, imported_at) "
+            "VALUES (?, ?, ?, 'Kitchen', 'test', 'demo', ?)",
+            [(sid, sid, actions, utcnow()) for sid in ids],
+        )
+        assignment.add_tasks(db, "intent", ids, 1)
+
+
 def start(base: Settings, persistent: Path, hub: FakeHub) -> spaces.SpaceStart:
     return spaces.prepare_start(base, SPACE_ENV, api=hub, persistent_root=persistent)
 
@@ -81,9 +103,7 @@ def annotate(client: httpx.Client, n: int) -> list[str]:
 
 def test_simulated_space_signs_in_backs_up_and_restores(tmp_path, mocked_oauth):
     hub = FakeHub()
-    base = Settings(
-        data_dir=tmp_path / "ephemeral", hub_backup_repo=REPO, backup_every_minutes=60, annotators_per_sequence=1
-    )
+    base = Settings(data_dir=tmp_path / "ephemeral", hub_backup_repo=REPO, backup_every_minutes=60, demo_content=False)
     persistent = tmp_path / "data-mount"
     persistent.mkdir()
 
@@ -91,6 +111,7 @@ def test_simulated_space_signs_in_backs_up_and_restores(tmp_path, mocked_oauth):
     assert first.settings.data_dir == persistent / "compstudio"
     assert first.banner is None and first.restored.snapshot is None  # the repo does not exist yet
     with app_in_process(first.settings) as app:
+        seed_sequences(app.ctx)
         service = backup.BackupService(app.ctx, hf_api=hub).start()
         try:
             owner = sign_in(app.url, mocked_oauth, OWNER)
