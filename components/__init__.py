@@ -6,5 +6,6 @@
 
 TABS: tuple[tuple[str, str], ...] = (
     ("components.intents", "build_intents_tab"),
+    ("components.review", "build_review_tab"),
     ("components.admin", "build_admin_tab"),
 )

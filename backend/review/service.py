@@ -143,6 +143,14 @@ def item_view(
     }
 
 
+def view_item(
+    database: Database, settings: Settings, username: str, sequence_id: str, round_: int, show_names: bool = False
+) -> dict[str, Any]:
+    """A review item for a reviewer (e.g. redrawn with the annotator names shown)."""
+    auth.require_role(database, username, "reviewer")
+    return item_view(database, settings, sequence_id, round_, show_names=show_names)
+
+
 def next_review(database: Database, settings: Settings, username: str, show_names: bool = False) -> dict[str, Any]:
     """The caller's current review item, or a newly leased one; ``item`` is None when the queue is empty."""
     auth.require_role(database, username, "reviewer")

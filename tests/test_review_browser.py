@@ -1,0 +1,127 @@
+"""End to end: scripted annotators over the HTTP API, a reviewer in a real browser, three rounds."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from e2e_helpers import ApiClient, ApiError, app_in_process, browser_login, chromium_browser
+from playwright.sync_api import expect
+from review_helpers import INTENTS, PASSWORD, add_people, add_sequences
+
+ROUNDS = {1: ["a1", "a2"], 2: ["b1", "b2"], 3: ["c1", "c2"]}
+# What the reviewer decides, per round and sequence (True = reasonable), in annotation order.
+DECISIONS = {
+    1: {"S1": [True, False], "S2": [False, False], "S3": [False, False]},
+    2: {"S2": [False, True], "S3": [False, False]},
+    3: {"S3": [False, False]},
+}
+
+
+@pytest.fixture
+def app(settings):
+    settings = settings.replace(annotators_per_sequence=2, require_full_view=False)
+    with app_in_process(settings) as running:
+        database = running.ctx.database
+        add_people(database, annotators=sum(ROUNDS.values(), []), reviewers=["rev"], password=PASSWORD)
+        add_sequences(database, ["S1", "S2", "S3"], needed=2)
+        yield running
+
+
+def annotate_over_http(url: str, names: list[str]) -> list[str]:
+    """Scripted annotators: take tasks and submit until none is left. Returns the guidance they were shown."""
+    guidance = []
+    for position, name in enumerate(names):
+        client = ApiClient(url, name, PASSWORD)
+        task = client.run("intent_next")["task"]
+        while task is not None:
+            guidance.append(task["guidance"] or "")
+            concrete, high_level = INTENTS[position]
+            task = client.run("intent_submit", task["sequence_id"], concrete, high_level)["task"]
+        client.close()
+    return guidance
+
+
+def review_in_browser(page, decisions: dict[str, list[bool]]) -> None:
+    page.locator("#review-next").click()
+    for _ in decisions:
+        header = page.locator("#review-item h3")
+        expect(header).to_contain_text("Sequence S", timeout=20_000)
+        sequence_id = header.inner_text().split("·")[0].replace("Sequence", "").strip()
+        verdicts = decisions[sequence_id]
+        for i, ok in enumerate(verdicts):
+            page.locator(f"#review-verdict-{i}").get_by_label(
+                "reasonable" if ok else "not reasonable", exact=True
+            ).check()
+            if not ok:
+                page.locator(f"#review-comment-{i} textarea").fill(f"too vague ({sequence_id})")
+        if any(verdicts):
+            label = f"Annotator {'AB'[verdicts.index(True)]}"
+            for dropdown in ("#review-concrete-from", "#review-high-from"):
+                page.locator(f"{dropdown} input").click()
+                page.get_by_role("option", name=label, exact=True).click()
+            expect(page.locator("#review-concrete textarea")).not_to_have_value("")
+        page.locator("#review-submit").click()
+        expect(header).not_to_contain_text(f"Sequence {sequence_id} ", timeout=20_000)
+    expect(page.locator("#review-item")).to_contain_text("The review queue is empty", timeout=20_000)
+
+
+def rounds_table(page) -> dict[str, list[str]]:
+    """The dashboard's per-round table as the reviewer sees it (Gradio draws virtual rows of grid cells)."""
+    rows = page.locator("#review-rounds .virtual-row")
+    expect(rows).to_have_count(3, timeout=20_000)
+    return {cells[0]: cells for cells in (rows.nth(i).locator("[role=gridcell]").all_inner_texts() for i in range(3))}
+
+
+def test_three_rounds_through_the_browser(app):
+    annotate_over_http(app.url, ROUNDS[1])
+    with chromium_browser() as browser:
+        page = browser.new_context().new_page()
+        browser_login(page, app.url, "rev", PASSWORD)
+        page.get_by_role("tab", name="Review").click()
+        page.locator("#review-next").click()
+        # names are hidden until asked for
+        expect(page.locator("#review-intent-0")).to_contain_text("Annotator A", timeout=20_000)
+        expect(page.locator("#review-intent-0")).not_to_contain_text("a1")
+        page.locator("#review-show-names input").check()
+        expect(page.locator("#review-intent-0")).to_contain_text(re.compile(r"\ba[12]\b"), timeout=20_000)
+        page.locator("#review-show-names input").uncheck()
+
+        review_in_browser(page, DECISIONS[1])
+        guidance = annotate_over_http(app.url, ROUNDS[2])
+        assert sorted(g.split("\n")[0] for g in guidance) == ["Round 1 review: no intent was judged reasonable."] * 4
+        assert any("too vague (S2)" in g for g in guidance) and any("too vague (S3)" in g for g in guidance)
+        # round-1 annotators never get the returned sequences again
+        assert ApiClient(app.url, "a1", PASSWORD).run("intent_next")["task"] is None
+        review_in_browser(page, DECISIONS[2])
+        annotate_over_http(app.url, ROUNDS[3])
+        review_in_browser(page, DECISIONS[3])
+
+        page.get_by_role("tab", name="Dashboard").click()
+        page.locator("#review-refresh").click()
+        table = rounds_table(page)
+        # by hand: round 1 -> 3 reviewed, 1 accepted (0.3333); 6 annotations, 1 reasonable (0.1667)
+        #          round 2 -> 2 reviewed, 1 accepted (0.5); 4 annotations, 1 reasonable (0.25)
+        #          round 3 -> 1 reviewed, 0 accepted, 1 discarded; 2 annotations, 0 reasonable
+        assert table["1"][1:4] == ["3", "1", "0.3333"] and table["1"][-1] == "0.1667"
+        assert table["2"][1:4] == ["2", "1", "0.5"] and table["2"][-1] == "0.25"
+        assert table["3"][1:4] == ["1", "0", "0"] and table["3"][5] == "1" and table["3"][-1] == "0"
+        expect(page.locator("#review-totals")).to_contain_text("discarded: 1")
+
+    database = app.ctx.database
+    status = {r["item_id"]: r["status"] for r in database.query("SELECT * FROM tasks WHERE kind = 'intent'")}
+    assert status == {"S1": "accepted", "S2": "accepted", "S3": "discarded"}
+    assert database.scalar("SELECT count(*) FROM annotations WHERE sequence_id = 'S3'") == 6  # kept, not deleted
+
+    annotator = ApiClient(app.url, "a1", PASSWORD)
+    for endpoint, args in (
+        ("review_next", ()),
+        ("review_dashboard", ()),
+        ("dataset_publish", ("team/x", True)),
+        ("review_submit", ("S1", 1, [], None, "")),
+    ):
+        with pytest.raises(ApiError, match="reviewer role|admin role"):
+            annotator.run(endpoint, *args)
+    reviewer = ApiClient(app.url, "rev", PASSWORD)
+    with pytest.raises(ApiError, match="admin role"):
+        reviewer.run("dataset_publish", "team/x", True)
