@@ -8,4 +8,5 @@ TABS: tuple[tuple[str, str], ...] = (
     ("components.intents", "build_intents_tab"),
     ("components.review", "build_review_tab"),
     ("components.admin", "build_admin_tab"),
+    ("components.vqa", "build_vqa_tab"),
 )

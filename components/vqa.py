@@ -1,0 +1,570 @@
+"""The compositional VQA tab (MMComposition): answer, author, verify, models, leaderboard, admin.
+
+Handlers only read inputs, call ``backend.vqa`` (which checks every caller's rights) and format outputs.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from backend.context import AppContext
+from backend.errors import CompStudioError
+from backend.vqa import compose, models, runs, service
+from backend.vqa.categories import CATEGORIES, SHORT_NAMES
+from backend.vqa.difficulty import LEVELS
+from backend.vqa.images import media_path
+from backend.vqa.items import LETTERS
+from backend.vqa.permissions import set_permission
+from components.common import TabHandle, caller, esc, ui_errors
+
+ANSWER_HELP = (
+    "Look at the image and answer the question. **Single choice**: tick exactly one option. "
+    "**Indefinite choice**: tick every correct option (one or more). The key is shown after you submit."
+)
+
+
+def _image(ctx: AppContext, view: dict[str, Any]) -> str:
+    return str(media_path(ctx.settings, view.get("composite") or view["images"][0]))
+
+
+def _options_lines(text: str) -> list[str]:
+    return [line.strip() for line in (text or "").splitlines() if line.strip()]
+
+
+def _letter_choices(options: list[str]) -> list[tuple[str, str]]:
+    return [(f"{LETTERS[i]}. {text}", LETTERS[i]) for i, text in enumerate(options[: len(LETTERS)])]
+
+
+def _question_md(view: dict[str, Any], key: list[str] | None = None) -> str:
+    kind = "single choice" if view["choice_type"] == "single" else "indefinite choice (one or more)"
+    lines = [f"**{esc(view['category'])}** · {kind} · item {esc(view['id'])}", "", f"### {esc(view['question'])}"]
+    options = (
+        view["options"] if isinstance(view["options"], dict) else dict(zip(LETTERS, view["options"], strict=False))
+    )
+    for letter, text in options.items():
+        mark = " ✅" if key and letter in key else ""
+        lines.append(f"- **{letter}.** {esc(text)}{mark}")
+    return "\n".join(lines)
+
+
+def _chart_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    long = [
+        {"category": SHORT_NAMES[c], "score": row[SHORT_NAMES[c]], "run": row["name"]}
+        for row in rows
+        for c in CATEGORIES
+        if row.get(SHORT_NAMES[c]) is not None
+    ]
+    return pd.DataFrame(long, columns=["category", "score", "run"])
+
+
+def build_vqa_tab(ctx: AppContext) -> TabHandle:
+    db, settings = ctx.database, ctx.settings
+    with gr.Tab("Compositional VQA", id="vqa") as tab:
+        gr.Markdown(
+            "Author, verify, answer and rank compositional VQA items (MMComposition). "
+            "Scores use partial credit: 1 for the exact set, |P|/|A| for a correct subset, else 0."
+        )
+        with gr.Tabs():
+            with gr.Tab("Answer", id="vqa-answer"):
+                answer = _answer_panel(ctx)
+            with gr.Tab("Author", id="vqa-author", visible=False) as author_tab:
+                _author_panel(ctx)
+            with gr.Tab("Verify", id="vqa-verify", visible=False) as verify_tab:
+                _verify_panel(ctx)
+            with gr.Tab("Models", id="vqa-models", visible=False) as models_tab:
+                _models_panel(ctx)
+            with gr.Tab("Leaderboard", id="vqa-leaderboard"):
+                board = _leaderboard_panel(ctx)
+            with gr.Tab("Admin", id="vqa-admin", visible=False) as admin_tab:
+                _admin_panel(ctx)
+        _register_api(ctx)
+
+    @ui_errors
+    def on_load(request: gr.Request) -> dict:
+        name = caller(ctx, request)
+        try:
+            rights = service.author_status(db, name)
+        except CompStudioError:  # not signed in or not an annotator: app.py hides the tab anyway
+            return {}
+        return {
+            author_tab: gr.Tab(visible=rights["author"]),
+            verify_tab: gr.Tab(visible=rights["author"]),
+            models_tab: gr.Tab(visible=rights["reviewer"]),
+            admin_tab: gr.Tab(visible=rights["admin"]),
+            **answer["render"](service.next_answer_task(db, settings, name)),
+            **board["render"](runs.leaderboard(db, name)),
+        }
+
+    outputs = [author_tab, verify_tab, models_tab, admin_tab, *answer["outputs"], *board["outputs"]]
+    return TabHandle(tab=tab, min_role="annotator", on_load=(on_load, outputs))
+
+
+def _answer_panel(ctx: AppContext) -> dict[str, Any]:
+    db, settings = ctx.database, ctx.settings
+    gr.Markdown(ANSWER_HELP)
+    current = gr.State(None)
+    progress = gr.Markdown(elem_id="vqa-answer-progress")
+    with gr.Row():
+        image = gr.Image(label="Image", type="filepath", interactive=False, elem_id="vqa-answer-image", height=420)
+        with gr.Column():
+            question = gr.Markdown(elem_id="vqa-answer-question")
+            choices = gr.CheckboxGroup(label="Your answer", choices=[], elem_id="vqa-answer-choices")
+            submit = gr.Button("Submit answer", variant="primary", elem_id="vqa-answer-submit")
+            result = gr.Markdown(elem_id="vqa-answer-result")
+
+    def render(payload: dict[str, Any]) -> dict:
+        task, done = payload["task"], payload["progress"]
+        base = {progress: f"**Answered:** {done['mine_total']} · **items left in the pool:** {done['left_in_pool']}"}
+        if task is None:
+            return {
+                **base,
+                current: None,
+                image: None,
+                question: "### Nothing left for you to answer. Thank you!",
+                choices: gr.update(choices=[], value=[]),
+            }
+        return {
+            **base,
+            current: task["id"],
+            image: _image(ctx, task),
+            question: _question_md(task),
+            choices: gr.update(choices=_letter_choices(list(task["options"].values())), value=[]),
+        }
+
+    @ui_errors
+    def on_submit(item_id: str | None, letters: list[str], request: gr.Request) -> dict:
+        if not item_id:
+            raise gr.Error("There is no item to answer.")
+        name = caller(ctx, request)
+        done = service.submit_answer(db, settings, name, item_id, letters)
+        feedback = (
+            f"Your answer {', '.join(done['answer'])} for {esc(item_id)}: key {', '.join(done['key'])}, "
+            f"score {done['score']:.2f}."
+        )
+        return {**render(service.next_answer_task(db, settings, name)), result: feedback}
+
+    outputs = [current, progress, image, question, choices]
+    submit.click(on_submit, [current, choices], [*outputs, result], api_visibility="private")
+    return {"render": render, "outputs": outputs}
+
+
+def _author_panel(ctx: AppContext) -> None:
+    db, settings = ctx.database, ctx.settings
+    stored = gr.State([])
+    gr.Markdown(
+        "**1. Images.** One image is shown as it is; two side by side labelled *Left* and *Right*; "
+        "more in a grid labelled *Image 1 … n* (paper section 3.1)."
+    )
+    with gr.Row():
+        files = gr.File(label="Images", file_count="multiple", file_types=["image"], elem_id="vqa-author-files")
+        preview = gr.Image(label="What models see", type="filepath", interactive=False, elem_id="vqa-author-preview")
+    build = gr.Button("Store images and build the composite", elem_id="vqa-author-build")
+    gr.Markdown("**2. Question.** Options one per line; they are lettered A, B, … in order.")
+    category = gr.Dropdown(list(CATEGORIES), label="Category", value=CATEGORIES[0], elem_id="vqa-author-category")
+    question = gr.Textbox(label="Question", elem_id="vqa-author-question", max_length=2000)
+    options = gr.Textbox(label="Options (one per line)", lines=4, elem_id="vqa-author-options")
+    correct = gr.CheckboxGroup(label="Correct options", choices=[], elem_id="vqa-author-correct")
+    choice_type = gr.Radio(["single", "indefinite"], value="single", label="Choice type", elem_id="vqa-author-type")
+    with gr.Accordion("Probing builder: x true and 4 - x conflicting captions, shuffled", open=False):
+        true_caps = gr.Textbox(label="True captions (one per line)", lines=4, elem_id="vqa-probe-true")
+        conflict_caps = gr.Textbox(label="Conflicting captions (one per line)", lines=4, elem_id="vqa-probe-conflict")
+        count = gr.Dropdown(["random", "1", "2", "3", "4"], value="random", label="x (true captions)")
+        probe = gr.Button("Build the probing options", elem_id="vqa-probe-build")
+    create = gr.Button("Save the item (it goes to verification)", variant="primary", elem_id="vqa-author-save")
+    saved = gr.Markdown(elem_id="vqa-author-saved")
+    with gr.Accordion("All items", open=False):
+        table = gr.Dataframe(interactive=False, wrap=True)
+        refresh = gr.Button("Refresh")
+
+    @ui_errors
+    def on_build(paths: list[str] | None, request: gr.Request) -> tuple:
+        if not paths:
+            raise gr.Error("Choose one or more images first.")
+        name = caller(ctx, request)
+        rels = service.upload_images(db, settings, name, paths)
+        composite = service.preview_composite(db, settings, name, rels)
+        return rels, str(media_path(settings, composite or rels[0]))
+
+    def on_options(text: str, chosen: list[str]) -> Any:
+        letters = _letter_choices(_options_lines(text))
+        valid = {v for _, v in letters}
+        return gr.update(choices=letters, value=[c for c in chosen or [] if c in valid])
+
+    @ui_errors
+    def on_probe(true_text: str, conflict_text: str, x: str, request: gr.Request) -> tuple:
+        draft = service.probing_draft(
+            db,
+            caller(ctx, request),
+            _options_lines(true_text),
+            _options_lines(conflict_text),
+            None if x == "random" else int(x),
+        )
+        return (
+            draft.category,
+            draft.question,
+            "\n".join(draft.options),
+            gr.update(choices=_letter_choices(list(draft.options)), value=list(draft.answer)),
+            draft.choice_type,
+        )
+
+    @ui_errors
+    def on_create(
+        rels: list[str], cat: str, q: str, opts: str, letters: list[str], kind: str, request: gr.Request
+    ) -> str:
+        if not rels:
+            raise gr.Error("Store the images first (step 1).")
+        item = service.create_item(
+            db,
+            settings,
+            caller(ctx, request),
+            category=cat,
+            question=q,
+            options=_options_lines(opts),
+            answer=letters,
+            choice_type=kind,
+            images=rels,
+        )
+        return f"Saved item {esc(item.id)} ({esc(item.category)}); it now waits for {settings.vqa_verifiers} verifiers."
+
+    @ui_errors
+    def on_refresh(request: gr.Request) -> pd.DataFrame:
+        return pd.DataFrame(service.browse_items(db, caller(ctx, request)))
+
+    build.click(on_build, [files], [stored, preview], api_visibility="private")
+    options.change(on_options, [options, correct], correct, api_visibility="private", show_progress="hidden")
+    probe.click(
+        on_probe,
+        [true_caps, conflict_caps, count],
+        [category, question, options, correct, choice_type],
+        api_visibility="private",
+    )
+    create.click(
+        on_create, [stored, category, question, options, correct, choice_type], saved, api_visibility="private"
+    )
+    refresh.click(on_refresh, None, table, api_visibility="private")
+
+
+def _verify_panel(ctx: AppContext) -> None:
+    db, settings = ctx.database, ctx.settings
+    current = gr.State(None)
+    gr.Markdown(
+        f"Each item is checked by {settings.vqa_verifiers} verifiers: does the question test "
+        "compositional information, and is the key right? When they disagree a reviewer decides."
+    )
+    fetch = gr.Button("Next item to verify", elem_id="vqa-verify-next")
+    progress = gr.Markdown()
+    with gr.Row():
+        image = gr.Image(label="Image", type="filepath", interactive=False, height=380)
+        details = gr.Markdown(elem_id="vqa-verify-item")
+    compositional = gr.Checkbox(True, label="The question tests compositional information")
+    key_right = gr.Checkbox(True, label="The key is right")
+    note = gr.Textbox(label="Note (optional)", max_length=2000)
+    with gr.Row():
+        accept = gr.Button("Accept", variant="primary", elem_id="vqa-verify-accept")
+        reject = gr.Button("Reject", variant="stop", elem_id="vqa-verify-reject")
+    with gr.Accordion("Edit, then accept", open=False):
+        edit_question = gr.Textbox(label="Question")
+        edit_options = gr.Textbox(label="Options (one per line)", lines=4)
+        edit_key = gr.Textbox(label="Correct letters (e.g. A, C)")
+        edit = gr.Button("Save the edit and accept")
+    outcome = gr.Markdown(elem_id="vqa-verify-outcome")
+    with gr.Accordion("Disputes (reviewers)", open=False):
+        disputed = gr.Dropdown([], label="Disputed item")
+        dispute_md = gr.Markdown()
+        with gr.Row():
+            load_disputes = gr.Button("Load disputes")
+            resolve_accept = gr.Button("Accept (final)")
+            resolve_reject = gr.Button("Reject (final)")
+
+    outputs = [current, progress, image, details, edit_question, edit_options, edit_key]
+
+    def render(payload: dict[str, Any]) -> dict:
+        task, done = payload["task"], payload["progress"]
+        base = {progress: f"**Verified by you:** {done['mine_total']} · **left in the pool:** {done['left_in_pool']}"}
+        if task is None:
+            return {
+                **base,
+                current: None,
+                image: None,
+                details: "### Nothing left for you to verify.",
+                edit_question: "",
+                edit_options: "",
+                edit_key: "",
+            }
+        return {
+            **base,
+            current: task["id"],
+            image: _image(ctx, task),
+            details: _question_md(task, task["answer"]),
+            edit_question: task["question"],
+            edit_options: "\n".join(task["options"]),
+            edit_key: ", ".join(task["answer"]),
+        }
+
+    @ui_errors
+    def on_fetch(request: gr.Request) -> dict:
+        return render(service.next_verification(db, settings, caller(ctx, request)))
+
+    def decide(decision: str):
+        @ui_errors
+        def handler(item_id, comp, key_ok, text, q, opts, letters, request: gr.Request) -> dict:
+            if not item_id:
+                raise gr.Error("Ask for an item to verify first.")
+            name = caller(ctx, request)
+            changes = (
+                {"question": q, "options": _options_lines(opts), "answer": letters} if decision == "edit" else None
+            )
+            done = service.submit_verification(
+                db,
+                settings,
+                name,
+                item_id,
+                decision,
+                compositional=comp,
+                key_correct=key_ok,
+                note=text,
+                changes=changes,
+            )["item"]
+            state = "disputed: a reviewer decides" if done["disputed"] else done["status"]
+            return {
+                **render(service.next_verification(db, settings, name)),
+                outcome: f"Recorded your {decision} of {esc(item_id)}; the item is now **{state}**.",
+            }
+
+        return handler
+
+    @ui_errors
+    def on_disputes(request: gr.Request) -> Any:
+        items = service.disputes(db, caller(ctx, request))
+        return gr.update(choices=[i["id"] for i in items], value=items[0]["id"] if items else None)
+
+    @ui_errors
+    def on_dispute_pick(item_id: str | None, request: gr.Request) -> str:
+        if not item_id:
+            return ""
+        view = service.item_view(db, caller(ctx, request), item_id)
+        votes = "\n".join(
+            f"- {esc(v['verifier'])}: **{v['decision']}** {esc(v['note'] or '')}" for v in view["verifications"]
+        )
+        return _question_md(view, view["answer"]) + "\n\n**Verifiers:**\n" + votes
+
+    def resolve(decision: str):
+        @ui_errors
+        def handler(item_id: str | None, text: str, request: gr.Request) -> str:
+            if not item_id:
+                raise gr.Error("Choose a disputed item.")
+            done = service.resolve_dispute(db, settings, caller(ctx, request), item_id, decision, text)["item"]
+            return f"{esc(item_id)} is now **{done['status']}**."
+
+        return handler
+
+    inputs = [current, compositional, key_right, note, edit_question, edit_options, edit_key]
+    fetch.click(on_fetch, None, outputs, api_visibility="private")
+    accept.click(decide("accept"), inputs, [*outputs, outcome], api_visibility="private")
+    reject.click(decide("reject"), inputs, [*outputs, outcome], api_visibility="private")
+    edit.click(decide("edit"), inputs, [*outputs, outcome], api_visibility="private")
+    load_disputes.click(on_disputes, None, disputed, api_visibility="private")
+    disputed.change(on_dispute_pick, disputed, dispute_md, api_visibility="private")
+    resolve_accept.click(resolve("accept"), [disputed, note], outcome, api_visibility="private")
+    resolve_reject.click(resolve("reject"), [disputed, note], outcome, api_visibility="private")
+
+
+def _model_names(ctx: AppContext) -> list[str]:
+    from backend.inference.registry import list_models
+
+    try:
+        return sorted(list_models(ctx.settings))
+    except Exception:  # a broken registry file is reported in the Models tab; keep this tab usable
+        return []
+
+
+def _models_panel(ctx: AppContext) -> None:
+    db, settings = ctx.database, ctx.settings
+    names = _model_names(ctx)
+    with gr.Row():
+        model = gr.Dropdown(names, label="Model", value=names[0] if names else None, elem_id="vqa-model")
+        mode = gr.Radio(list(models.IMAGE_MODES), value=settings.vqa_image_mode, label="Multi-image items as")
+        blind = gr.Checkbox(False, label="Blind (question and options only, no image)")
+    with gr.Row():
+        item = gr.Dropdown([], label="Item", elem_id="vqa-model-item", allow_custom_value=True)
+        refresh_items = gr.Button("Refresh the item list", size="sm")
+        ask = gr.Button("Ask live", elem_id="vqa-model-ask")
+        run_all = gr.Button("Run on all verified items", variant="primary")
+    answer_md = gr.Markdown(elem_id="vqa-model-answer")
+    gr.Markdown(
+        "**Difficulty voting** (paper section 3.1): each panel model answers every verified item; the "
+        "number answering fully correctly sets the level (six models: 0 super hard, 1-2 hard, 3-4 medium, "
+        "5-6 easy; other panel sizes scale by the fraction correct)."
+    )
+    panel = gr.Dropdown(
+        names,
+        value=[m for m in settings.vqa_panel if m in names],
+        multiselect=True,
+        max_choices=12,
+        label="Voting panel (six slots by default)",
+    )
+    vote = gr.Button("Run the voting panel")
+    distribution = gr.BarPlot(x="level", y="items", title="Items per difficulty level", height=260)
+    with gr.Accordion("Compose a benchmark", open=False):
+        total = gr.Number(20, precision=0, label="Items")
+        weights = [gr.Number(1, label=f"Weight of {level.replace('_', ' ')}") for level in LEVELS]
+        fmt = gr.Radio(["released", "jsonl"], value="released", label="Layout")
+        make = gr.Button("Compose and export")
+        bundle = gr.File(label="Benchmark")
+        composed = gr.Markdown()
+
+    def dist_frame(counts: dict[str, int]) -> pd.DataFrame:
+        return pd.DataFrame({"level": list(counts), "items": list(counts.values())})
+
+    @ui_errors
+    def on_ask(name: str, item_id: str, image_mode: str, no_image: bool, request: gr.Request) -> str:
+        if not (name and item_id):
+            raise gr.Error("Choose a model and an item.")
+        out = models.ask_model(ctx, caller(ctx, request), name, item_id, blind=no_image, image_mode=image_mode)
+        if out["error"]:
+            return f"**Error:** {esc(out['error'])}"
+        return (
+            f"**{esc(name)}** answered {esc(out['raw_output'])} → {', '.join(out['letters']) or '(unparsed)'}; "
+            f"key {', '.join(out['key'])}; score {out['score'] if out['score'] is not None else 0:.2f}"
+        )
+
+    @ui_errors
+    def on_run(
+        name: str, image_mode: str, no_image: bool, request: gr.Request, progress: gr.Progress = gr.Progress()
+    ) -> str:
+        out = models.run_model(
+            ctx,
+            caller(ctx, request),
+            name,
+            blind=no_image,
+            image_mode=image_mode,
+            progress=lambda done, n: progress((done, n)),
+        )
+        return (
+            f"Run **{esc(out['run'])}**: {out['items']} items, mean partial credit {out['score']:.3f}, "
+            f"{out['parse_failures']} unparsed, {out['errors']} errors, {out['newly_computed']} newly computed."
+        )
+
+    @ui_errors
+    def on_vote(members: list[str], request: gr.Request, progress: gr.Progress = gr.Progress()) -> pd.DataFrame:
+        models.vote_difficulty(ctx, caller(ctx, request), members, progress=lambda d, n: progress((d, n)))
+        return dist_frame(compose.difficulty_overview(db, caller(ctx, request)))
+
+    @ui_errors
+    def on_compose(
+        count: float, w_super: float, w_hard: float, w_medium: float, w_easy: float, layout: str, request: gr.Request
+    ) -> tuple:
+        mix = dict(zip(LEVELS, (w_super, w_hard, w_medium, w_easy), strict=True))
+        out = compose.compose_and_export(
+            db,
+            settings,
+            caller(ctx, request),
+            Path(tempfile.mkdtemp(prefix="vqa-")),
+            total=int(count or 0),
+            level_mix=mix,
+            fmt=layout,
+        )
+        note = f"{out['items']} items" + (
+            f"; {out['shortfall']} missing (too few rated items)" if out["shortfall"] else ""
+        )
+        return out["zip"], note
+
+    @ui_errors
+    def on_items(request: gr.Request) -> Any:
+        ids = [row["id"] for row in service.browse_items(db, caller(ctx, request), status="verified")]
+        return gr.update(choices=ids, value=ids[0] if ids else None)
+
+    refresh_items.click(on_items, None, item, api_visibility="private")
+    ask.click(on_ask, [model, item, mode, blind], answer_md, concurrency_id="models", api_visibility="private")
+    run_all.click(on_run, [model, mode, blind], answer_md, concurrency_id="models", api_visibility="private")
+    vote.click(on_vote, [panel], distribution, concurrency_id="models", api_visibility="private")
+    make.click(on_compose, [total, *weights, fmt], [bundle, composed], api_visibility="private")
+
+
+def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
+    db = ctx.database
+    table = gr.Dataframe(interactive=False, elem_id="vqa-leaderboard", label="Scores (%), verified items")
+    with gr.Row():
+        refresh = gr.Button("Refresh")
+        download = gr.DownloadButton("Download CSV", elem_id="vqa-leaderboard-csv")
+    chart = gr.BarPlot(
+        x="category", y="score", color="run", title="Per-category score (%)", height=320, x_label_angle=-40
+    )
+    with gr.Accordion("Questions where models score below chance (appendix A.4, reviewers)", open=False):
+        analyse = gr.Button("Analyse")
+        analysis_md = gr.Markdown()
+        below = gr.Dataframe(interactive=False)
+
+    def render(rows: list[dict[str, Any]]) -> dict:
+        path = Path(tempfile.mkdtemp(prefix="vqa-board-")) / "vqa_leaderboard.csv"
+        path.write_text(runs.leaderboard_csv(rows), encoding="utf-8")
+        return {table: pd.DataFrame(rows), chart: _chart_frame(rows), download: str(path)}
+
+    @ui_errors
+    def on_refresh(request: gr.Request) -> dict:
+        return render(runs.leaderboard(db, caller(ctx, request)))
+
+    @ui_errors
+    def on_analyse(request: gr.Request) -> tuple:
+        out = runs.low_cpv_analysis(db, caller(ctx, request))
+        summary = (
+            f"{len(out['below_chance'])} of {out['questions']} questions have a mean score across "
+            f"{len(out['models'])} model runs below their category's random score. Option counts (all): "
+            f"{out['option_counts']}; below chance: {out['option_counts_below']}. Difficulty (all): "
+            f"{out['difficulty']}; below chance: {out['difficulty_below']}."
+        )
+        return esc(summary), pd.DataFrame(out["below_chance"])
+
+    outputs = [table, chart, download]
+    refresh.click(on_refresh, None, outputs, api_visibility="private")
+    analyse.click(on_analyse, None, [analysis_md, below], api_visibility="private")
+    return {"render": render, "outputs": outputs}
+
+
+def _admin_panel(ctx: AppContext) -> None:
+    db = ctx.database
+    gr.Markdown("The **author** permission lets an annotator write VQA items and verify others' items.")
+    user = gr.Textbox(label="User name", elem_id="vqa-admin-user")
+    with gr.Row():
+        grant = gr.Button("Grant author", elem_id="vqa-admin-grant")
+        revoke = gr.Button("Revoke author")
+    done = gr.Markdown(elem_id="vqa-admin-done")
+
+    def change(granted: bool):
+        @ui_errors
+        def handler(name: str, request: gr.Request) -> str:
+            set_permission(db, caller(ctx, request), (name or "").strip(), "author", granted)
+            return f"{esc(name)} {'now has' if granted else 'no longer has'} the author permission."
+
+        return handler
+
+    grant.click(change(True), [user], done, api_visibility="private")
+    revoke.click(change(False), [user], done, api_visibility="private")
+
+
+def _register_api(ctx: AppContext) -> None:
+    """Named endpoints for scripts: answering (never returns a key before the answer) and the leaderboard."""
+    db, settings = ctx.database, ctx.settings
+
+    @ui_errors
+    def vqa_next_answer(request: gr.Request) -> dict:
+        """Your current item to answer (question, options, image paths; no key), or null when none is left."""
+        return service.next_answer_task(db, settings, caller(ctx, request))
+
+    @ui_errors
+    def vqa_submit_answer(item_id: str, answer: list[str], request: gr.Request) -> dict:
+        """Store your answer (letters) to the item you were handed; returns the key and your score."""
+        return service.submit_answer(db, settings, caller(ctx, request), item_id, answer)
+
+    @ui_errors
+    def vqa_leaderboard(request: gr.Request) -> list[dict]:
+        """Leaderboard rows (percent): random choice, human, and every run."""
+        return runs.leaderboard(db, caller(ctx, request))
+
+    for fn in (vqa_next_answer, vqa_submit_answer, vqa_leaderboard):
+        gr.api(fn, api_name=fn.__name__, queue=False)
