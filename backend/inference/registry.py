@@ -40,7 +40,7 @@ BACKENDS: dict[str, str | BackendFactory] = {
 }
 
 #: Modules that call :func:`register_model` / :func:`register_backend` when imported (in-process models).
-PROVIDER_MODULES: list[str] = []
+PROVIDER_MODULES: list[str] = ["backend.planning.evaluation"]
 
 PROMPT_STYLES = ("chat", "plain")
 SCORING = ("generate", "likelihood")

@@ -245,7 +245,8 @@ def run_eval(
             status="failed",
         )
         raise
-    stored = lookup(ctx.database, spec.name, bench.name, shash)
+    if computed:
+        stored = lookup(ctx.database, spec.name, bench.name, shash)
     summary = summarise(bench, spec, prepared, stored, computed, run_id, time.perf_counter() - began)
     if judge is not None:
         summary.judge = _run_judge(ctx, judge, prepared, stored, bench)
