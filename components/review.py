@@ -291,7 +291,7 @@ def build_review_tab(ctx: AppContext) -> TabHandle:
         figures = dashboard.dashboard(db, caller(ctx, request))
         t = figures["totals"]
         long = [
-            {"round": str(r["round"]), "measure": measure, "share": r[key] or 0.0}
+            {"round": f"round {r['round']} · {measure}", "measure": measure, "share": r[key] or 0.0}
             for r in figures["rounds"]
             for measure, key in (
                 ("annotations", "annotations_reasonable_share"),

@@ -122,3 +122,16 @@ def test_inspection_sample_report_in_the_papers_form(database, settings):
         inspection.judge(database, "rev", started["inspection_id"], "V1", inspection.InspectionJudgment(1, 1, 1))
     with pytest.raises(ValidationError, match="no sequences in split"):
         inspection.start_inspection(database, settings, "rev", split="train")
+
+
+def test_semantic_similarity_with_the_local_sentence_embedding_model(database, settings):
+    """The default path: ``backend.embeddings.embed_texts`` with the ``embedding_model`` setting (bundled MiniLM)."""
+    add_people(database, annotators=["a1", "a2", "a3"], reviewers=["rev"])
+    add_sequences(database, ["S1"])
+    annotate_all(database, settings, ["a1", "a2", "a3"])
+    result = agreement.semantic_agreement(database, settings, "rev")
+    row = result["sequences"][0]
+    assert row["annotations"] == 3
+    # three different paraphrases of related intents: similar but not identical
+    assert 0.2 < row["concrete_similarity"] < 0.99 and 0.2 < row["high_level_similarity"] < 0.99
+    assert result["mean_concrete"] == row["concrete_similarity"]

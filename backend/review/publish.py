@@ -72,7 +72,7 @@ def publish(
         )
     except (HfHubHTTPError, LocalTokenNotFoundError, OfflineModeIsEnabled, OSError) as exc:
         raise PublishError(
-            f"publishing to {repo_id} failed: {exc}. Check HF_TOKEN (write access to {repo_id.split('/')[0]}) "
+            f"publishing to {repo_id} failed: {str(exc).rstrip('.')}. Check HF_TOKEN (write access to {repo_id.split('/')[0]}) "
             "and the network."
         ) from exc
     with database.write() as db:
