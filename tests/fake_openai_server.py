@@ -5,7 +5,9 @@ a server would (model name, message shape, base64 image data URLs that decode to
 deterministically: the letter of the option whose text names the colour it sees in the first image, or
 "The answer is (A)." otherwise. Knobs for tests: ``delay_s`` per request; a prompt containing
 ``FAIL500`` always gets HTTP 500; ``FLAKY`` fails with 500 on its first attempt only; ``SLOW`` sleeps past
-any client timeout. It records calls, attempts per prompt and the most requests ever in flight at once.
+any client timeout; ``hold_until = n`` makes each request wait (up to 2 s) until n requests are in flight,
+so a concurrency test does not depend on thread timing. It records calls, attempts per prompt and the most
+requests ever in flight at once.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ class FakeOpenAIServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.images_seen = 0
+        self.hold_until = 0
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -46,7 +50,9 @@ class FakeOpenAIServer:
         self._server.server_close()
 
     def reset(self) -> None:
+        """Forget counts, after waiting (up to 5 s) for requests still being served (e.g. a SLOW one)."""
         with self._lock:
+            self._changed.wait_for(lambda: self.in_flight == 0, timeout=5.0)
             self.calls, self.max_in_flight, self.images_seen = 0, 0, 0
             self.attempts.clear()
 
@@ -146,6 +152,8 @@ class FakeOpenAIServer:
                     server.calls += 1
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                    server._changed.notify_all()
+                    server._changed.wait_for(lambda: server.in_flight >= server.hold_until, timeout=2.0)
                 try:
                     if server.delay_s:
                         time.sleep(server.delay_s)
@@ -153,6 +161,7 @@ class FakeOpenAIServer:
                 finally:
                     with server._lock:
                         server.in_flight -= 1
+                        server._changed.notify_all()
                 try:
                     self._send(status, payload)
                 except (BrokenPipeError, ConnectionResetError):

@@ -67,8 +67,12 @@ def test_concurrency_is_respected(ctx, server):
     for concurrency in (1, 3):
         backend = build_backend(_spec(server, concurrency=concurrency))
         server.reset()
-        answers = backend.generate_each([[text(f"question {i}")] for i in range(9)], PARAMS)
-        assert len(answers) == 9 and server.max_in_flight == concurrency
+        server.hold_until = concurrency  # each request waits until `concurrency` are in flight
+        try:
+            answers = backend.generate_each([[text(f"question {i}")] for i in range(9)], PARAMS)
+        finally:
+            server.hold_until = 0
+        assert all(isinstance(a, str) for a in answers) and server.max_in_flight == concurrency
         backend.unload()
 
 
