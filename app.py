@@ -8,6 +8,7 @@ on a Space).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import os
 from pathlib import Path
@@ -61,6 +62,8 @@ def build_demo(ctx: AppContext) -> gr.Blocks:
                 return [text, *(gr.Tab(visible=False) for _ in handles)]
             logout = "" if oauth else " · [Log out](/logout)"
             text = f"Signed in as **{esc(user.username)}** ({user.role}){logout}"
+            if user.has_role("admin") and ctx.notices:
+                text += "".join(f"\n\n> ⚠️ {esc(notice)}" for notice in ctx.notices)
             return [text, *(gr.Tab(visible=user.has_role(h.min_role)) for h in handles)]
 
         demo.load(on_load, None, [who, *(h.tab for h in handles)], api_visibility="private")
@@ -72,12 +75,17 @@ def build_demo(ctx: AppContext) -> gr.Blocks:
     return demo
 
 
-def build_app(settings: Settings) -> tuple[gr.Blocks, AppContext]:
+def build_app(settings: Settings, *, notices: tuple[str, ...] = (), hf_api=None) -> tuple[gr.Blocks, AppContext]:
+    """The app and its context. The backup service is created here; ``main`` starts it."""
+    from backend.backup import BackupService
+
     ctx = build_context(settings)
     if settings.demo_content:
         from backend.demo import ensure_demo_content
 
         ensure_demo_content(ctx)
+    ctx = dataclasses.replace(ctx, notices=notices)
+    ctx = dataclasses.replace(ctx, backup=BackupService(ctx, hf_api=hf_api))
     return build_demo(ctx), ctx
 
 
@@ -114,11 +122,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=None, help="port (default 7860; COMPSTUDIO_PORT)")
     parser.add_argument("--data-dir", type=Path, default=None, help="data folder (default ./data; COMPSTUDIO_DATA_DIR)")
     args = parser.parse_args(argv)
+    from backend import spaces
+    from backend.backup import stop_on_sigterm
+
     settings = load_settings(host=args.host, port=args.port, data_dir=args.data_dir)
-    demo, ctx = build_app(settings)
-    print(f"CompStudio: data in {settings.data_dir.resolve()}")
+    start = spaces.prepare_start(settings)  # data folder on a Space; Hub restore into an empty one
+    demo, ctx = build_app(start.settings, notices=tuple(start.notices()))
+    print(f"CompStudio: data in {ctx.settings.data_dir.resolve()}")
+    for notice in ctx.notices:
+        print(f"Notice: {notice}")
     print(login_help(ctx), flush=True)
-    demo.launch(server_name=settings.host, server_port=settings.port, ssr_mode=False, **launch_kwargs(ctx))
+    ctx.backup.start()
+    stop_on_sigterm(ctx.backup)
+    try:
+        demo.launch(server_name=ctx.settings.host, server_port=ctx.settings.port, ssr_mode=False,
+                    **launch_kwargs(ctx))
+    finally:
+        ctx.backup.stop()
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from backend.settings import Settings
 from backend.storage import Database
@@ -12,6 +13,8 @@ from backend.storage import Database
 class AppContext:
     settings: Settings
     database: Database
+    backup: Any = None  # backend.backup.BackupService, when the app runs one
+    notices: tuple[str, ...] = ()  # start-up notices for admins (ephemeral storage, what was restored)
 
 
 def build_context(settings: Settings) -> AppContext:

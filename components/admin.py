@@ -10,7 +10,7 @@ from pathlib import Path
 import gradio as gr
 import pandas as pd
 
-from backend import admin
+from backend import admin, backup
 from backend.auth import ROLES
 from backend.context import AppContext
 from backend.intents.export import FORMATS
@@ -49,6 +49,13 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
                 role_button = gr.Button("Set role")
                 disable_button = gr.Button("Disable")
                 enable_button = gr.Button("Enable")
+        with gr.Accordion("Backups", open=False):
+            gr.Markdown("Consistent snapshots of the database (SQLite backup API) in `<data>/backups/`, and pushes "
+                        "to the Hub dataset repo when `COMPSTUDIO_HUB_BACKUP_REPO` is set.")
+            with gr.Row():
+                backup_refresh = gr.Button("Show backup status", elem_id="backup-status-button")
+                backup_now = gr.Button("Back up now", elem_id="backup-now-button")
+            backup_info = gr.JSON(label="Backup status")
         with gr.Accordion("Audit log (latest 200 writes)", open=False):
             refresh_audit = gr.Button("Refresh")
             audit_table = gr.Dataframe(interactive=False, label="Audit log")
@@ -102,7 +109,19 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
             return gr.update()
         return users_frame(name)
 
+    @ui_errors
+    def on_backup_status(request: gr.Request) -> dict:
+        return backup.backup_status_as(db, settings, caller(ctx, request))
+
+    @ui_errors
+    def on_backup_now(request: gr.Request) -> dict:
+        if ctx.backup is None:
+            raise gr.Error("No backup service runs in this process.")
+        return backup.backup_now_as(ctx.backup, caller(ctx, request))
+
     private = {"api_visibility": "private"}
+    backup_refresh.click(on_backup_status, None, backup_info, **private)
+    backup_now.click(on_backup_now, None, backup_info, **private)
     import_button.click(on_import, [root, videos], import_result, **private)
     export_button.click(on_export, [fmt], export_file, **private)
     add_button.click(on_add, [new_name, new_role, new_password], [users, new_password], **private)

@@ -10,9 +10,9 @@ from typing import Any
 
 import gradio as gr
 
-from backend import auth
+from backend import spaces
 from backend.context import AppContext
-from backend.errors import CompStudioError
+from backend.errors import CompStudioError, PermissionDenied
 
 _MARKDOWN_ENTITIES = {ord(c): f"&#{ord(c)};" for c in "\\`*_{}[]()#+!|~-"}
 
@@ -27,21 +27,20 @@ class TabHandle:
     on_load: tuple[Callable[..., Any], list[Any]] | None = None
 
 
-def _oauth_username(request: gr.Request) -> str | None:
-    """The Hugging Face user name of an OAuth session, read the way Gradio injects ``gr.OAuthProfile``."""
+def _oauth_userinfo(request: gr.Request) -> dict | None:
+    """The Hugging Face userinfo of an OAuth session, read the way Gradio injects ``gr.OAuthProfile``."""
     from gradio import oauth
     from gradio.helpers import _session_from_request
 
     info = oauth._get_valid_oauth_info_from_session(_session_from_request(request))
-    if not info:
-        return None
-    return (info.get("userinfo") or {}).get("preferred_username")
+    return (info or {}).get("userinfo") or None
 
 
 def caller(ctx: AppContext, request: gr.Request | None) -> str | None:
     """The signed-in user's name: password login (``request.username``) or Sign in with Hugging Face.
 
-    An OAuth user gets an account on first sign-in (annotator, or admin when named in ``admins``).
+    An OAuth user gets an account on first sign-in (annotator; admin when they own the Space or are named
+    in ``admins``); with ``allowed_orgs`` set, non-members are treated as not signed in.
     Returns None when nobody is signed in; the backend's role checks then refuse the call.
     """
     if request is None:
@@ -49,10 +48,12 @@ def caller(ctx: AppContext, request: gr.Request | None) -> str | None:
     if getattr(request, "username", None):
         return request.username
     if ctx.settings.effective_auth_mode == "oauth":
-        name = _oauth_username(request)
-        if name:
-            auth.oauth_user(ctx.database, name, ctx.settings.admins)
-            return name
+        userinfo = _oauth_userinfo(request)
+        if userinfo:
+            try:
+                return spaces.oauth_sign_in(ctx.database, ctx.settings, userinfo).username
+            except PermissionDenied:
+                return None
     return None
 
 

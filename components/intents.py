@@ -141,9 +141,9 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
     submit.click(on_submit, [current, concrete, high_level], outputs, api_visibility="private")
     skip.click(on_skip, [current, reason], [*outputs, reason], api_visibility="private")
     video.end(on_viewed, [current], submit, api_visibility="private")
-    for box in (concrete, high_level):
-        box.input(on_draft, [current, concrete, high_level], draft_status, trigger_mode="always_last",
-                  show_progress="hidden", api_visibility="private")
+    for box in (concrete, high_level):  # typing, and leaving the field (covers pasted text)
+        gr.on([box.input, box.blur], on_draft, [current, concrete, high_level], draft_status,
+              trigger_mode="always_last", show_progress="hidden", api_visibility="private")
 
     return TabHandle(tab=tab, min_role="annotator", on_load=(on_load, outputs))
 

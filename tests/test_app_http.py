@@ -1,0 +1,89 @@
+"""The real app over HTTP: start-up, named API endpoints, role checks, files served."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from conftest import seed_demo_media
+from e2e_helpers import ApiClient, ApiError, app_in_process
+
+from backend import auth
+
+
+@pytest.fixture(scope="module")
+def running(tmp_path_factory, demo_media_cache):
+    from backend.settings import Settings
+
+    settings = Settings(data_dir=tmp_path_factory.mktemp("app") / "data")
+    seed_demo_media(settings, demo_media_cache)
+    with app_in_process(settings) as app:
+        for name, role in (("ann1", "annotator"), ("ann2", "annotator"), ("boss", "admin")):
+            auth.add_user(app.ctx.database, name, role, "password1")
+        yield app
+
+
+def test_front_page_and_login(running):
+    assert httpx.get(running.url).status_code == 200
+    with pytest.raises(PermissionError):
+        ApiClient(running.url, "ann1", "wrong-password")
+    anonymous = httpx.post(f"{running.url}/gradio_api/run/intent_next", json={"data": []})
+    assert anonymous.status_code in (401, 403)
+
+
+def test_api_annotation_round_trip(running):
+    client = ApiClient(running.url, "ann1", "password1")
+    first = client.run("intent_next")
+    sequence = first["task"]["sequence_id"]
+    assert first["task"]["must_view"] is True
+    assert client.run("intent_next")["task"]["sequence_id"] == sequence
+    with pytest.raises(ApiError, match="Watch the video"):
+        client.run("intent_submit", sequence, "S/He wants to have a drink", "S/He is thirsty")
+    with pytest.raises(ApiError, match="must start with"):
+        client.run("intent_submit", sequence, "have a drink", "S/He is thirsty")
+    client.run("intent_viewed", sequence)
+    stored = client.run("intent_submit", sequence, "S/He wants to have a drink", "S/He is thirsty")
+    assert stored["stored"]["annotator"] == "ann1" and stored["duplicate"] is False
+    assert stored["task"]["sequence_id"] != sequence
+    assert client.run("intent_submit", sequence, "S/He wants to have a drink", "S/He is thirsty")["duplicate"] is True
+    skipped = client.run("intent_skip", stored["task"]["sequence_id"], "The video does not load")
+    assert skipped["skipped"] == stored["task"]["sequence_id"]
+    db = running.ctx.database
+    assert db.scalar("SELECT count(*) FROM annotations WHERE annotator='ann1'") == 1
+
+
+def test_annotator_is_refused_admin_endpoints_and_nothing_changes(running, vilpact_dir):
+    db = running.ctx.database
+    before = {t: db.scalar(f"SELECT count(*) FROM {t}") for t in ("users", "sequences", "audit_log", "annotations")}
+    client = ApiClient(running.url, "ann2", "password1")
+    calls = [
+        ("admin_import_vilpact", str(vilpact_dir), ""),
+        ("admin_export_intents", "csv"),
+        ("admin_users",),
+        ("admin_user_add", "mallory", "admin", "password1"),
+        ("admin_user_set_role", "ann2", "admin"),
+        ("admin_user_disable", "boss"),
+    ]
+    for name, *args in calls:
+        with pytest.raises(ApiError, match="needs the admin role"):
+            client.call(name, *args)
+    # the UI's own (undocumented) handlers are endpoints too, and check the role the same way
+    response = client.http.post("/gradio_api/run/on_import", json={"data": [str(vilpact_dir), ""]})
+    assert "needs the admin role" in response.text
+    assert before == {t: db.scalar(f"SELECT count(*) FROM {t}") for t in before}
+    assert auth.get_user(db, "ann2").role == "annotator"
+    assert not (running.ctx.settings.data_dir / "exports").exists()
+
+
+def test_admin_endpoints_work_for_admins(running):
+    client = ApiClient(running.url, "boss", "password1")
+    names = {u["username"] for u in client.call("admin_users")}
+    assert {"ann1", "ann2", "boss"} <= names
+    exported = client.call("admin_export_intents", "jsonl")
+    assert exported["rows"] >= 0 and exported["path"].endswith(".jsonl")
+
+
+def test_only_media_files_are_served(running):
+    client = ApiClient(running.url, "ann1", "password1")
+    db_path = running.ctx.settings.db_path.resolve()
+    for path in (db_path, db_path.parent / "demo-accounts.json", "/etc/passwd"):
+        assert client.http.get(f"/gradio_api/file={path}").status_code in (403, 404)
