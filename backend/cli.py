@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "backend.inference.cli",
     "backend.review.cli",
     "backend.vqa.cli",
+    "backend.planning.cli",
 )
 
 

@@ -90,6 +90,31 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "Quality inspection: how many action sequences are sampled (the paper inspected 100)."),
     SettingSpec("inspection_split", str, "test", "COMPSTUDIO_INSPECTION_SPLIT",
                 "Quality inspection: split the sample is drawn from (`train`, `val`, `test`; empty: all)."),
+    SettingSpec("planning_annotators_per_question", int, 3, "COMPSTUDIO_PLANNING_ANNOTATORS_PER_QUESTION",
+                "Distinct annotators who check each planning question's choices (the paper's human check)."),
+    SettingSpec("planning_frames", int, 8, "COMPSTUDIO_PLANNING_FRAMES",
+                "Frames sampled uniformly from a planning question's observed window for a model."),
+    SettingSpec("planning_decoder", str, "auto", "COMPSTUDIO_PLANNING_DECODER",
+                "Frame decoder for planning windows: `auto` (PyAV for a window at the video's start, decord "
+                "otherwise), `decord` or `pyav`."),
+    SettingSpec("nsplan_intent_weight", float, 0.5, "COMPSTUDIO_NSPLAN_INTENT_WEIGHT",
+                "nsplan-lite: weight w of BM25 over observed action ids; the intent cosine gets 1 - w "
+                "(the released NSPlan code mixed 0.5/0.5)."),
+    SettingSpec("nsplan_top_k", int, 10, "COMPSTUDIO_NSPLAN_TOP_K",
+                "nsplan-lite: knowledge-base sequences kept for answer reasoning (released code: 10)."),
+    SettingSpec("bigram_weight", float, 0.8, "COMPSTUDIO_BIGRAM_WEIGHT",
+                "bigram-prior: interpolation weight of the bigram against the add-one unigram."),
+    SettingSpec("planning_metrics_top_k", int, 10, "COMPSTUDIO_PLANNING_METRICS_TOP_K",
+                "Generative planning metrics: predictions per question that count (the paper's top-10)."),
+    SettingSpec("planning_item_acc_denominator", str, "prediction", "COMPSTUDIO_PLANNING_ITEM_ACC_DENOMINATOR",
+                "Seq-item-acc divides matches by the `prediction` length (authors' code), the `reference` "
+                "length, or the `longer` of the two."),
+    SettingSpec("planning_pr_counting", str, "set", "COMPSTUDIO_PLANNING_PR_COUNTING",
+                "Precision/recall over action `set`s (authors' code) or counting repeated `occurrences`."),
+    SettingSpec("planning_dist_scope", str, "pooled", "COMPSTUDIO_PLANNING_DIST_SCOPE",
+                "Dist-n over all questions' predictions `pooled` (Li et al. 2015) or averaged `per_question`."),
+    SettingSpec("bootstrap_samples", int, 2000, "COMPSTUDIO_BOOTSTRAP_SAMPLES",
+                "Bootstrap resamples for 95% accuracy intervals in planning results."),
 )
 
 _SPECS = {spec.name: spec for spec in SETTINGS}
@@ -123,6 +148,17 @@ class Settings:
     review_check_share: float = 0.0
     inspection_sample_size: int = 100
     inspection_split: str = "test"
+    planning_annotators_per_question: int = 3
+    planning_frames: int = 8
+    planning_decoder: str = "auto"
+    nsplan_intent_weight: float = 0.5
+    nsplan_top_k: int = 10
+    bigram_weight: float = 0.8
+    planning_metrics_top_k: int = 10
+    planning_item_acc_denominator: str = "prediction"
+    planning_pr_counting: str = "set"
+    planning_dist_scope: str = "pooled"
+    bootstrap_samples: int = 2000
 
     @property
     def db_path(self) -> Path:

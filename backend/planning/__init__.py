@@ -1,0 +1,1 @@
+"""ViLPAct multiple-choice planning: questions, STRIPS checks, baselines, metrics, validation, results."""

@@ -1,0 +1,237 @@
+"""The ``vilpact-planning`` benchmark and the planning baselines as models of the inference layer.
+
+Benchmark: six choices A–F (each a future action sequence, names joined by ", "). The request holds the
+observed window as frames sampled uniformly with the cached sampler (:mod:`backend.planning.media`;
+count: setting ``planning_frames``) and the intent; in ``text`` mode, or when a question has no video,
+the observed action names stand in for the frames (``meta["mode"]`` says which was used). Scoring by
+generation and answer parsing (primary) or by option log-likelihood (the model's ``scoring``), through the
+shared runner. ``circular=True`` makes six items per question, one per rotation of the choices; a question
+counts as right only when every rotation is (:func:`circular_answers`).
+
+Models: ``nsplan-lite`` and ``bigram-prior`` answer items themselves (``answer_items``) from the item's
+metadata and the knowledge base of the database the item came from, so they appear in every leaderboard
+beside ``random``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from backend.inference.benchmarks import BenchmarkSpec, EvalItem, register_benchmark
+from backend.inference.registry import ModelSpec, register_backend, register_model
+from backend.inference.request import GenerationParams, text, video
+from backend.planning.catalog import load_catalog
+from backend.planning.questions import PlanningQuestion, list_questions
+
+BENCHMARK = "vilpact-planning"
+LETTERS = "ABCDEF"
+MODES = ("frames", "text")
+
+
+def question_prompt(question: PlanningQuestion, observed_names: list[str], with_frames: bool) -> str:
+    """The question text (the options are appended by the runner).
+
+    >>> q = PlanningQuestion("q", "q", "q", 0, 24, ("c1",), "S/He is thirsty", (("c2",),) * 6, 0, None)
+    >>> print(question_prompt(q, ["Holding a cup"], False))
+    A person did these actions (the first 20% of a video): Holding a cup.
+    Their intent: S/He is thirsty.
+    Which future sequence of actions is the most plausible?
+    """
+    if with_frames:
+        first = "The frames above show the first 20% of a video of a person."
+    else:
+        actions = "; ".join(observed_names) if observed_names else "(no action yet)"
+        first = f"A person did these actions (the first 20% of a video): {actions}."
+    return f"{first}\nTheir intent: {question.intent}.\nWhich future sequence of actions is the most plausible?"
+
+
+def _video_path(ctx, question: PlanningQuestion) -> str | None:
+    row = ctx.database.query_one("SELECT video_path FROM sequences WHERE id = ?", (question.sequence_id,))
+    return row["video_path"] if row and row["video_path"] else None
+
+
+def planning_item(ctx, question: PlanningQuestion, catalog, mode: str = "frames", rotation: int = 0) -> EvalItem:
+    """One question as an item; ``rotation`` shifts the choices (option i shows choice (i + r) mod 6)."""
+    from PIL import Image
+
+    from backend.planning.media import sample_frames, window_seconds
+
+    order = [(i + rotation) % 6 for i in range(6)]
+    options = tuple(", ".join(catalog.names(question.choices[i])) for i in order)
+    path = _video_path(ctx, question) if mode == "frames" else None
+    request: list[dict[str, Any]] = []
+    if path:
+        start, end = window_seconds(question.ob_start_frame, question.ob_end_frame)
+        arrays = sample_frames(
+            ctx.settings, path, start, end, ctx.settings.planning_frames, ctx.settings.planning_decoder
+        )
+        request.append(video(frames=[Image.fromarray(a) for a in arrays]))
+    request.append(text(question_prompt(question, catalog.names(question.observed), bool(path))))
+    item_id = question.id if rotation == 0 and mode == "frames" else f"{question.id}#{mode}-r{rotation}"
+    return EvalItem(
+        item_id,
+        request,
+        options,
+        frozenset(LETTERS[order.index(question.answer_index)]),
+        meta={
+            "question_id": question.id,
+            "rotation": rotation,
+            "order": order,
+            "mode": "frames" if path else "text",
+            "observed": list(question.observed),
+            "intent": question.intent,
+            "choices": [list(question.choices[i]) for i in order],
+            "db_path": str(ctx.database.path),
+            "scene": question.scene,
+            "future_length": question.future_length,
+        },
+    )
+
+
+def load_planning_items(ctx, mode: str = "frames", circular: bool = False, limit: int | None = None) -> list[EvalItem]:
+    """Items of the questions that count (released and validated), in id order."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}")
+    catalog = load_catalog(ctx.database)
+    questions = list_questions(ctx.database)[:limit]
+    rotations = range(6) if circular else range(1)
+    return [planning_item(ctx, q, catalog, mode, r) for q in questions for r in rotations]
+
+
+SPEC = register_benchmark(
+    BenchmarkSpec(
+        name=BENCHMARK,
+        description="ViLPAct multiple-choice planning: the first 20% of a video and an intent; pick the most "
+        "plausible future action sequence of six (A-F).",
+        load_items=load_planning_items,
+        params=GenerationParams(max_new_tokens=16),
+    )
+)
+
+
+def chosen_index(item_meta: dict, letters: frozenset[str] | None) -> int | None:
+    """The original choice index behind an answered letter of a (possibly rotated) item."""
+    if not letters or len(letters) != 1:
+        return None
+    position = LETTERS.index(next(iter(letters)))
+    return item_meta["order"][position] if position < len(item_meta["order"]) else None
+
+
+# -- baselines as models --------------------------------------------------------------------------
+
+_KB_LOCK = threading.Lock()
+
+
+class _KnowledgeBackend:
+    """Shared plumbing: build the model once per database the items come from."""
+
+    def __init__(self, spec: ModelSpec) -> None:
+        self.spec = spec
+        self._models: dict[str, Any] = {}
+
+    def _model_for(self, db_path: str):
+        with _KB_LOCK:
+            if db_path not in self._models:
+                from backend.storage import Database
+
+                self._models[db_path] = self.build(Database(db_path))
+            return self._models[db_path]
+
+    def build(self, database):
+        raise NotImplementedError
+
+    def choose(self, model, item: EvalItem) -> int:
+        raise NotImplementedError
+
+    def answer_items(self, items: Sequence[EvalItem], params: GenerationParams) -> list[str]:
+        answers = []
+        for item in items:
+            if "db_path" not in item.meta:
+                raise ValueError(f"{self.spec.name} answers only {BENCHMARK} items")
+            answers.append(LETTERS[self.choose(self._model_for(item.meta["db_path"]), item)])
+        return answers
+
+    def generate(self, requests, params):
+        raise ValueError(f"{self.spec.name} answers only {BENCHMARK} items, not free prompts")
+
+    def score_options(self, request, options):
+        raise ValueError(f"{self.spec.name} answers only {BENCHMARK} items, not free prompts")
+
+    def unload(self) -> None:
+        self._models.clear()
+
+
+class NSPlanLiteBackend(_KnowledgeBackend):
+    def build(self, database):
+        from backend.embeddings import embed_texts
+        from backend.planning.baselines import NSPlanLite
+        from backend.planning.knowledge import build_knowledge_base
+
+        model_name = self.spec.options.get("embedding_model")
+        return NSPlanLite(
+            build_knowledge_base(database),
+            lambda texts: embed_texts(list(texts), model=model_name),
+            intent_weight=float(self.spec.options["intent_weight"]),
+            top_k=int(self.spec.options["top_k"]),
+        )
+
+    def answer_items(self, items: Sequence[EvalItem], params: GenerationParams) -> list[str]:
+        for db_path in {i.meta.get("db_path") for i in items if i.meta.get("db_path")}:
+            self._model_for(db_path).prepare([i.meta["intent"] for i in items if i.meta.get("db_path") == db_path])
+        return super().answer_items(items, params)
+
+    def choose(self, model, item: EvalItem) -> int:
+        from backend.planning.baselines import pick
+
+        scores = model.score_choices(item.meta["observed"], item.meta["intent"], item.meta["choices"])
+        return pick(scores, item.meta["question_id"])
+
+
+class BigramPriorBackend(_KnowledgeBackend):
+    def build(self, database):
+        from backend.planning.baselines import BigramPrior
+        from backend.planning.knowledge import build_knowledge_base
+
+        return BigramPrior([e.actions for e in build_knowledge_base(database)], float(self.spec.options["weight"]))
+
+    def choose(self, model, item: EvalItem) -> int:
+        from backend.planning.baselines import pick
+
+        scores = [model.score(item.meta["observed"], c) for c in item.meta["choices"]]
+        return pick(scores, item.meta["question_id"])
+
+
+def _register() -> None:
+    from backend.settings import load_settings
+
+    settings = load_settings()
+    register_backend("nsplan-lite", NSPlanLiteBackend)
+    register_backend("bigram-prior", BigramPriorBackend)
+    register_model(
+        ModelSpec(
+            "nsplan-lite",
+            "nsplan-lite",
+            batch_size=64,
+            description="Retrieval planner after NSPlan: BM25 over observed action ids + intent cosine, "
+            "choices scored against retrieved futures (planning only; no video).",
+            options={
+                "intent_weight": settings.nsplan_intent_weight,
+                "top_k": settings.nsplan_top_k,
+                "embedding_model": settings.embedding_model,
+            },
+        )
+    )
+    register_model(
+        ModelSpec(
+            "bigram-prior",
+            "bigram-prior",
+            batch_size=64,
+            description="Blind prior: smoothed bigram model of action transitions (no video, no intent; planning only).",
+            options={"weight": settings.bigram_weight},
+        )
+    )
+
+
+_register()

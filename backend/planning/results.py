@@ -1,0 +1,119 @@
+"""Planning results: accuracy with a 95% bootstrap interval, by future length and by scene, and an exact
+McNemar test of a model against a baseline (issue 5, "Results").
+
+Inputs are plain mappings ``question_id -> chosen index`` (None: no answer, counted wrong), so the same
+functions serve the CLI baselines, the prediction store and human annotators.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from backend.planning.questions import PlanningQuestion
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    correct: int
+    total: int
+    low: float
+    high: float
+
+    @property
+    def value(self) -> float:
+        return self.correct / self.total if self.total else 0.0
+
+    def as_dict(self) -> dict:
+        return {
+            "accuracy": round(self.value, 4),
+            "correct": self.correct,
+            "n": self.total,
+            "ci95": [round(self.low, 4), round(self.high, 4)],
+        }
+
+    def display(self) -> str:
+        return f"{100 * self.value:.1f}% [{100 * self.low:.1f}, {100 * self.high:.1f}] (n={self.total})"
+
+
+def bootstrap_accuracy(outcomes: Sequence[bool], samples: int = 2000, seed: int = 0) -> Accuracy:
+    """Accuracy and the percentile 95% interval of ``samples`` bootstrap resamples of the questions.
+
+    >>> acc = bootstrap_accuracy([True] * 30 + [False] * 70)
+    >>> acc.value, acc.low < 0.3 < acc.high
+    (0.3, True)
+    >>> bootstrap_accuracy([]).as_dict()["n"]
+    0
+    """
+    values = np.asarray(outcomes, dtype=np.float64)
+    if not len(values):
+        return Accuracy(0, 0, 0.0, 0.0)
+    rng = np.random.default_rng(seed)
+    means = values[rng.integers(0, len(values), size=(samples, len(values)))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return Accuracy(int(values.sum()), len(values), float(low), float(high))
+
+
+def mcnemar_exact(model: Sequence[bool], baseline: Sequence[bool]) -> dict:
+    """Exact (binomial) McNemar test on paired outcomes: b = model right & baseline wrong, c = the reverse,
+    p = two-sided ``scipy.stats.binomtest(b, b + c, 0.5)``; p = 1 when there is no discordant pair.
+
+    >>> mcnemar_exact([True] * 10 + [False] * 2, [False] * 10 + [True] * 2)["p_value"] < 0.05
+    True
+    >>> mcnemar_exact([True, False], [True, False])
+    {'model_only': 0, 'baseline_only': 0, 'p_value': 1.0}
+    """
+    from scipy.stats import binomtest
+
+    b = sum(1 for m, r in zip(model, baseline, strict=True) if m and not r)
+    c = sum(1 for m, r in zip(model, baseline, strict=True) if r and not m)
+    p = binomtest(b, b + c, 0.5).pvalue if b + c else 1.0
+    return {"model_only": b, "baseline_only": c, "p_value": float(p)}
+
+
+def outcomes(questions: Sequence[PlanningQuestion], answers: Mapping[str, int | None]) -> list[bool]:
+    return [answers.get(q.id) == q.answer_index for q in questions]
+
+
+def length_bucket(question: PlanningQuestion) -> str:
+    n = question.future_length
+    return str(n) if n <= 3 else "4+"
+
+
+def breakdown(
+    questions: Sequence[PlanningQuestion], answers: Mapping[str, int | None], key, samples: int = 2000
+) -> dict[str, dict]:
+    groups: dict[str, list[bool]] = {}
+    for q, ok in zip(questions, outcomes(questions, answers), strict=False):
+        groups.setdefault(key(q) or "(none)", []).append(ok)
+    return {name: bootstrap_accuracy(vals, samples).as_dict() for name, vals in sorted(groups.items())}
+
+
+def report(
+    questions: Sequence[PlanningQuestion],
+    runs: Mapping[str, Mapping[str, int | None]],
+    baseline: str | None = None,
+    samples: int = 2000,
+    answered_only: tuple[str, ...] = (),
+) -> dict:
+    """Per run: accuracy with CI, by length and by scene, and McNemar against ``baseline`` (a run name).
+
+    A run listed in ``answered_only`` (e.g. humans, who checked a sample) is scored on the questions it
+    answered; every other run on all questions, a missing answer counting wrong.
+    """
+    out: dict = {"questions": len(questions), "chance": round(1 / 6, 4), "runs": {}}
+    for name, answers in runs.items():
+        subset = [q for q in questions if q.id in answers] if name in answered_only else list(questions)
+        ok = outcomes(subset, answers)
+        entry = {
+            **bootstrap_accuracy(ok, samples).as_dict(),
+            "answered": sum(1 for q in subset if answers.get(q.id) is not None),
+            "by_length": breakdown(subset, answers, length_bucket, samples),
+            "by_scene": breakdown(subset, answers, lambda q: q.scene, samples),
+        }
+        if baseline is not None and name != baseline:
+            entry[f"mcnemar_vs_{baseline}"] = mcnemar_exact(ok, outcomes(subset, runs[baseline]))
+        out["runs"][name] = entry
+    return out

@@ -1,0 +1,100 @@
+"""nsplan-lite, bigram-prior and random: the algorithms on a hand-made knowledge base, then as models of
+the inference layer on released questions (through the shared runner and prediction store)."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.planning.baselines import BigramPrior, NSPlanLite, pick, random_choice
+from backend.planning.knowledge import KBEntry
+from backend.planning.results import bootstrap_accuracy, mcnemar_exact, report
+from tests.conftest import shared_data
+from tests.planning_helpers import hashing_embed, planning_context
+
+KB = [
+    KBEntry("k1", ("c030", "c027", "c032", "c025"), 1, ("read a book", "S/He wants to learn")),
+    KBEntry("k2", ("c030", "c027", "c032", "c028"), 1, ("read a book",)),
+    KBEntry("k3", ("c110", "c108", "c106"), 1, ("S/He is thirsty", "drink water")),
+    KBEntry("k4", ("c110", "c106", "c109"), 1, ("S/He is thirsty",)),
+]
+
+
+def test_nsplan_lite_retrieves_by_actions_and_intent():
+    planner = NSPlanLite(KB, hashing_embed, intent_weight=0.5, top_k=2)
+    retrieved = planner.retrieve(["c030"], "S/He wants to read a book")
+    assert {entry.sequence_id for entry, _ in retrieved} == {"k1", "k2"}
+    # intent only (no observed action): the thirsty sequences come first
+    assert {e.sequence_id for e, _ in planner.retrieve([], "S/He is thirsty")} == {"k3", "k4"}
+
+
+def test_nsplan_lite_scores_the_true_future_highest():
+    planner = NSPlanLite(KB, hashing_embed, top_k=2)
+    choices = [("c027", "c032"), ("c027", "c106"), ("c108", "c032"), ("c027", "c065"), ("c031",), ("c027", "c000")]
+    scores = planner.score_choices(["c030"], "read a book", choices)
+    assert pick(scores, "q") == 0
+    assert sum(scores) == pytest.approx(1.0)
+
+
+def test_bigram_prior_is_blind_and_prefers_seen_transitions():
+    model = BigramPrior([e.actions for e in KB])
+    assert model.score(["c110"], ["c108", "c106"]) > model.score(["c110"], ["c032", "c106"])
+
+
+def test_ties_are_broken_reproducibly_and_random_is_uniform():
+    assert pick([0.5, 0.5, 0.1], "q1") == pick([0.5, 0.5, 0.1], "q1")
+    draws = [random_choice(f"q{i}") for i in range(600)]
+    assert all(60 < draws.count(k) < 140 for k in range(6))
+
+
+def test_bootstrap_and_mcnemar_on_a_small_example():
+    acc = bootstrap_accuracy([True, False, True, True], samples=500)
+    assert acc.value == 0.75 and 0 <= acc.low <= 0.75 <= acc.high <= 1
+    # 8 discordant pairs all favouring the model: p = 2 * 0.5^8
+    result = mcnemar_exact([True] * 8 + [True, False], [False] * 8 + [True, False])
+    assert result["model_only"] == 8 and result["p_value"] == pytest.approx(2 * 0.5**8)
+
+
+@pytest.fixture(scope="module")
+def ctx(tmp_path_factory):
+    return planning_context(tmp_path_factory.mktemp("baselines"), shared_data("vilpact", "data"))
+
+
+def test_baselines_run_through_the_shared_runner(ctx, monkeypatch):
+    import backend.embeddings
+    from backend.inference.registry import PROCESS_POOL
+    from backend.inference.runner import run_eval
+    from backend.planning.leaderboard import leaderboard
+
+    monkeypatch.setattr(backend.embeddings, "embed_texts", lambda texts, model=None: hashing_embed(list(texts)))
+    PROCESS_POOL.unload()
+    for model in ("nsplan-lite", "bigram-prior", "random"):
+        summary = run_eval(ctx, "vilpact-planning", model, limit=40)
+        assert summary.items == 40 and summary.errors == 0 and summary.parse_failures == 0
+    again = run_eval(ctx, "vilpact-planning", "bigram-prior", limit=40)
+    assert again.newly_computed == 0  # answers come from the prediction store
+    board = leaderboard(ctx.database, baseline="bigram-prior", samples=200)
+    assert set(board["runs"]) == {"nsplan-lite", "bigram-prior", "random"}
+    assert board["runs"]["nsplan-lite"]["answered"] == 40
+    assert "mcnemar_vs_bigram-prior" in board["runs"]["random"]
+    assert set(board["runs"]["random"]["by_length"]) <= {"1", "2", "3", "4+"}
+    PROCESS_POOL.unload()
+
+
+def test_circular_items_rotate_the_choices(ctx):
+    from backend.planning.evaluation import chosen_index, load_planning_items
+
+    items = load_planning_items(ctx, mode="text", circular=True, limit=1)
+    assert len(items) == 6 and len({i.item_id for i in items}) == 6
+    answers = {chosen_index(i.meta, i.answer) for i in items}
+    assert len(answers) == 1  # the key letter moves with the rotation, the key does not
+    assert "Their intent" in items[0].request[-1]["text"] and items[0].meta["mode"] == "text"
+
+
+def test_report_scores_humans_on_the_questions_they_checked(ctx):
+    from backend.planning.questions import list_questions
+
+    questions = list_questions(ctx.database)[:10]
+    runs = {"model": {q.id: q.answer_index for q in questions}, "human": {questions[0].id: questions[0].answer_index}}
+    out = report(questions, runs, baseline="model", samples=100, answered_only=("human",))
+    assert out["runs"]["human"]["n"] == 1 and out["runs"]["human"]["accuracy"] == 1.0
+    assert out["runs"]["model"]["n"] == 10
