@@ -335,7 +335,11 @@ def build_review_tab(ctx: AppContext) -> TabHandle:
             body, clip = "### You have judged every sequence of this sample.", None
         else:
             item = review.view_item(db, settings, name, nxt["sequence_id"], 1)
-            body = f"### Sample item {nxt['position']}\n" + _item_markdown({**item, "guidance": None})
+            timeline = "\n".join(f"{i}. {esc(line)}" for i, line in enumerate(item["timeline"], start=1))
+            body = (
+                f"### Sample item {nxt['position']} · sequence {esc(item['sequence_id'])} · "
+                f"{esc(item['scene'] or 'scene unknown')}\n\n**Actions** (start–end in seconds):\n{timeline}"
+            )
             clip = item["video"]
         return {
             inspection_item: nxt,

@@ -246,3 +246,10 @@ def test_annotators_are_refused_everywhere(database, settings, people, tmp_path)
     with pytest.raises(PermissionDenied):  # publishing is for admins only
         publish.publish_as(database, settings, "rev", "team/data", api=object())
     assert assignment.pool_progress(database.db, "review", "a1")["mine_total"] == 0
+
+
+def test_nobody_reviews_a_round_they_annotated(database, settings, people):
+    add_sequences(database, ["S1"], needed=2)
+    annotate_all(database, settings, ["a1", "boss"])  # an admin may annotate too
+    assert review.next_review(database, settings, "boss")["item"] is None
+    assert review.next_review(database, settings, "rev")["item"]["sequence_id"] == "S1"

@@ -151,12 +151,29 @@ def view_item(
     return item_view(database, settings, sequence_id, round_, show_names=show_names)
 
 
+def _annotated_by(db: sqlite_utils.Database, item_id: str, username: str) -> bool:
+    sequence_id, round_ = split_item_id(item_id)
+    return (
+        db.conn.execute(
+            "SELECT 1 FROM annotations WHERE sequence_id = ? AND round = ? AND annotator = ? AND source = 'live'",
+            (sequence_id, round_, username),
+        ).fetchone()
+        is not None
+    )
+
+
 def next_review(database: Database, settings: Settings, username: str, show_names: bool = False) -> dict[str, Any]:
-    """The caller's current review item, or a newly leased one; ``item`` is None when the queue is empty."""
+    """The caller's current review item, or a newly leased one; ``item`` is None when the queue is empty.
+
+    Nobody reviews a round they annotated: such an item is passed over (skipped for them, for good).
+    """
     auth.require_role(database, username, "reviewer")
     with database.write() as db:
         sync_review_tasks(db, settings)
         lease = assignment.next_task(db, KIND, username, settings.lease_minutes)
+        while lease is not None and _annotated_by(db, lease.item_id, username):
+            assignment.skip(db, KIND, lease.item_id, username, "the reviewer annotated this round")
+            lease = assignment.next_task(db, KIND, username, settings.lease_minutes)
     item = None
     if lease is not None:
         item = item_view(database, settings, *split_item_id(lease.item_id), show_names=show_names)
