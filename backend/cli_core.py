@@ -43,7 +43,17 @@ def _export_intents(args: argparse.Namespace):
     return export_intents(context_from(args).database, args.format, args.out, source=args.source)
 
 
+README_START, README_END = "<!-- settings:start -->", "<!-- settings:end -->"
+
+
 def _settings(args: argparse.Namespace):
+    if args.update_readme:
+        readme = Path(__file__).resolve().parent.parent / "README.md"
+        text = readme.read_text(encoding="utf-8")
+        head, _, rest = text.partition(README_START)
+        _, _, tail = rest.partition(README_END)
+        readme.write_text(f"{head}{README_START}\n{settings_markdown()}\n{README_END}{tail}", encoding="utf-8")
+        return {"updated": str(readme)}
     if args.markdown:
         print(settings_markdown())
         return None
@@ -82,4 +92,5 @@ def register(sub, groups, common) -> None:
 
     settings = sub.add_parser("settings", help="show settings (or the README table with --markdown)")
     settings.add_argument("--markdown", action="store_true")
+    settings.add_argument("--update-readme", action="store_true", help="rewrite the settings table in README.md")
     settings.set_defaults(handler=_settings)
