@@ -14,7 +14,7 @@ import pandas as pd
 
 from backend.context import AppContext
 from backend.errors import CompStudioError
-from backend.vqa import compose, models, runs, service
+from backend.vqa import compose, io, models, runs, service
 from backend.vqa.categories import CATEGORIES, SHORT_NAMES
 from backend.vqa.difficulty import LEVELS
 from backend.vqa.permissions import set_permission
@@ -299,6 +299,35 @@ def _admin_panel(ctx: AppContext) -> None:
 
     grant.click(change(True), [user], done, api_visibility="private")
     revoke.click(change(False), [user], done, api_visibility="private")
+
+    gr.Markdown(
+        "**Import** a `.zip` of `questions.json` + `images/` (the released layout, with `answer` and "
+        "`category`) or an items `.jsonl`; a file with any problem imports nothing. **Export** the "
+        "verified items in either layout."
+    )
+    with gr.Row():
+        upload = gr.File(label="Items file", file_types=[".zip", ".jsonl"], elem_id="vqa-admin-upload")
+        with gr.Column():
+            do_import = gr.Button("Import", elem_id="vqa-admin-import")
+            layout = gr.Radio(["released", "jsonl"], value="released", label="Export layout")
+            do_export = gr.Button("Export verified items")
+            bundle = gr.File(label="Export")
+    imported = gr.Markdown(elem_id="vqa-admin-imported")
+
+    @ui_errors
+    def on_import(path: str | None, request: gr.Request) -> str:
+        if not path:
+            raise gr.Error("Choose a file to import.")
+        out = io.import_upload(db, ctx.settings, caller(ctx, request), path)
+        return f"Imported {out['imported']} items; {out['to_verify']} wait for verification."
+
+    @ui_errors
+    def on_export(fmt: str, request: gr.Request) -> str:
+        out_dir = Path(tempfile.mkdtemp(prefix="vqa-export-"))
+        return io.export_download(db, ctx.settings, caller(ctx, request), out_dir, fmt)
+
+    do_import.click(on_import, [upload], imported, api_visibility="private")
+    do_export.click(on_export, [layout], bundle, api_visibility="private")
 
 
 def _register_api(ctx: AppContext) -> None:

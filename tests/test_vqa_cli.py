@@ -31,3 +31,24 @@ def test_import_export_and_grant_commands(settings, tmp_path, capsys):
     auth.add_user(ctx.database, "writer", "annotator", "password123")
     assert _run(capsys, "vqa", "grant-author", "writer", "--data-dir", data)["author"] is True
     assert has_permission(ctx.database, "writer", "author")
+
+
+def test_admins_import_and_reviewers_export_through_the_tab(ctx, tmp_path):
+    import pytest
+
+    from backend.errors import ImportFileError, PermissionDenied
+    from backend.vqa.io import export_download, import_upload
+
+    for name, role in (("boss", "admin"), ("rev", "reviewer")):
+        auth.add_user(ctx.database, name, role, "password123")
+    with pytest.raises(PermissionDenied):
+        import_upload(ctx.database, ctx.settings, "rev", DEMO_FILE)
+    assert import_upload(ctx.database, ctx.settings, "boss", DEMO_FILE)["imported"] == 17
+    archive = export_download(ctx.database, ctx.settings, "rev", tmp_path)
+    other = build_context(ctx.settings.replace(data_dir=tmp_path / "other"))
+    auth.add_user(other.database, "boss", "admin", "password123")
+    assert import_upload(other.database, other.settings, "boss", archive)["imported"] == 15
+    bogus = tmp_path / "bogus.zip"
+    bogus.write_text("not a zip")
+    with pytest.raises(ImportFileError, match="not a valid zip"):
+        import_upload(other.database, other.settings, "boss", bogus)

@@ -288,3 +288,48 @@ def export_items(
         target = out / "items.jsonl"
         target.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     return {"exported": len(items), "path": str(target)}
+
+
+def import_upload(database: Database, settings: Settings, username: str | None, upload: Path | str) -> dict[str, Any]:
+    """An admin's uploaded file: a ``.zip`` of the released layout (``questions.json`` at its root or in one
+    folder) or an items ``.jsonl`` whose image paths are absolute or relative to it. All or nothing."""
+    import tempfile
+    import zipfile
+
+    from backend import auth
+
+    admin = auth.require_role(database, username, "admin")
+    upload = Path(upload)
+    if upload.suffix.lower() == ".jsonl":
+        return import_items(database, settings, upload, "jsonl", actor=admin.username)
+    if upload.suffix.lower() != ".zip":
+        raise ValidationError("upload a .zip of questions.json + images/, or an items .jsonl")
+    with tempfile.TemporaryDirectory(prefix="vqa-import-") as tmp:
+        try:
+            with zipfile.ZipFile(upload) as archive:
+                archive.extractall(tmp)  # extractall drops absolute paths and '..' components
+        except zipfile.BadZipFile as exc:
+            raise ImportFileError(upload.name, None, f"not a valid zip file ({exc})") from None
+        found = sorted(Path(tmp).glob("questions.json")) or sorted(Path(tmp).glob("*/questions.json"))
+        if not found:
+            raise ImportFileError(upload.name, None, "no questions.json at the top of the zip or in one folder")
+        return import_items(database, settings, found[0].parent, "released", actor=admin.username)
+
+
+def export_download(
+    database: Database,
+    settings: Settings,
+    username: str | None,
+    out_dir: Path | str,
+    fmt: str = "released",
+    status: str | None = "verified",
+) -> str:
+    """Export items (reviewers) into ``<out_dir>/vqa_items.zip``; returns the zip's path."""
+    from backend import auth
+
+    auth.require_role(database, username, "reviewer")
+    folder = Path(out_dir) / "vqa_items"
+    if folder.exists():
+        shutil.rmtree(folder)
+    export_items(database, settings, folder, fmt, status=status)
+    return shutil.make_archive(str(folder), "zip", root_dir=folder)
