@@ -162,7 +162,9 @@ def _models_panel(ctx: AppContext) -> None:
         max_choices=12,
         label="Voting panel (six slots by default)",
     )
-    vote = gr.Button("Run the voting panel")
+    with gr.Row():
+        vote = gr.Button("Run the voting panel")
+        show = gr.Button("Show the current levels")
     distribution = gr.BarPlot(x="level", y="items", title="Items per difficulty level", height=260)
     with gr.Accordion("Compose a benchmark", open=False):
         total = gr.Number(20, precision=0, label="Items")
@@ -237,6 +239,12 @@ def _models_panel(ctx: AppContext) -> None:
     ask.click(on_ask, [model, item, mode, blind], answer_md, concurrency_id="models", api_visibility="private")
     run_all.click(on_run, [model, mode, blind], answer_md, concurrency_id="models", api_visibility="private")
     vote.click(on_vote, [panel], distribution, concurrency_id="models", api_visibility="private")
+
+    @ui_errors
+    def on_show(request: gr.Request) -> pd.DataFrame:
+        return dist_frame(compose.difficulty_overview(db, caller(ctx, request)))
+
+    show.click(on_show, None, distribution, api_visibility="private")
     make.click(on_compose, [total, *weights, fmt], [bundle, composed], api_visibility="private")
 
 
