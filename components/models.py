@@ -86,7 +86,7 @@ def build_models_tab(ctx: AppContext) -> TabHandle:
             with gr.Row():
                 benchmark = gr.Dropdown([], label="Benchmark", elem_id="run-benchmark", allow_custom_value=True)
                 model = gr.Dropdown([], label="Model", elem_id="run-model", allow_custom_value=True)
-                limit = gr.Number(value=None, precision=0, minimum=1, label="Limit (first N items; empty = all)")
+                limit = gr.Number(value=0, precision=0, label="Limit (first N items; 0 = all)", elem_id="run-limit")
             with gr.Row():
                 retry = gr.Checkbox(label="Retry items that failed before")
                 judge = gr.Dropdown(
