@@ -122,6 +122,17 @@ def test_interrupted_run_resumes_without_recomputing(ctx):
     assert (resumed.newly_computed, resumed.from_store) == (4, 6)
 
 
+def test_export_predictions_reproduces_the_score(ctx, tmp_path):
+    from backend.inference.store import export_predictions
+
+    summary = run_eval(ctx, "toy-colors", "random")
+    exported = export_predictions(ctx.database, tmp_path / "p.jsonl", model="random")
+    rows = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    assert exported["rows"] == len(rows) == 24
+    assert sum(r["score"] for r in rows) / 24 == summary.score
+    assert {r["parsed"]["status"] for r in rows} == {"ok"}
+
+
 def test_answer_item_for_ask_a_model(ctx):
     item = _items()[1]
     first = answer_item(ctx, "test-yesno", "random", item)

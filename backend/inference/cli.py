@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def _progress_bar():
@@ -55,6 +56,13 @@ def _benchmarks(args: argparse.Namespace):
     return [{"name": b.name, "description": b.description, "metric": b.metric} for b in list_benchmarks().values()]
 
 
+def _export_predictions(args: argparse.Namespace):
+    from backend.cli import context_from
+    from backend.inference.store import export_predictions
+
+    return export_predictions(context_from(args).database, args.out, model=args.model, benchmark=args.benchmark)
+
+
 def register(sub, groups, common) -> None:
     evaluate = sub.add_parser("eval", parents=[common], help="evaluate a model on a benchmark (resumable)")
     evaluate.add_argument("--benchmark", required=True, help="benchmark name (python -m backend benchmarks)")
@@ -70,6 +78,12 @@ def register(sub, groups, common) -> None:
     actions = models.add_subparsers(dest="action", required=True)
     actions.add_parser("list", parents=[common], help="list registered models")
     models.set_defaults(handler=_models)
+
+    export = groups["export"].add_parser("predictions", parents=[common], help="stored model answers as JSON lines")
+    export.add_argument("--out", type=Path, required=True)
+    export.add_argument("--model", default=None, help="only this model")
+    export.add_argument("--benchmark", default=None, help="only this benchmark")
+    export.set_defaults(handler=_export_predictions)
 
     benchmarks = sub.add_parser("benchmarks", parents=[common], help="list registered benchmarks")
     benchmarks.set_defaults(handler=_benchmarks)

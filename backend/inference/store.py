@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from backend.inference.parsing import ParsedAnswer
@@ -127,3 +128,21 @@ def list_runs(database: Database, limit: int = 50) -> list[dict[str, Any]]:
         row["summary"] = json.loads(row["summary"]) if row["summary"] else None
         row["options"] = json.loads(row["options"]) if row["options"] else None
     return rows
+
+
+def export_predictions(database: Database, out: Path, model: str | None = None, benchmark: str | None = None) -> dict:
+    """Write stored predictions (optionally of one model / benchmark) as JSON lines, one per row."""
+    clauses, params = [], []
+    for column, value in (("model", model), ("benchmark", benchmark)):
+        if value:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    rows = database.query(f"SELECT * FROM predictions {where} ORDER BY model, benchmark, item_id", params)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            row["parsed"] = json.loads(row["parsed"]) if row["parsed"] else None
+            row["judge"] = json.loads(row["judge"]) if row["judge"] else None
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return {"path": str(out), "rows": len(rows)}
