@@ -159,59 +159,61 @@ def parse_choice(raw: str, num_options: int, options: Sequence[str] = (), multi:
     text = _MARKDOWN.sub("", raw or "").strip()
     if not text:
         return ParsedAnswer("unparsed", how="empty")
-    first_line = text.splitlines()[0].strip()
     if _HEDGE.search(text) and not _CUE.search(text):
         return ParsedAnswer("unparsed", how="hedge")
+    found = _explicit(text, valid) or _layout(text, raw or "", valid, multi)
+    if found is not None:
+        return found
+    if options:
+        letters = _echoed(text, options, valid, multi)
+        if letters:
+            return ParsedAnswer("ok", letters, how="option text")
+    if _REFUSAL.search(text):
+        return ParsedAnswer("refusal", how="refusal")
+    return ParsedAnswer("unparsed", how="no rule matched")
 
-    whole = _LIST.match(first_line) if len(text.splitlines()) == 1 or len(first_line) <= 3 else None
-    if whole:
+
+def _explicit(text: str, valid: str) -> ParsedAnswer | None:
+    """Rules 1 and 2: the whole answer is a letter list, or letters follow an answer cue."""
+    first_line = text.splitlines()[0].strip()
+    if (len(text.splitlines()) == 1 or len(first_line) <= 3) and _LIST.match(first_line):
         raw_letters = _split_letters(first_line)
         letters = _valid(raw_letters, valid)
         if letters:
             return ParsedAnswer("ok", letters, how="letters")
         if all(len(x) == 1 and x.isupper() for x in raw_letters):
             return ParsedAnswer("unparsed", how="letter out of range")
-
     cues = _cue_answers(text, valid)
-    if cues:
-        finals = [letters for final, letters in cues if final]
-        if finals:
-            chosen = finals[-1]
-        else:
-            distinct = {letters for _, letters in cues}
-            chosen = distinct.pop() if len(distinct) == 1 else None
-        if chosen:
-            return ParsedAnswer("ok", chosen, how="cue")
-        if any(letters is None for _, letters in cues) and len(cues) == 1:
-            return ParsedAnswer("unparsed", how="letter out of range")
-        return ParsedAnswer("unparsed", how="conflicting cues")
+    if not cues:
+        return None
+    finals = [letters for final, letters in cues if final]
+    if finals:
+        chosen = finals[-1]
+    else:
+        distinct = {letters for _, letters in cues}
+        chosen = distinct.pop() if len(distinct) == 1 else None
+    if chosen:
+        return ParsedAnswer("ok", chosen, how="cue")
+    if len(cues) == 1:
+        return ParsedAnswer("unparsed", how="letter out of range")
+    return ParsedAnswer("unparsed", how="conflicting cues")
 
+
+def _layout(text: str, raw: str, valid: str, multi: bool) -> ParsedAnswer | None:
+    """Rules 3 and 4: "B is the correct answer", a leading "C." or "(B)", exactly one bold letter."""
     after = {m.group(1) for m in _LETTER_THEN_CUE.finditer(text)}
-    if len(after) == 1:
-        letters = _valid(list(after), valid)
-        if letters:
-            return ParsedAnswer("ok", letters, how="letter is correct")
-
+    letters = _valid(list(after), valid) if len(after) == 1 else None
+    if letters:
+        return ParsedAnswer("ok", letters, how="letter is correct")
     leading = _LEADING.match(text)
-    if leading:
-        letters = _valid([leading.group(1)], valid)
-        if letters:
-            return ParsedAnswer("ok", letters, how="leading letter")
-
-    bold = {b.upper() for b in _BOLD.findall(raw or "")}
-    if len(bold) == 1 or (multi and bold):
-        letters = _valid(list(bold), valid)
-        if letters:
-            return ParsedAnswer("ok", letters, how="bold")
-
-    if options:
-        letters = _echoed(text, options, valid, multi)
-        if letters:
-            return ParsedAnswer("ok", letters, how="option text")
-
-    if _REFUSAL.search(text):
-        return ParsedAnswer("refusal", how="refusal")
-    return ParsedAnswer("unparsed", how="no rule matched")
+    letters = _valid([leading.group(1)], valid) if leading else None
+    if letters:
+        return ParsedAnswer("ok", letters, how="leading letter")
+    bold = {b.upper() for b in _BOLD.findall(raw)}
+    letters = _valid(list(bold), valid) if len(bold) == 1 or (multi and bold) else None
+    if letters:
+        return ParsedAnswer("ok", letters, how="bold")
+    return None
 
 
 def parse_text(raw: str) -> ParsedAnswer:
