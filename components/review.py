@@ -276,8 +276,11 @@ def build_review_tab(ctx: AppContext) -> TabHandle:
             db, settings, name, item["sequence_id"], item["round"], judgments, final, data[note] or ""
         )
         outcome = result["review"]["outcome"] or "recorded (second review)"
-        gr.Info(f"{item['sequence_id']} round {item['round']}: {outcome}.")
-        return render(review.next_review(db, settings, name))
+        out = render(review.next_review(db, settings, name))
+        out[queue_status] = (
+            f"**Saved:** {esc(item['sequence_id'])} round {item['round']} {outcome} · {out[queue_status]}"
+        )
+        return out
 
     def on_skip(item: dict | None, why: str, request: gr.Request) -> dict:
         if not item:
@@ -437,7 +440,9 @@ def build_review_tab(ctx: AppContext) -> TabHandle:
             queue_status: f"**Waiting for review:** {review.queue_size(db)} sequence rounds",
         }
 
-    private_api = {"api_visibility": "private"}
+    # Database-only handlers skip the queue (milliseconds each); model calls and uploads to the Hub stay queued.
+    private_api = {"api_visibility": "private", "queue": False}
+    queued = {"api_visibility": "private"}
     next_button.click(ui_errors(on_next), [show_names], item_outputs, **private_api)
     show_names.change(ui_errors(names_toggle), [current, show_names], intent_views, **private_api)
     concrete_from.change(
@@ -479,7 +484,7 @@ def build_review_tab(ctx: AppContext) -> TabHandle:
         **private_api,
     )
     semantic_button.click(
-        ui_errors(on_semantic), None, [agreement_md, agreement_table], concurrency_id="models", **private_api
+        ui_errors(on_semantic), None, [agreement_md, agreement_table], concurrency_id="models", **queued
     )
     reviewers_button.click(ui_errors(on_reviewers), None, [agreement_md, agreement_table], **private_api)
     compare_button.click(
@@ -488,8 +493,8 @@ def build_review_tab(ctx: AppContext) -> TabHandle:
         compare_md,
         **private_api,
     )
-    export_button.click(ui_errors(on_export), [export_format], export_files, **private_api)
-    publish_button.click(ui_errors(on_publish), [repo, private], publish_result, **private_api)
+    export_button.click(ui_errors(on_export), [export_format], export_files, **queued)
+    publish_button.click(ui_errors(on_publish), [repo, private], publish_result, **queued)
     return TabHandle(
         tab=tab, min_role="reviewer", on_load=(ui_errors(on_load), [publish_tab, inspection_id, queue_status])
     )
