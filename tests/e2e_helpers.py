@@ -153,3 +153,27 @@ def browser_login(page, url: str, username: str, password: str) -> None:
     page.get_by_label("password").fill(password)
     page.get_by_role("button", name="Login").click()
     page.wait_for_selector("#whoami", timeout=30_000)
+
+
+def visit_every_tab(page, screenshot_dir: Path | None = None) -> list[str]:
+    """Click every tab a signed-in person sees; returns their labels. Raises when a tab shows an error toast.
+
+    With ``screenshot_dir``, saves ``<label>.png`` of each tab (the README's screenshots).
+    """
+    from playwright.sync_api import expect
+
+    page.wait_for_selector("#whoami strong", timeout=60_000)
+    labels = [label.strip() for label in page.get_by_role("tab").all_inner_texts() if label.strip()]
+    for label in labels:
+        page.get_by_role("tab", name=label, exact=True).click()
+        panel = page.get_by_role("tabpanel").filter(visible=True).first
+        expect(panel).to_be_visible(timeout=30_000)
+        page.wait_for_load_state("networkidle")
+        errors = page.locator(".toast-body.error, [data-testid='toast-body'].error")
+        if errors.count():
+            raise AssertionError(f"tab {label!r} shows an error: {errors.first.inner_text()}")
+        if screenshot_dir is not None:
+            screenshot_dir.mkdir(parents=True, exist_ok=True)
+            slug = "".join(ch if ch.isalnum() else "-" for ch in label.lower()).strip("-")
+            page.screenshot(path=str(screenshot_dir / f"{slug}.png"), full_page=True)
+    return labels

@@ -1,0 +1,34 @@
+"""Take the README's screenshots: the app on its demo content, every tab, as the demo admin.
+
+``HF_HUB_OFFLINE=1 .venv/bin/python scripts/screenshots.py`` writes docs/screenshots/<tab>.png.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from e2e_helpers import app_in_process, browser_login, chromium_browser, visit_every_tab  # noqa: E402
+
+import app as app_module  # noqa: E402
+from backend.settings import Settings  # noqa: E402
+
+
+def main() -> None:
+    settings = Settings(data_dir=Path(tempfile.mkdtemp()) / "data")
+    with app_in_process(settings) as running, chromium_browser() as browser:
+        app_module.login_help(running.ctx)  # creates the demo accounts
+        password = json.loads((settings.data_dir / "demo-accounts.json").read_text())["demo-admin"]
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        browser_login(page, running.url, "demo-admin", password)
+        labels = visit_every_tab(page, ROOT / "docs" / "screenshots")
+        print("\n".join(labels))
+
+
+if __name__ == "__main__":
+    main()
