@@ -73,7 +73,7 @@ def rounds_table(page) -> dict[str, list[str]]:
     return {cells[0]: cells for cells in (rows.nth(i).locator("[role=gridcell]").all_inner_texts() for i in range(3))}
 
 
-def test_three_rounds_through_the_browser(app):
+def test_three_rounds_through_the_browser(app, tmp_path):
     annotate_over_http(app.url, ROUNDS[1])
     with chromium_browser() as browser:
         page = browser.new_context().new_page()
@@ -107,6 +107,27 @@ def test_three_rounds_through_the_browser(app):
         assert table["2"][1:4] == ["2", "1", "0.5"] and table["2"][-1] == "0.25"
         assert table["3"][1:4] == ["1", "0", "0"] and table["3"][5] == "1" and table["3"][-1] == "0"
         expect(page.locator("#review-totals")).to_contain_text("discarded: 1")
+
+        # quality inspection of a sample (all 3 test sequences here), one judgment
+        page.get_by_role("tab", name="Inspection").click()
+        page.locator("#inspection-start").click()
+        expect(page.locator("#inspection-item")).to_contain_text("Sample item 1", timeout=20_000)
+        page.locator("#inspection-all-occur input").check()
+        page.locator("#inspection-judge").click()
+        expect(page.locator("#inspection-item")).to_contain_text("Sample item 2", timeout=20_000)
+        expect(page.locator("#inspection-report")).to_contain_text("rev: 1 / 0 / 0 of 1")
+
+        # compare two uploaded columns of paired scores
+        page.get_by_role("tab", name="Agreement").click()
+        pairs = tmp_path / "pairs.csv"
+        pairs.write_text("group_a,group_b\n1,2\n3,1\n4,4\n6,2\n5,1\n")
+        page.locator("#compare-upload input[type=file]").set_input_files(str(pairs))
+        expect(page.locator("#compare-upload")).to_contain_text("pairs.csv", timeout=20_000)
+        page.locator("#compare-run").click()
+        expect(page.locator("#compare-result")).to_contain_text(
+            "n = 4 non-zero pairs of 5, 1 zero differences", timeout=20_000
+        )
+        expect(page.get_by_role("tab", name="Publish")).to_have_count(0)  # admins only
 
     database = app.ctx.database
     status = {r["item_id"]: r["status"] for r in database.query("SELECT * FROM tasks WHERE kind = 'intent'")}
