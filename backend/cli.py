@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "backend.review.cli",
     "backend.vqa.cli",
     "backend.planning.cli",
+    "backend.icl.cli",
 )
 
 

@@ -1,0 +1,111 @@
+"""``python -m backend icl build ...``, ``import icl`` and ``export icl``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from backend.icl.prompts import ORDERS
+from backend.icl.selection import PRESETS
+from backend.icl.selectors import SelectorSpec, setting_names
+
+
+def cache_dir(data_dir: Path | None) -> Path:
+    from backend.settings import load_settings
+
+    return load_settings(data_dir=data_dir).data_dir / "cache" / "icl"
+
+
+def spec_from_args(args: argparse.Namespace) -> SelectorSpec:
+    weights = PRESETS.get(args.setting)
+    if weights is not None:
+        changes = {k: getattr(args, k) for k in ("w_p", "w_s", "w_c", "diversity") if getattr(args, k) is not None}
+        weights = weights.with_changes(**changes)
+    return SelectorSpec(
+        name=args.setting,
+        weights=weights,
+        seed=args.seed,
+        mmr_lambda=args.mmr_lambda,
+        mmr_pool=args.mmr_pool,
+        embedding_model=args.embedding_model,
+    )
+
+
+def _build(args: argparse.Namespace):
+    from backend.icl.build import build_file
+
+    summary = build_file(
+        args.bank,
+        args.tests,
+        spec_from_args(args),
+        args.out,
+        n=args.n,
+        order=args.order,
+        seed=args.seed,
+        fictional=args.fictional,
+        cache_dir=cache_dir(args.data_dir),
+    )
+    if args.markdown:
+        print(summary["markdown"])
+        return None
+    return summary
+
+
+def _import(args: argparse.Namespace):
+    from backend.cli import context_from
+    from backend.icl.store import import_set
+
+    return import_set(
+        context_from(args).database,
+        "cli",
+        args.file,
+        args.name,
+        args.kind,
+        category=args.category,
+        replace=args.replace,
+    )
+
+
+def _export(args: argparse.Namespace):
+    from backend.cli import context_from
+    from backend.icl.store import export_set
+
+    return export_set(context_from(args).database, args.name, args.out)
+
+
+def register(sub, groups, common) -> None:
+    icl = sub.add_parser("icl", help="in-context example selection (CoFe)")
+    actions = icl.add_subparsers(dest="icl_action", required=True)
+    build = actions.add_parser("build", parents=[common], help="select examples and write prompts for test cases")
+    build.add_argument("--bank", type=Path, required=True, help="JSONL example bank")
+    build.add_argument("--tests", type=Path, nargs="+", required=True, help="JSONL test case file(s)")
+    build.add_argument("--setting", default="full_similarity", choices=setting_names())
+    build.add_argument("--out", type=Path, required=True, help="JSONL output, one line per test case")
+    build.add_argument("--n", type=int, default=10, help="examples per test case")
+    build.add_argument("--order", choices=ORDERS, default="structure_closer")
+    build.add_argument("--seed", type=int, default=0, help="for random order, random selection, fictional words")
+    build.add_argument("--fictional", action="store_true", help="appendix C.7: fictional target-side words")
+    build.add_argument("--w-p", dest="w_p", type=float, default=None, help="override the preset's w_p")
+    build.add_argument("--w-s", dest="w_s", type=float, default=None, help="override the preset's w_s")
+    build.add_argument("--w-c", dest="w_c", type=float, default=None, help="override the preset's w_c")
+    build.add_argument(
+        "--diversity", action=argparse.BooleanOptionalAction, default=None, help="override the preset's S(C) term"
+    )
+    build.add_argument("--mmr-lambda", type=float, default=0.5)
+    build.add_argument("--mmr-pool", type=int, default=100)
+    build.add_argument("--embedding-model", default=None, help="default: the embedding_model setting")
+    build.add_argument("--markdown", action="store_true", help="print the Table 2 summary as Markdown")
+    build.set_defaults(handler=_build)
+
+    imp = groups["import"].add_parser("icl", parents=[common], help="import an example bank or test set (JSONL)")
+    imp.add_argument("name", help="name of the set")
+    imp.add_argument("file", type=Path)
+    imp.add_argument("--kind", choices=("bank", "tests"), required=True)
+    imp.add_argument("--category", default=None, help="category of lines without one (tests: from the file name)")
+    imp.add_argument("--replace", action="store_true", help="replace a set with the same name")
+    imp.set_defaults(handler=_import)
+
+    exp = groups["export"].add_parser("icl", parents=[common], help="export an example set as JSONL")
+    exp.add_argument("name")
+    exp.add_argument("--out", type=Path, required=True)
+    exp.set_defaults(handler=_export)

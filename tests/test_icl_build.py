@@ -1,0 +1,133 @@
+"""`python -m backend icl build`, import/export of example sets, and validation of bad files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from backend.cli import main
+from backend.errors import ImportFileError, ValidationError
+from backend.icl.store import export_set, import_set, list_sets, load_set
+from tests.conftest import shared_data
+
+
+@pytest.fixture
+def small_files(tmp_path: Path) -> tuple[Path, Path]:
+    bank_lines = shared_data("cogs", "example_bank.jsonl").read_text().splitlines()[:1500]
+    test_lines = shared_data("cogs", "test_phrareco_like.jsonl").read_text().splitlines()[:5]
+    bank = tmp_path / "bank.jsonl"
+    bank.write_text("\n".join(bank_lines) + "\n")
+    tests = tmp_path / "test_phrareco_like.jsonl"
+    tests.write_text("\n".join(test_lines) + "\n")
+    return bank, tests
+
+
+def test_build_writes_one_line_per_test_case(small_files, tmp_path, capsys):
+    bank, tests = small_files
+    out = tmp_path / "prompts.jsonl"
+    assert (
+        main(
+            [
+                "icl",
+                "build",
+                "--bank",
+                str(bank),
+                "--tests",
+                str(tests),
+                "--setting",
+                "high_diversity",
+                "--out",
+                str(out),
+                "--data-dir",
+                str(tmp_path / "data"),
+            ]
+        )
+        == 0
+    )
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["test_cases"] == 5 and summary["short_cases"] == 0
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    bank_lines = [json.loads(line) for line in bank.read_text().splitlines()]
+    assert len(lines) == 5
+    for line in lines:
+        assert set(line) == {"context", "ground_truth", "category", "selected", "stats"}
+        assert line["category"] == "phrareco" and len(line["selected"]) == 10
+        blocks = line["context"].split("\n\n")
+        assert len(blocks) == 11 and blocks[-1].endswith("output:")
+        first = bank_lines[line["selected"][0]]
+        assert blocks[0] == f"input: {first['input'].removeprefix('Form one: ')}\noutput: {first['output']}"
+        assert line["stats"]["T_N"] == 1.0 and line["stats"]["T_L"] > 0.8
+
+
+def test_build_fictional_words_and_random_order(small_files, tmp_path, capsys):
+    bank, tests = small_files
+    out = tmp_path / "fictional.jsonl"
+    main(
+        [
+            "icl",
+            "build",
+            "--bank",
+            str(bank),
+            "--tests",
+            str(tests),
+            "--out",
+            str(out),
+            "--fictional",
+            "--order",
+            "random",
+            "--seed",
+            "4",
+            "--data-dir",
+            str(tmp_path / "data"),
+        ]
+    )
+    capsys.readouterr()
+    line = json.loads(out.read_text().splitlines()[0])
+    original = json.loads(tests.read_text().splitlines()[0])["output"]
+    assert line["ground_truth"] != original
+    assert [len(w) for w in line["ground_truth"].split()] == [len(w) for w in original.split()]
+
+
+def test_unknown_setting_is_refused(small_files, tmp_path):
+    bank, tests = small_files
+    with pytest.raises(SystemExit):
+        main(["icl", "build", "--bank", str(bank), "--tests", str(tests), "--setting", "nope", "--out", "x"])
+
+
+def test_import_export_round_trip(database, small_files, tmp_path):
+    bank, tests = small_files
+    assert import_set(database, "cli", tests, "phrareco", "tests") == {"name": "phrareco", "kind": "tests", "items": 5}
+    examples = load_set(database, "phrareco")
+    assert [e.category for e in examples] == ["phrareco"] * 5
+    assert not examples[0].input.startswith("Form one")
+    out = tmp_path / "export.jsonl"
+    export_set(database, "phrareco", out)
+    again = [json.loads(line) for line in out.read_text().splitlines()]
+    assert again[0] == {"input": examples[0].input, "output": examples[0].output, "category": "phrareco"}
+    assert [s["name"] for s in list_sets(database)] == ["phrareco"]
+    with pytest.raises(ValidationError, match="exists"):
+        import_set(database, "cli", tests, "phrareco", "tests")
+
+
+def test_bad_file_imports_nothing(database, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        json.dumps({"input": "Emma ate .", "output": "EAT ( EMMA , NONE , NONE )"})
+        + "\n"
+        + json.dumps({"input": "Emma the cake .", "output": "EAT ( EMMA , CAKE , NONE )"})
+        + "\n"
+    )
+    with pytest.raises(ImportFileError, match="line 2.*cannot parse the input"):
+        import_set(database, "cli", bad, "bad", "bank")
+    assert list_sets(database) == []
+    supplied = tmp_path / "trees.jsonl"
+    supplied.write_text(
+        json.dumps(
+            {"input": "x y", "output": "f ( x )", "input_tree": ["S", ["A", "x"], "y"], "output_tree": ["F", "f", "x"]}
+        )
+        + "\n"
+    )
+    import_set(database, "cli", supplied, "own", "bank")
+    assert load_set(database, "own")[0].source.structures1 == {"S[A y]", "A[x]"}
