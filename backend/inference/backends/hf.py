@@ -37,7 +37,6 @@ def _device_and_dtype(spec) -> tuple[str, Any]:
 
 class TransformersBackend:
     def __init__(self, spec) -> None:
-        import torch
         import transformers
 
         self.spec = spec
@@ -64,7 +63,6 @@ class TransformersBackend:
         self.native_video = (
             bool(spec.options.get("native_video")) and getattr(self.processor, "video_processor", None) is not None
         )
-        torch.set_grad_enabled(False)
 
     # -- prompts -----------------------------------------------------------------------------------
     def _convert(self, request: Request) -> tuple[list[dict], list, list]:
@@ -124,7 +122,7 @@ class TransformersBackend:
 
         if not requests:
             return []
-        with self._lock:
+        with self._lock, torch.inference_mode():
             inputs = self._inputs(requests)
             for key, value in inputs.items():
                 if torch.is_floating_point(value):
@@ -147,7 +145,7 @@ class TransformersBackend:
         """Log-likelihood of each option's tokens after the prompt (one forward pass per option)."""
         import torch
 
-        with self._lock:
+        with self._lock, torch.inference_mode():
             prompt = self._inputs([request])
             prompt_len = prompt["input_ids"].shape[1]
             scores = []
