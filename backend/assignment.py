@@ -84,18 +84,27 @@ def next_task(db: sqlite_utils.Database, kind: str, annotator: str, lease_minute
     current = _lease_row(db, kind, annotator, now)
     if current:
         return _to_lease(current)
+    params = {"kind": kind, "annotator": annotator, "now": now}
+    # 1. tasks already handed out (few): mine with an expired lease first, then closest to completion
     row = db.conn.execute(
         f"""SELECT t.item_id, t.round, t.guidance, mine.id AS mine_id, {_ACTIVE} AS active
             FROM tasks t
             LEFT JOIN assignments mine
               ON mine.kind = t.kind AND mine.item_id = t.item_id AND mine.annotator = :annotator
-            WHERE t.kind = :kind AND t.status = 'open'
+            WHERE t.kind = :kind AND t.status = 'open' AND t.touched = 1
               AND (mine.id IS NULL OR mine.status = 'leased')
               AND {_ACTIVE} < t.needed
             ORDER BY (mine.id IS NOT NULL) DESC, active DESC, t.rowid
             LIMIT 1""",
-        {"kind": kind, "annotator": annotator, "now": now},
+        params,
     ).fetchone()
+    # 2. otherwise the oldest task nobody has been handed yet
+    if row is None:
+        row = db.conn.execute(
+            """SELECT item_id, round, guidance, NULL AS mine_id FROM tasks
+               WHERE kind = :kind AND status = 'open' AND touched = 0 ORDER BY rowid LIMIT 1""",
+            params,
+        ).fetchone()
     if row is None:
         return None
     expires = _later(lease_minutes)
@@ -110,6 +119,7 @@ def next_task(db: sqlite_utils.Database, kind: str, annotator: str, lease_minute
                VALUES (?, ?, ?, ?, 'leased', ?, ?)""",
             (kind, row["item_id"], row["round"], annotator, now, expires),
         )
+        db.conn.execute("UPDATE tasks SET touched = 1 WHERE kind = ? AND item_id = ?", (kind, row["item_id"]))
     return Lease(kind, row["item_id"], row["round"], annotator, now, expires, None, row["guidance"])
 
 

@@ -50,13 +50,17 @@ def progress(database: Database, username: str) -> dict[str, int]:
     return assignment.pool_progress(database.db, KIND, username)
 
 
+def _reply(database: Database, settings: Settings, lease: assignment.Lease | None, username: str) -> dict[str, Any]:
+    task = _task_view(database, settings, lease, username) if lease else None
+    return {"task": task, "progress": progress(database, username)}
+
+
 def next_intent_task(database: Database, settings: Settings, username: str) -> dict[str, Any]:
     """The caller's current task (same one on reload) or a newly leased one; ``task`` is None when done."""
     auth.require_role(database, username, "annotator")
     with database.write() as db:
         lease = assignment.next_task(db, KIND, username, settings.lease_minutes)
-    task = _task_view(database, settings, lease, username) if lease else None
-    return {"task": task, "progress": progress(database, username)}
+    return _reply(database, settings, lease, username)
 
 
 def save_draft(database: Database, username: str, sequence_id: str, concrete: str, high_level: str) -> str:
@@ -96,7 +100,7 @@ def submit_intents(
     database: Database, settings: Settings, username: str, sequence_id: str, concrete_intent: str,
     high_level_intent: str,
 ) -> dict[str, Any]:
-    """Store one annotation (one transaction) and hand out the next task.
+    """Store one annotation and lease the next task, in one transaction.
 
     A repeated submit of the same sequence (a client retry after a lost reply) returns the stored
     annotation with ``"duplicate": true`` and writes nothing.
@@ -129,8 +133,8 @@ def submit_intents(
             audit(db, username, "intent.submit", sequence_id,
                   {"concrete_intent": concrete, "high_level_intent": high_level, "round": row["round"]})
             annotation, duplicate = _stored(db, sequence_id, username), False
-    following = next_intent_task(database, settings, username)
-    return {"stored": annotation, "duplicate": duplicate, **following}
+        lease = assignment.next_task(db, KIND, username, settings.lease_minutes)  # same transaction
+    return {"stored": annotation, "duplicate": duplicate, **_reply(database, settings, lease, username)}
 
 
 def skip_intent_task(

@@ -113,4 +113,15 @@ MIGRATIONS = [
             "CREATE INDEX annotations_annotator ON annotations (annotator, submitted_at)",
         ),
     ),
+    Migration(
+        "core_0004_task_touched",
+        (
+            # 1 once a task has been handed out: next_task ranks only these by progress, and takes
+            # untouched tasks in order, so choosing a task costs O(tasks in progress), not O(pool).
+            "ALTER TABLE tasks ADD COLUMN touched INTEGER NOT NULL DEFAULT 0",
+            "UPDATE tasks SET touched = 1 WHERE EXISTS (SELECT 1 FROM assignments a "
+            "WHERE a.kind = tasks.kind AND a.item_id = tasks.item_id)",
+            "CREATE INDEX tasks_touched ON tasks (kind, status, touched)",
+        ),
+    ),
 ]
