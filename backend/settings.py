@@ -102,6 +102,9 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "(the released NSPlan code mixed 0.5/0.5)."),
     SettingSpec("nsplan_top_k", int, 10, "COMPSTUDIO_NSPLAN_TOP_K",
                 "nsplan-lite: knowledge-base sequences kept for answer reasoning (released code: 10)."),
+    SettingSpec("nsplan_prior_weight", float, 0.5, "COMPSTUDIO_NSPLAN_PRIOR_WEIGHT",
+                "nsplan-lite: weight of the knowledge base's action-transition prior added to the retrieval "
+                "reasoning (0: pure retrieval, as NSPlan's answer reasoner; 0.5 chosen on the validation split)."),
     SettingSpec("bigram_weight", float, 0.8, "COMPSTUDIO_BIGRAM_WEIGHT",
                 "bigram-prior: interpolation weight of the bigram against the add-one unigram."),
     SettingSpec("planning_metrics_top_k", int, 10, "COMPSTUDIO_PLANNING_METRICS_TOP_K",
@@ -153,6 +156,7 @@ class Settings:
     planning_decoder: str = "auto"
     nsplan_intent_weight: float = 0.5
     nsplan_top_k: int = 10
+    nsplan_prior_weight: float = 0.5
     bigram_weight: float = 0.8
     planning_metrics_top_k: int = 10
     planning_item_acc_denominator: str = "prediction"

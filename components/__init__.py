@@ -9,4 +9,5 @@ TABS: tuple[tuple[str, str], ...] = (
     ("components.review", "build_review_tab"),
     ("components.admin", "build_admin_tab"),
     ("components.vqa", "build_vqa_tab"),
+    ("components.planning", "build_planning_tab"),
 )

@@ -166,15 +166,22 @@ class _KnowledgeBackend:
 class NSPlanLiteBackend(_KnowledgeBackend):
     def build(self, database):
         from backend.embeddings import embed_texts
-        from backend.planning.baselines import NSPlanLite
+        from backend.planning.baselines import BigramPrior, NSPlanLite
         from backend.planning.knowledge import build_knowledge_base
 
         model_name = self.spec.options.get("embedding_model")
+        kb = build_knowledge_base(database)
+        prior_weight = float(self.spec.options.get("prior_weight", 0.0))
+        prior = (
+            BigramPrior([e.actions for e in kb], float(self.spec.options["bigram_weight"])) if prior_weight else None
+        )
         return NSPlanLite(
-            build_knowledge_base(database),
+            kb,
             lambda texts: embed_texts(list(texts), model=model_name),
             intent_weight=float(self.spec.options["intent_weight"]),
             top_k=int(self.spec.options["top_k"]),
+            prior=prior,
+            prior_weight=prior_weight,
         )
 
     def answer_items(self, items: Sequence[EvalItem], params: GenerationParams) -> list[str]:
@@ -215,11 +222,13 @@ def _register() -> None:
             "nsplan-lite",
             batch_size=64,
             description="Retrieval planner after NSPlan: BM25 over observed action ids + intent cosine, "
-            "choices scored against retrieved futures (planning only; no video).",
+            "choices scored against retrieved futures, plus transition knowledge (planning only; no video).",
             options={
                 "intent_weight": settings.nsplan_intent_weight,
                 "top_k": settings.nsplan_top_k,
                 "embedding_model": settings.embedding_model,
+                "prior_weight": settings.nsplan_prior_weight,
+                "bigram_weight": settings.bigram_weight,
             },
         )
     )
