@@ -98,3 +98,35 @@ def test_report_scores_humans_on_the_questions_they_checked(ctx):
     out = report(questions, runs, baseline="model", samples=100, answered_only=("human",))
     assert out["runs"]["human"]["n"] == 1 and out["runs"]["human"]["accuracy"] == 1.0
     assert out["runs"]["model"]["n"] == 10
+
+
+def test_the_transition_prior_reorders_tied_retrieval_scores():
+    prior = BigramPrior([e.actions for e in KB])
+    pure = NSPlanLite(KB, hashing_embed, top_k=2)
+    mixed = NSPlanLite(KB, hashing_embed, top_k=2, prior=prior, prior_weight=1.0)
+    choices = [("c108", "c106"), ("c106", "c108")]  # same actions, different order; observed: taking a cup
+    assert (
+        mixed.score_choices(["c110"], "S/He is thirsty", choices)[0]
+        > mixed.score_choices(["c110"], "S/He is thirsty", choices)[1]
+    )
+    assert len(pure.score_choices(["c110"], "S/He is thirsty", choices)) == 2
+
+
+def test_frames_mode_samples_the_observed_window_once(ctx, tmp_path, monkeypatch):
+    import backend.planning.media as media
+    from backend.planning.evaluation import load_planning_items
+    from backend.planning.questions import list_questions
+
+    first = list_questions(ctx.database)[0]
+    video = media.write_synthetic_video(tmp_path / f"{first.id}.mp4", 10, (96, 64))
+    with ctx.database.write() as db:
+        db.conn.execute("UPDATE sequences SET video_path = ? WHERE id = ?", (str(video), first.sequence_id))
+    item = load_planning_items(ctx, mode="frames", limit=1)[0]
+    assert item.request[0]["type"] == "video" and len(item.request[0]["frames"]) == ctx.settings.planning_frames
+    assert item.meta["mode"] == "frames" and "frames above" in item.request[-1]["text"]
+    for name in ("decode_decord", "decode_pyav"):
+        monkeypatch.setattr(media, name, lambda *a, **k: pytest.fail("decoded the same window twice"))
+    assert load_planning_items(ctx, mode="frames", limit=1)[0].meta["mode"] == "frames"
+    assert load_planning_items(ctx, mode="text", limit=1)[0].meta["mode"] == "text"
+    with ctx.database.write() as db:
+        db.conn.execute("UPDATE sequences SET video_path = NULL WHERE id = ?", (first.sequence_id,))
