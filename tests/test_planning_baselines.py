@@ -100,16 +100,19 @@ def test_report_scores_humans_on_the_questions_they_checked(ctx):
     assert out["runs"]["model"]["n"] == 10
 
 
-def test_the_transition_prior_reorders_tied_retrieval_scores():
+def test_the_transition_prior_adds_to_the_log_of_the_retrieval_score():
+    import math
+
     prior = BigramPrior([e.actions for e in KB])
-    pure = NSPlanLite(KB, hashing_embed, top_k=2)
-    mixed = NSPlanLite(KB, hashing_embed, top_k=2, prior=prior, prior_weight=1.0)
-    choices = [("c108", "c106"), ("c106", "c108")]  # same actions, different order; observed: taking a cup
-    assert (
-        mixed.score_choices(["c110"], "S/He is thirsty", choices)[0]
-        > mixed.score_choices(["c110"], "S/He is thirsty", choices)[1]
-    )
-    assert len(pure.score_choices(["c110"], "S/He is thirsty", choices)) == 2
+    choices = [("c108", "c106"), ("c106", "c108"), ("c032", "c106")]
+    pure = NSPlanLite(KB, hashing_embed, top_k=2).score_choices(["c110"], "S/He is thirsty", choices)
+    mixed = NSPlanLite(KB, hashing_embed, top_k=2, prior=prior, prior_weight=0.5)
+    scores = mixed.score_choices(["c110"], "S/He is thirsty", choices)
+    log_prior = [prior.score(["c110"], c) for c in choices]
+    for a, b in ((0, 1), (0, 2)):
+        expected = math.log(pure[a]) - math.log(pure[b]) + 0.5 * (log_prior[a] - log_prior[b])
+        assert scores[a] - scores[b] == pytest.approx(expected)
+    assert pick(scores, "q") == 0
 
 
 def test_frames_mode_samples_the_observed_window_once(ctx, tmp_path, monkeypatch):

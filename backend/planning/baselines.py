@@ -167,10 +167,15 @@ class NSPlanLite:
             scores = (scores - scores.min()) / (scores.max() - scores.min())
         path_p = _softmax(scores)
         total = np.zeros(len(choices))
-        for (entry, _), weight in zip(retrieved, path_p, strict=False):
+        for (entry, _), weight in zip(retrieved, path_p, strict=True):
             match = np.array([future_match(c, entry.future) for c in choices])
             total += weight * _softmax(match)
-        return [float(v) for v in total]
+        if self.prior is None or self.prior_weight <= 0:
+            return [float(v) for v in total]
+        transitions = np.array([self.prior.score(observed, c) for c in choices])
+        shifted = transitions - transitions.max()
+        log_prior = shifted - np.log(np.exp(shifted).sum())
+        return [float(v) for v in np.log(total) + self.prior_weight * log_prior]
 
 
 class BigramPrior:
