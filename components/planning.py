@@ -17,6 +17,7 @@ import pandas as pd
 from backend.context import AppContext
 from backend.errors import CompStudioError
 from backend.planning import service, validation
+from backend.planning.authoring import author_question
 from components.common import TabHandle, caller, esc, ui_errors
 
 LETTERS = "ABCDEF"
@@ -98,6 +99,12 @@ def _browse_panel(ctx: AppContext) -> None:
         limit = gr.Number(label="Limit (empty: all)", value=None, precision=0, elem_id="planning-limit")
         run = gr.Button("Run", elem_id="planning-run")
     summary = gr.JSON(label="Run summary", elem_id="planning-run-summary")
+    gr.Markdown("#### Author a new question (reviewers): it goes to annotators before it counts")
+    with gr.Row():
+        sequence = gr.Textbox(label="Sequence id", elem_id="planning-author-sequence")
+        intent = gr.Textbox(label="Intent (empty: the sequence's first high-level intent)")
+        author = gr.Button("Author", elem_id="planning-author")
+    authored = gr.Markdown(elem_id="planning-authored")
 
     @ui_errors
     def on_show(question_id: str, request: gr.Request):
@@ -124,7 +131,21 @@ def _browse_panel(ctx: AppContext) -> None:
         limit_n = int(count) if count else None
         return service.run_batch(ctx, caller(ctx, request), model_name, input_mode, rotate, limit_n, report)
 
+    @ui_errors
+    def on_author(sequence_id: str, intent_text: str, request: gr.Request) -> str:
+        name = caller(ctx, request)
+        question = author_question(
+            ctx.database,
+            name,
+            (sequence_id or "").strip(),
+            (intent_text or "").strip() or None,
+            annotators_per_question=ctx.settings.planning_annotators_per_question,
+        )
+        view = service.build_view(ctx, question, with_clip=False)
+        return question_markdown(view, show_key=True)
+
     show.click(on_show, [qid], [clip, text], api_name="planning_show")
+    author.click(on_author, [sequence, intent], authored, api_name="planning_author")
     ask.click(on_ask, [qid, model, mode], answer, concurrency_id="models", api_name="planning_ask")
     run.click(on_run, [model, mode, circular, limit], summary, concurrency_id="models", api_visibility="private")
     return qid

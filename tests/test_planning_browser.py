@@ -71,6 +71,11 @@ def test_check_ask_and_results(app, browser):
     reviewer.locator("#planning-run").click()
     expect(reviewer.locator("#planning-run-summary")).to_contain_text("newly_computed", timeout=60_000)
 
+    reviewer.locator("#planning-author-sequence textarea, #planning-author-sequence input").first.fill("2NZ5C")
+    reviewer.locator("#planning-author").click()
+    expect(reviewer.locator("#planning-authored")).to_contain_text("Question 2NZ5C-q1", timeout=30_000)
+    expect(reviewer.locator("#planning-authored")).to_contain_text("status: pending")
+
     reviewer.locator('button[data-tab-id="planning-results"]').click()
     reviewer.locator("#planning-results-refresh").click()
     board = reviewer.locator("#planning-leaderboard")
