@@ -10,4 +10,5 @@ TABS: tuple[tuple[str, str], ...] = (
     ("components.admin", "build_admin_tab"),
     ("components.vqa", "build_vqa_tab"),
     ("components.planning", "build_planning_tab"),
+    ("components.icl", "build_icl_tab"),
 )

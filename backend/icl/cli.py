@@ -73,6 +73,24 @@ def _export(args: argparse.Namespace):
     return export_set(context_from(args).database, args.name, args.out)
 
 
+def _eval(args: argparse.Namespace):
+    from backend.cli import context_from
+    from backend.icl.evaluation import evaluate_by_category
+
+    options = {
+        "setting": args.setting,
+        "n": args.n,
+        "order": args.order,
+        "seed": args.seed,
+        "fictional": args.fictional,
+    }
+    if args.bank:
+        options["bank"] = args.bank
+    if args.tests:
+        options["tests"] = args.tests
+    return evaluate_by_category(context_from(args), args.model, options, limit=args.limit)
+
+
 def register(sub, groups, common) -> None:
     icl = sub.add_parser("icl", help="in-context example selection (CoFe)")
     actions = icl.add_subparsers(dest="icl_action", required=True)
@@ -96,6 +114,18 @@ def register(sub, groups, common) -> None:
     build.add_argument("--embedding-model", default=None, help="default: the embedding_model setting")
     build.add_argument("--markdown", action="store_true", help="print the Table 2 summary as Markdown")
     build.set_defaults(handler=_build)
+
+    ev = actions.add_parser("eval", parents=[common], help="run a model on stored sets: exact match per category")
+    ev.add_argument("--model", required=True, help="registered model name (python -m backend models)")
+    ev.add_argument("--bank", default=None, help="stored bank set (default: the newest)")
+    ev.add_argument("--tests", nargs="+", default=None, help="stored test sets (default: all)")
+    ev.add_argument("--setting", default="full_similarity", choices=setting_names())
+    ev.add_argument("--n", type=int, default=10)
+    ev.add_argument("--order", choices=ORDERS, default="structure_closer")
+    ev.add_argument("--seed", type=int, default=0)
+    ev.add_argument("--fictional", action="store_true")
+    ev.add_argument("--limit", type=int, default=None, help="only the first N test cases")
+    ev.set_defaults(handler=_eval)
 
     imp = groups["import"].add_parser("icl", parents=[common], help="import an example bank or test set (JSONL)")
     imp.add_argument("name", help="name of the set")

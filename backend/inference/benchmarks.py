@@ -23,7 +23,9 @@ from backend.inference.parsing import ParsedAnswer, letters_for, parse_choice, p
 from backend.inference.request import GenerationParams, Request, text
 
 #: Modules that register benchmarks when imported (append one line per benchmark package).
-BENCHMARK_MODULES: list[str] = ["backend.inference.toy", "backend.vqa.models", "backend.planning.evaluation"]
+BENCHMARK_MODULES: list[str] = [
+    "backend.inference.toy", "backend.vqa.models", "backend.planning.evaluation", "backend.icl.evaluation",
+]
 
 
 @dataclass(frozen=True)

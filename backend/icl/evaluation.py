@@ -1,0 +1,107 @@
+"""The ``icl`` benchmark: CoFe prompts built from stored sets, free-text answers scored by exact match.
+
+Options (``python -m backend eval --benchmark icl --option key=value`` or ``load_options``): ``bank`` and
+``tests`` (stored set names; default: the newest bank and every test set), ``setting``, ``n``, ``order``,
+``seed``, ``fictional``. Each item's ``meta["category"]`` carries the test case's category, so
+:func:`accuracy_by_category` gives the per-category exact match the paper reports.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from backend.icl.build import build_case
+from backend.icl.selectors import SelectorSpec
+from backend.icl.service import workspace_of
+from backend.icl.store import list_sets
+from backend.inference.benchmarks import BenchmarkSpec, EvalItem, register_benchmark
+from backend.inference.request import GenerationParams, text
+
+BENCHMARK = "icl"
+
+
+def case_item(tests: str, line: int, result, setting: str) -> EvalItem:
+    return EvalItem(
+        f"{tests}:{line}:{setting}",
+        [text(result.prompt)],
+        answer=result.ground_truth,
+        meta={"category": result.test.category, "tests": tests, "line": line, "setting": setting},
+    )
+
+
+def load_items(
+    ctx,
+    bank: str | None = None,
+    tests: str | Iterable[str] | None = None,
+    setting: str = "full_similarity",
+    n: int | str = 10,
+    order: str = "structure_closer",
+    seed: int | str = 0,
+    fictional: bool | str = False,
+    **_: Any,
+) -> list[EvalItem]:
+    rows = list_sets(ctx.database)
+    banks = [r["name"] for r in rows if r["kind"] == "bank"]
+    if bank is None:
+        if not banks:
+            return []
+        bank = banks[0]
+    if tests is None:
+        test_sets = sorted(r["name"] for r in rows if r["kind"] == "tests")
+    else:
+        test_sets = [tests] if isinstance(tests, str) else list(tests)
+    workspace = workspace_of(ctx)
+    selector = workspace.selector(ctx.database, bank, SelectorSpec(name=setting, seed=int(seed)))
+    flag = fictional if isinstance(fictional, bool) else str(fictional).lower() in {"1", "true", "yes"}
+    items = []
+    for name in test_sets:
+        for line, test in enumerate(workspace.examples(ctx.database, name)):
+            result = build_case(selector, test, int(n), order, int(seed), flag)
+            items.append(case_item(name, line, result, setting))
+    return items
+
+
+def accuracy_by_category(items: list[EvalItem], scores: list[float]) -> dict[str, float]:
+    """Exact-match accuracy per category and overall (``all``).
+
+    >>> items = [EvalItem("a", [], answer="X", meta={"category": "c1"}), EvalItem("b", [], answer="Y", meta={"category": "c2"})]
+    >>> accuracy_by_category(items, [1.0, 0.0])
+    {'c1': 1.0, 'c2': 0.0, 'all': 0.5}
+    """
+    groups: dict[str, list[float]] = defaultdict(list)
+    for item, score in zip(items, scores, strict=True):
+        groups[item.meta.get("category", "")].append(score)
+        groups["all"].append(score)
+    return {k: sum(v) / len(v) for k, v in groups.items()}
+
+
+register_benchmark(
+    BenchmarkSpec(
+        name=BENCHMARK,
+        description="CoFe in-context compositional generalization: prompts from a stored bank and test set, "
+        "exact match of the logical form (per category via meta['category'])",
+        load_items=load_items,
+        params=GenerationParams(max_new_tokens=256, stop=("\n",)),
+        metric="exact_match",
+    )
+)
+
+
+def evaluate_by_category(
+    ctx, model: str, load_options: dict[str, Any] | None = None, limit: int | None = None, actor: str = "cli"
+) -> dict[str, Any]:
+    """Run (or resume) ``model`` on the ``icl`` benchmark and add exact match per category."""
+    from backend.inference.benchmarks import get_benchmark
+    from backend.inference.registry import get_spec
+    from backend.inference.runner import effective_params, prepare, run_eval
+    from backend.inference.store import lookup, settings_hash
+
+    summary = run_eval(ctx, BENCHMARK, model, limit=limit, actor=actor, load_options=load_options)
+    bench, spec = get_benchmark(BENCHMARK), get_spec(ctx.settings, model)
+    items = load_items(ctx, **(load_options or {}))
+    prepared = prepare(bench, items[:limit] if limit is not None else items)
+    stored = lookup(ctx.database, spec.name, bench.name, settings_hash(spec, effective_params(bench, spec)))
+    scores = [stored[(p.item.item_id, p.prompt_hash)].score or 0.0 for p in prepared]
+    return {**summary.as_dict(), "exact_match_by_category": accuracy_by_category([p.item for p in prepared], scores)}

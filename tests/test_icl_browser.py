@@ -1,0 +1,92 @@
+"""A real browser on the In-context examples tab: a test case, its selection, its prompt, a second selector
+side by side, and a tiny causal LM's answer with its exact-match verdict; plus the named API."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from e2e_helpers import ApiClient, app_in_process, browser_login, chromium_browser
+from playwright.sync_api import expect
+
+from backend import auth
+from backend.icl.store import import_set
+from backend.inference.registry import register_model
+from tests.conftest import shared_data
+from tests.tiny_models import tiny_spec
+
+PASSWORD = "password1"
+
+
+@pytest.fixture(scope="module")
+def small_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("icl")
+    bank = folder / "bank.jsonl"
+    bank.write_text("\n".join(shared_data("cogs", "example_bank.jsonl").read_text().splitlines()[:1200]) + "\n")
+    tests = folder / "test_phrareco_like.jsonl"
+    tests.write_text("\n".join(shared_data("cogs", "test_phrareco_like.jsonl").read_text().splitlines()[:4]) + "\n")
+    return bank, tests
+
+
+@pytest.fixture
+def app(settings, small_files):
+    register_model(tiny_spec("causal", name="tiny-icl", max_new_tokens=4))
+    with app_in_process(settings.replace(demo_content=False)) as running:
+        db = running.ctx.database
+        auth.add_user(db, "res", "reviewer", PASSWORD)
+        auth.add_user(db, "ann", "annotator", PASSWORD)
+        import_set(db, "cli", small_files[0], "cogs-bank", "bank")
+        import_set(db, "cli", small_files[1], "phrareco", "tests")
+        yield running
+
+
+def _field(page, elem_id: str):
+    return page.locator(f"#{elem_id} textarea, #{elem_id} input").first
+
+
+def test_select_compare_and_ask_a_model(app):
+    with chromium_browser() as browser:
+        page = browser.new_context().new_page()
+        browser_login(page, app.url, "res", PASSWORD)
+        page.locator('button[data-tab-id="icl"]').click()
+        expect(_field(page, "icl_case")).to_have_value(
+            "0: [phrareco] The baby on a tray in the house screamed .", timeout=30_000
+        )
+        _field(page, "icl_setting_b").fill("bm25")
+        _field(page, "icl_setting_b").press("Enter")
+        page.locator("#icl_run").click()
+        summary = page.locator("#icl_summary")
+        expect(summary).to_contain_text("SCREAM ( ON ( BABY , IN ( TRAY , HOUSE ) ) , NONE , NONE )", timeout=60_000)
+        expect(summary).to_contain_text("subject[pp-mod]")
+        expect(page.locator("#icl_table")).to_contain_text("prim_score")
+        expect(_field(page, "icl_prompt")).to_have_value(
+            re.compile(r"^input: .*\noutput: .*(\n.*)*input: The baby on a tray in the house screamed \.\noutput:$"),
+        )
+        expect(page.locator("#icl_summary_b")).to_contain_text("bm25")
+        page.get_by_role("button", name="Ask a model").click()
+        expect(page.get_by_text("Parsed answer")).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("wrong")).to_be_visible()
+
+
+def test_named_api_checks_roles(app):
+    api = ApiClient(app.url, "ann", PASSWORD)
+    result = api.run(
+        "icl_select",
+        "cogs-bank",
+        "phrareco",
+        1,
+        "high_diversity",
+        "",
+        "atom_closer",
+        10,
+        0,
+        False,
+        None,
+        None,
+        None,
+        "preset",
+    )
+    shown = json.dumps(result)
+    assert "**Input:** The spokesman in the house served Emma the rose ." in shown
+    assert "subject[pp-mod]" in shown
