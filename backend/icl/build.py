@@ -7,7 +7,9 @@ examples' 0-based line numbers in the bank file in prompt order, and ``stats`` t
 
 from __future__ import annotations
 
+import hashlib
 import json
+import pickle
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +40,26 @@ class CaseResult:
             "selected": [c.example_id for c in self.chosen],
             "stats": self.stats,
         }
+
+
+def read_bank_cached(path: Path, cache_dir: Path | None) -> list[IclExample]:
+    """``read_examples`` for a bank, with the parsed examples pickled under ``cache_dir`` keyed by the file's
+    SHA-256 (parsing 24,155 sentences takes ~9 s of CPU, loading the pickle ~1 s). The cache is ours: only
+    files this function wrote are ever unpickled."""
+    if cache_dir is None:
+        return read_examples(path, default_category="")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:24]
+    cached = cache_dir / f"parsed-{digest}.pickle"
+    if cached.is_file():
+        with cached.open("rb") as handle:
+            return pickle.load(handle)
+    examples = read_examples(path, default_category="")
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_name(cached.name + ".tmp")
+    with tmp.open("wb") as handle:
+        pickle.dump(examples, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    tmp.replace(cached)
+    return examples
 
 
 def build_case(
@@ -76,7 +98,7 @@ def build_file(
     """Write one JSONL line per test case (in file order) and return timings and the Table 2 summary."""
     started = time.perf_counter()
     if index is None:
-        index = build_index(read_examples(bank_path, default_category=""))
+        index = build_index(read_bank_cached(Path(bank_path), cache_dir))
     tests = [t for path in test_paths for t in read_examples(path)]
     loaded = time.perf_counter()
     selector = make_selector(index, spec, cache_dir)

@@ -68,7 +68,7 @@ def accuracy_by_category(items: list[EvalItem], scores: list[float]) -> dict[str
 
     >>> items = [EvalItem("a", [], answer="X", meta={"category": "c1"}), EvalItem("b", [], answer="Y", meta={"category": "c2"})]
     >>> accuracy_by_category(items, [1.0, 0.0])
-    {'c1': 1.0, 'c2': 0.0, 'all': 0.5}
+    {'c1': 1.0, 'all': 0.5, 'c2': 0.0}
     """
     groups: dict[str, list[float]] = defaultdict(list)
     for item, score in zip(items, scores, strict=True):
