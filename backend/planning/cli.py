@@ -106,7 +106,7 @@ def _run(args: argparse.Namespace):
             k: summary.as_dict()[k]
             for k in ("items", "newly_computed", "from_store", "seconds", "parse_failures", "errors")
         }
-    board = leaderboard(ctx.database, args.baseline, args.circular, ctx.settings.bootstrap_samples)
+    board = leaderboard(ctx.database, args.baseline, args.circular, ctx.settings.bootstrap_samples, ctx.settings)
     return {"runs": summaries, "leaderboard": _brief(board) if args.brief else board}
 
 
@@ -127,7 +127,7 @@ def _results(args: argparse.Namespace):
     from backend.planning.leaderboard import leaderboard
 
     ctx = _ctx(args)
-    board = leaderboard(ctx.database, args.baseline, args.circular, ctx.settings.bootstrap_samples)
+    board = leaderboard(ctx.database, args.baseline, args.circular, ctx.settings.bootstrap_samples, ctx.settings)
     return _brief(board) if args.brief else board
 
 

@@ -22,8 +22,20 @@ def _index(letters, rotation: int) -> int | None:
     return (LETTERS.index(next(iter(letters))) + rotation) % 6
 
 
-def stored_answers(database, circular: bool = False) -> dict[str, dict[str, int | None]]:
-    """Per ``model`` (``model [settings]`` when a model was run under several settings): question id ->
+def _current_hashes(settings) -> dict[str, str]:
+    """The settings hash each registered model would be run under now (to name older runs apart)."""
+    from backend.inference.benchmarks import get_benchmark
+    from backend.inference.registry import list_models
+    from backend.inference.runner import effective_params
+    from backend.inference.store import settings_hash
+
+    bench = get_benchmark(BENCHMARK)
+    return {name: settings_hash(spec, effective_params(bench, spec)) for name, spec in list_models(settings).items()}
+
+
+def stored_answers(database, circular: bool = False, settings=None) -> dict[str, dict[str, int | None]]:
+    """Per ``model`` (a run under settings other than the current ones is named ``model [earlier settings
+    abc123]``; without ``settings`` every model run under several settings is named so): question id ->
     chosen index. With ``circular``, only questions answered right under all six rotations keep their key
     (the others get None), from runs made with ``circular=True``."""
     seen: dict[tuple[str, str], None] = {}
@@ -31,6 +43,7 @@ def stored_answers(database, circular: bool = False) -> dict[str, dict[str, int 
         if run["benchmark"] == BENCHMARK:
             seen.setdefault((run["model"], run["settings_hash"]), None)
     out: dict[str, dict[str, int | None]] = {}
+    current = _current_hashes(settings) if settings is not None else None
     questions = {q.id: q for q in list_questions(database)}
     for model, shash in seen:
         per_question: dict[str, dict[int, int | None]] = {}
@@ -49,15 +62,20 @@ def stored_answers(database, circular: bool = False) -> dict[str, dict[str, int 
             elif 0 in by_rotation:
                 answers[qid] = by_rotation[0]
         if answers:
-            name = model if sum(1 for m, _ in seen if m == model) == 1 else f"{model} [{shash[:6]}]"
+            if current is not None:
+                name = model if current.get(model) == shash else f"{model} [earlier settings {shash[:6]}]"
+            else:
+                name = model if sum(1 for m, _ in seen if m == model) == 1 else f"{model} [{shash[:6]}]"
             out[name] = answers
     return out
 
 
-def leaderboard(database, baseline: str | None = "bigram-prior", circular: bool = False, samples: int = 2000) -> dict:
+def leaderboard(
+    database, baseline: str | None = "bigram-prior", circular: bool = False, samples: int = 2000, settings=None
+) -> dict:
     """The report of :func:`backend.planning.results.report` over every stored run plus the human row."""
     questions = list_questions(database)
-    runs = stored_answers(database, circular)
+    runs = stored_answers(database, circular, settings)
     human = human_answers(database)
     if human:
         runs["human (majority)"] = human

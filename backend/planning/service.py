@@ -97,6 +97,6 @@ def results(ctx, username: str | None, baseline: str | None = "bigram-prior", ci
     from backend.planning.validation import human_accuracy
 
     require_role(ctx.database, username, "annotator")
-    board = leaderboard(ctx.database, baseline, circular, ctx.settings.bootstrap_samples)
+    board = leaderboard(ctx.database, baseline, circular, ctx.settings.bootstrap_samples, ctx.settings)
     board["human_accuracy"] = human_accuracy(ctx.database, ctx.settings.bootstrap_samples)
     return board
