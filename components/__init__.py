@@ -7,8 +7,9 @@
 TABS: tuple[tuple[str, str], ...] = (
     ("components.intents", "build_intents_tab"),
     ("components.review", "build_review_tab"),
-    ("components.admin", "build_admin_tab"),
-    ("components.vqa", "build_vqa_tab"),
     ("components.planning", "build_planning_tab"),
+    ("components.vqa", "build_vqa_tab"),
     ("components.icl", "build_icl_tab"),
+    ("components.models", "build_models_tab"),
+    ("components.admin", "build_admin_tab"),
 )
