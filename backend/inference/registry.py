@@ -19,8 +19,9 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -188,11 +189,41 @@ def spec_from_dict(data: dict[str, Any]) -> ModelSpec:
     return spec
 
 
+CPU_FRIENDLY = frozenset({"smollm2-360m"})
+
+
+def default_models(env: Mapping[str, str] | None = None) -> tuple[ModelSpec, ...]:
+    """The defaults for the hardware found. On a CPU-only Hugging Face Space only what runs there:
+    the baselines, small models (``CPU_FRIENDLY``) and OpenAI-compatible endpoints whose API key is
+    configured (a Space secret). Elsewhere, all of ``DEFAULT_MODELS``.
+
+    >>> [m.name for m in default_models({"SPACE_ID": "me/cs"})]
+    ['random', 'smollm2-360m']
+    >>> [m.name for m in default_models({"SPACE_ID": "me/cs", "OPENAI_API_KEY": "sk-..."})][-1]
+    'vllm-local'
+    >>> len(default_models({})) == len(DEFAULT_MODELS)
+    True
+    """
+    from backend.spaces import hardware
+
+    env = os.environ if env is None else env
+    if not env.get("SPACE_ID") or hardware(env, cuda_available=Path("/dev/nvidia0").exists()) != "cpu":
+        return DEFAULT_MODELS
+    keep = []
+    for spec in DEFAULT_MODELS:
+        if spec.backend == "transformers" and spec.name not in CPU_FRIENDLY:
+            continue
+        if spec.backend == "openai" and not env.get(str(spec.options.get("api_key_env", ""))):
+            continue
+        keep.append(spec)
+    return tuple(keep)
+
+
 def file_models(settings: Settings) -> dict[str, ModelSpec]:
-    """The models of the registry file (the defaults when it does not exist)."""
+    """The models of the registry file (the defaults for this hardware when it does not exist)."""
     path = registry_path(settings)
     if not path.exists():
-        return {spec.name: spec for spec in DEFAULT_MODELS}
+        return {spec.name: spec for spec in default_models()}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
