@@ -76,6 +76,7 @@ def build_icl_tab(ctx: AppContext) -> TabHandle:
                 w_s = gr.Number(None, label="w_s")
                 w_c = gr.Number(None, label="w_c")
                 diversity = gr.Dropdown(["preset", "on", "off"], value="preset", label="S(C) term (diversity)")
+                once = gr.Dropdown(["preset", "on", "off"], value="preset", label="Count a primitive once")
         setting_help = gr.Markdown(HELP["full_similarity"])
         run = gr.Button("Select examples", variant="primary", elem_id="icl_run")
         with gr.Row():
@@ -125,7 +126,7 @@ def build_icl_tab(ctx: AppContext) -> TabHandle:
             cases: gr.update(choices=choices, value=choices[0][1] if choices else None),
         }
 
-    def _request(bank_name, tests_name, line, name, order_v, n_v, seed_v, fict, wp, ws, wc, div):
+    def _request(bank_name, tests_name, line, name, order_v, n_v, seed_v, fict, wp, ws, wc, div, once="preset"):
         if not bank_name or not tests_name or line is None:
             raise gr.Error("Choose an example bank, a test set and a test case.")
         return service.CaseRequest(
@@ -141,14 +142,29 @@ def build_icl_tab(ctx: AppContext) -> TabHandle:
             w_s=ws,
             w_c=wc,
             diversity={"on": True, "off": False}.get(div),
+            primitive_once={"on": True, "off": False}.get(once),
         )
 
     @ui_errors
     def on_run(
-        bank_name, tests_name, line, name, name_b, order_v, n_v, seed_v, fict, wp, ws, wc, div, request: gr.Request
+        bank_name,
+        tests_name,
+        line,
+        name,
+        name_b,
+        order_v,
+        n_v,
+        seed_v,
+        fict,
+        wp,
+        ws,
+        wc,
+        div,
+        once,
+        request: gr.Request,
     ):
         user = caller(ctx, request)
-        args = (bank_name, tests_name, line, name, order_v, n_v, seed_v, fict, wp, ws, wc, div)
+        args = (bank_name, tests_name, line, name, order_v, n_v, seed_v, fict, wp, ws, wc, div, once)
         view = service.select_case(ctx, user, _request(*args))
         out: dict[Any, Any] = {
             summary: case_markdown(view),
@@ -185,7 +201,7 @@ def build_icl_tab(ctx: AppContext) -> TabHandle:
     setting.change(lambda s: HELP.get(s, ""), [setting], [setting_help], api_name=False, queue=False)
     run.click(
         on_run,
-        [bank, tests, cases, setting, setting_b, order, n, seed, fictional, w_p, w_s, w_c, diversity],
+        [bank, tests, cases, setting, setting_b, order, n, seed, fictional, w_p, w_s, w_c, diversity, once],
         [summary, table, prompt, item, column_b, summary_b, table_b, prompt_b],
         api_name="icl_select",
         concurrency_limit=2,

@@ -86,6 +86,7 @@ def test_named_api_checks_roles(app):
         None,
         None,
         "preset",
+        "off",
     )
     shown = json.dumps(result)
     assert "**Input:** The spokesman in the house served Emma the rose ." in shown

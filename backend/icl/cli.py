@@ -19,7 +19,11 @@ def cache_dir(data_dir: Path | None) -> Path:
 def spec_from_args(args: argparse.Namespace) -> SelectorSpec:
     weights = PRESETS.get(args.setting)
     if weights is not None:
-        changes = {k: getattr(args, k) for k in ("w_p", "w_s", "w_c", "diversity") if getattr(args, k) is not None}
+        changes = {
+            k: getattr(args, k)
+            for k in ("w_p", "w_s", "w_c", "diversity", "primitive_once")
+            if getattr(args, k) is not None
+        }
         weights = weights.with_changes(**changes)
     return SelectorSpec(
         name=args.setting,
@@ -108,6 +112,13 @@ def register(sub, groups, common) -> None:
     build.add_argument("--w-c", dest="w_c", type=float, default=None, help="override the preset's w_c")
     build.add_argument(
         "--diversity", action=argparse.BooleanOptionalAction, default=None, help="override the preset's S(C) term"
+    )
+    build.add_argument(
+        "--primitive-once",
+        dest="primitive_once",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="count a test primitive only until an example covers it (default: on)",
     )
     build.add_argument("--mmr-lambda", type=float, default=0.5)
     build.add_argument("--mmr-pool", type=int, default=100)

@@ -99,6 +99,7 @@ class CaseRequest:
     w_s: float | None = None
     w_c: float | None = None
     diversity: bool | None = None
+    primitive_once: bool | None = None
     mmr_lambda: float = 0.5
 
     def spec(self) -> SelectorSpec:
@@ -110,7 +111,11 @@ class CaseRequest:
             raise ValidationError("the number of examples must be between 1 and 50")
         weights = PRESETS.get(self.setting)
         if weights is not None:
-            changes = {k: getattr(self, k) for k in ("w_p", "w_s", "w_c", "diversity") if getattr(self, k) is not None}
+            changes = {
+                k: getattr(self, k)
+                for k in ("w_p", "w_s", "w_c", "diversity", "primitive_once")
+                if getattr(self, k) is not None
+            }
             weights = weights.with_changes(**changes)
         return SelectorSpec(self.setting, weights, self.seed, self.mmr_lambda)
 
