@@ -168,7 +168,8 @@ def visit_every_tab(page, screenshot_dir: Path | None = None) -> list[str]:
         page.get_by_role("tab", name=label, exact=True).click()
         panel = page.get_by_role("tabpanel").filter(visible=True).first
         expect(panel).to_be_visible(timeout=30_000)
-        page.wait_for_load_state("networkidle")
+        # whatever the tab loads has finished: no component still pending
+        page.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=30_000)
         errors = page.locator(".toast-body.error, [data-testid='toast-body'].error")
         if errors.count():
             raise AssertionError(f"tab {label!r} shows an error: {errors.first.inner_text()}")

@@ -1,0 +1,27 @@
+"""Every tab works on the shipped demo content, in a real browser, for the roles that may see it."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import seed_demo_media
+from e2e_helpers import app_in_process, browser_login, chromium_browser, visit_every_tab
+
+import app as app_module
+
+
+def test_demo_admin_visits_every_tab_and_an_annotator_sees_only_annotation(settings, demo_media_cache):
+    seed_demo_media(settings, demo_media_cache)
+    with app_in_process(settings.replace(demo_content=True)) as running, chromium_browser() as browser:
+        app_module.login_help(running.ctx)  # creates the demo accounts, as `python app.py` does
+        passwords = json.loads((settings.data_dir / "demo-accounts.json").read_text())
+        admin_page = browser.new_context().new_page()
+        browser_login(admin_page, running.url, "demo-admin", passwords["demo-admin"])
+        labels = visit_every_tab(admin_page)
+        assert labels == ["Annotate intents", "Review", "Planning", "Compositional VQA", "In-context examples",
+                          "Models", "Admin"]
+        annotator_page = browser.new_context().new_page()
+        browser_login(annotator_page, running.url, "demo-annotator", passwords["demo-annotator"])
+        seen = visit_every_tab(annotator_page)
+        assert "Admin" not in seen and "Models" not in seen and "Review" not in seen
+        assert "Annotate intents" in seen
