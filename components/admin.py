@@ -65,7 +65,7 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
         return pd.DataFrame(admin.list_users_as(db, name), columns=USER_COLUMNS)
 
     @ui_errors
-    def on_import(folder: str, video_folder: str, request: gr.Request) -> dict:
+    def admin_ui_import(folder: str, video_folder: str, request: gr.Request) -> dict:
         if not folder.strip():
             raise gr.Error("Enter the folder of ViLPAct's data/ on the server.")
         return admin.import_vilpact_as(db, settings, caller(ctx, request), folder.strip(), video_folder.strip() or None)
@@ -122,7 +122,7 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
     private = {"api_visibility": "private"}
     backup_refresh.click(on_backup_status, None, backup_info, **private)
     backup_now.click(on_backup_now, None, backup_info, **private)
-    import_button.click(on_import, [root, videos], import_result, **private)
+    import_button.click(admin_ui_import, [root, videos], import_result, **private)
     export_button.click(on_export, [fmt], export_file, **private)
     add_button.click(on_add, [new_name, new_role, new_password], [users, new_password], **private)
     role_button.click(_change(lambda me, n, r: admin.set_role_as(db, me, n, r)), [new_name, new_role], users, **private)

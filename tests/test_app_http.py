@@ -67,7 +67,7 @@ def test_annotator_is_refused_admin_endpoints_and_nothing_changes(running, vilpa
         with pytest.raises(ApiError, match="needs the admin role"):
             client.call(name, *args)
     # the UI's own (undocumented) handlers are endpoints too, and check the role the same way
-    response = client.http.post("/gradio_api/run/on_import", json={"data": [str(vilpact_dir), ""]})
+    response = client.http.post("/gradio_api/run/admin_ui_import", json={"data": [str(vilpact_dir), ""]})
     assert "needs the admin role" in response.text
     assert before == {t: db.scalar(f"SELECT count(*) FROM {t}") for t in before}
     assert auth.get_user(db, "ann2").role == "annotator"
