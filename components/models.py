@@ -128,7 +128,7 @@ def build_models_tab(ctx: AppContext) -> TabHandle:
 
     @ui_errors
     def on_run(
-        bench: str, chosen: str, count, retry_failed: bool, judge_name: str, request: gr.Request, progress=gr.Progress()
+        bench: str, chosen: str, count, retry_failed: bool, judge_name: str, request: gr.Request, progress=gr.Progress(track_tqdm=True)
     ):
         if not bench or not chosen:
             raise gr.Error("Choose a benchmark and a model.")

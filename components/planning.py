@@ -123,7 +123,7 @@ def _browse_panel(ctx: AppContext) -> None:
 
     @ui_errors
     def on_run(
-        model_name: str, input_mode: str, rotate: bool, count, request: gr.Request, progress=gr.Progress()
+        model_name: str, input_mode: str, rotate: bool, count, request: gr.Request, progress=gr.Progress(track_tqdm=True)
     ) -> dict:
         def report(done: int, total: int) -> None:
             progress(done / max(total, 1), desc=f"{done}/{total}")

@@ -191,7 +191,7 @@ def _models_panel(ctx: AppContext) -> None:
 
     @ui_errors
     def on_run(
-        name: str, image_mode: str, no_image: bool, request: gr.Request, progress: gr.Progress = gr.Progress()
+        name: str, image_mode: str, no_image: bool, request: gr.Request, progress: gr.Progress = gr.Progress(track_tqdm=True)
     ) -> str:
         out = models.run_model(
             ctx,
@@ -207,7 +207,7 @@ def _models_panel(ctx: AppContext) -> None:
         )
 
     @ui_errors
-    def on_vote(members: list[str], request: gr.Request, progress: gr.Progress = gr.Progress()) -> pd.DataFrame:
+    def on_vote(members: list[str], request: gr.Request, progress: gr.Progress = gr.Progress(track_tqdm=True)) -> pd.DataFrame:
         models.vote_difficulty(ctx, caller(ctx, request), members, progress=lambda d, n: progress((d, n)))
         return dist_frame(compose.difficulty_overview(db, caller(ctx, request)))
 

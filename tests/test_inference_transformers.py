@@ -113,3 +113,13 @@ def test_runner_batch_1_and_batch_8_store_identical_answers(ctx):
             for size in (1, 8)
         }
         assert answers[1] == answers[8] and len(answers[1]) == 16
+
+
+def test_a_model_that_cannot_load_gets_a_readable_message(tmp_path):
+    from backend.errors import InferenceError
+    from backend.inference.backends.hf import TransformersBackend
+    from backend.inference.registry import ModelSpec
+
+    spec = ModelSpec("missing", "transformers", str(tmp_path / "no-such-model"))
+    with pytest.raises(InferenceError, match="Could not load model 'missing'.*Check the Hub id or local folder"):
+        TransformersBackend(spec)

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from backend.errors import ValidationError
+from backend.errors import InferenceError, ValidationError
 from backend.inference.base import OptionScore
 from backend.inference.request import GenerationParams, Request, load_image, validate_request, video_frames
 
@@ -46,14 +46,20 @@ class TransformersBackend:
         load = {"dtype": self.dtype}
         if self.device == "cuda" and spec.device == "auto":
             load["device_map"] = "auto"
-        if self.text_only:
-            self.processor = transformers.AutoTokenizer.from_pretrained(spec.path)
-            self.tokenizer = self.processor
-            self.model = transformers.AutoModelForCausalLM.from_pretrained(spec.path, **load)
-        else:
-            self.processor = transformers.AutoProcessor.from_pretrained(spec.path)
-            self.tokenizer = self.processor.tokenizer
-            self.model = transformers.AutoModelForImageTextToText.from_pretrained(spec.path, **load)
+        try:  # downloads (from the Hub) report through tqdm, which the UI's gr.Progress(track_tqdm=True) shows
+            if self.text_only:
+                self.processor = transformers.AutoTokenizer.from_pretrained(spec.path)
+                self.tokenizer = self.processor
+                self.model = transformers.AutoModelForCausalLM.from_pretrained(spec.path, **load)
+            else:
+                self.processor = transformers.AutoProcessor.from_pretrained(spec.path)
+                self.tokenizer = self.processor.tokenizer
+                self.model = transformers.AutoModelForImageTextToText.from_pretrained(spec.path, **load)
+        except (OSError, ValueError, KeyError) as exc:
+            raise InferenceError(
+                f"Could not load model {spec.name!r} from {spec.path!r}: {str(exc).splitlines()[0][:300]}. "
+                "Check the Hub id or local folder, the network (HF_HUB_OFFLINE), and HF_TOKEN for gated models."
+            ) from exc
         if "device_map" not in load:
             self.model.to(self.device)
         self.model.eval()
