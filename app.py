@@ -126,6 +126,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     from backend import spaces
     from backend.backup import stop_on_sigterm
+    from backend.inference import gpu  # noqa: F401  (registers the spaces.GPU wrapper before launch on ZeroGPU)
 
     settings = load_settings(host=args.host, port=args.port, data_dir=args.data_dir)
     start = spaces.prepare_start(settings)  # data folder on a Space; Hub restore into an empty one
