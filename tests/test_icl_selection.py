@@ -126,6 +126,9 @@ def test_embedding_and_mmr_baselines(cogs_sample, tmp_path):
     sims = vectors @ knn.query_vector(tests[-1].input)
     best = [c.example_id for c in knn.select(tests[-1], 3)]
     assert np.allclose(sorted(sims[best], reverse=True), sims[best])
+    batched = make_selector(small, SelectorSpec(name="embedding"), cache_dir=tmp_path)
+    batched.prepare_queries([t.input for t in tests])
+    assert [c.example_id for c in batched.select(tests[-1], 3)] == best
 
 
 def test_bm25_prefers_shared_words(tiny):

@@ -102,6 +102,7 @@ def build_file(
     tests = [t for path in test_paths for t in read_examples(path)]
     loaded = time.perf_counter()
     selector = make_selector(index, spec, cache_dir)
+    selector.prepare_queries([t.input for t in tests])
     rows = []
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -98,6 +98,7 @@ class Selector:
         self.index, self.spec, self.cache_dir = index, spec, cache_dir
         self._bm25: Any = None
         self._vectors: np.ndarray | None = None
+        self._queries: dict[str, np.ndarray] = {}
 
     def select(self, test: IclExample, n: int = 10) -> list[Chosen]:
         name = self.spec.name
@@ -137,9 +138,21 @@ class Selector:
         return self._vectors
 
     def query_vector(self, text: str) -> np.ndarray:
+        if text in self._queries:
+            return self._queries[text]
         from backend.embeddings import embed_texts
 
         return embed_texts([text], model=self.spec.embedding_model)[0]
+
+    def prepare_queries(self, texts: list[str]) -> None:
+        """Embed many test inputs in batches up front (a batch build), for the embedding selectors."""
+        if self.spec.name not in {"embedding", "mmr"} or not texts:
+            return
+        from backend.embeddings import embed_texts
+
+        self.bank_vectors()
+        unique = sorted(set(texts))
+        self._queries.update(zip(unique, embed_texts(unique, model=self.spec.embedding_model), strict=True))
 
     def _mmr(self, query: str, blocked: np.ndarray, n: int) -> list[int]:
         vectors = self.bank_vectors()
