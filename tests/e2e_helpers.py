@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,6 +94,9 @@ class ApiClient:
 
     def __init__(self, url: str, username: str, password: str, timeout: float = 30.0):
         self.url = url
+        # one Gradio session per client, as the browser and gradio_client do: without it the server sets up
+        # a fresh session for every call (measured here: ~50 ms instead of ~7 ms per call)
+        self.session_hash = uuid.uuid4().hex
         self.http = httpx.Client(base_url=url, timeout=timeout)
         response = self.http.post("/login", data={"username": username, "password": password})
         if response.status_code != 200:
@@ -100,7 +104,7 @@ class ApiClient:
 
     def run(self, name: str, *args: Any) -> Any:
         """One-step call of an endpoint outside the queue (``queue=False``): the result, or ``ApiError``."""
-        response = self.http.post(f"/gradio_api/run/{name}", json={"data": list(args)})
+        response = self.http.post(f"/gradio_api/run/{name}", json={"data": list(args), "session_hash": self.session_hash})
         body = response.json()
         if response.status_code != 200 or body.get("error") or "data" not in body:
             raise ApiError(body.get("error") or body.get("detail") or f"HTTP {response.status_code}")
@@ -108,7 +112,7 @@ class ApiClient:
 
     def call(self, name: str, *args: Any) -> Any:
         """Two-step call through the queue (``/gradio_api/call/<name>``): the result, or ``ApiError``."""
-        response = self.http.post(f"/gradio_api/call/{name}", json={"data": list(args)})
+        response = self.http.post(f"/gradio_api/call/{name}", json={"data": list(args), "session_hash": self.session_hash})
         if response.status_code != 200:
             raise ApiError(f"HTTP {response.status_code}: {response.text[:200]}")
         event_id = response.json()["event_id"]
