@@ -82,10 +82,12 @@ def build_app(settings: Settings, *, notices: tuple[str, ...] = (), hf_api=None)
     ctx = build_context(settings)
     if settings.demo_content:
         from backend.demo import ensure_demo_content
+        from backend.icl.demo import ensure_icl_demo
         from backend.vqa.demo import ensure_vqa_demo
 
         ensure_demo_content(ctx)
         ensure_vqa_demo(ctx)
+        ensure_icl_demo(ctx)
     ctx = dataclasses.replace(ctx, notices=notices)
     ctx = dataclasses.replace(ctx, backup=BackupService(ctx, hf_api=hf_api))
     return build_demo(ctx), ctx
