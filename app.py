@@ -81,11 +81,12 @@ def build_app(settings: Settings, *, notices: tuple[str, ...] = (), hf_api=None)
 
     ctx = build_context(settings)
     if settings.demo_content:
-        from backend.demo import ensure_demo_content
+        from backend.demo import ensure_demo_content, ensure_vilpact_demo
         from backend.icl.demo import ensure_icl_demo
         from backend.vqa.demo import ensure_vqa_demo
 
         ensure_demo_content(ctx)
+        ensure_vilpact_demo(ctx)
         ensure_vqa_demo(ctx)
         ensure_icl_demo(ctx)
     ctx = dataclasses.replace(ctx, notices=notices)

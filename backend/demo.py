@@ -33,7 +33,10 @@ class DemoAccounts:
     accounts: dict[str, str]  # user name -> password
 
 
-def load_classes(path: Path = ASSETS / "Charades_v1_classes.txt") -> dict[str, str]:
+VILPACT = ASSETS / "vilpact"  # ViLPAct's released data/ (Apache-2.0), without the prototype features
+
+
+def load_classes(path: Path = VILPACT / "Charades_v1_classes.txt") -> dict[str, str]:
     pairs = (line.split(" ", 1) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
     return {cid: name.strip() for cid, name in pairs}
 
@@ -82,3 +85,19 @@ def ensure_demo_content(ctx: AppContext) -> int:
         if created:
             audit(db, "demo", "demo.create", "sequences", {"created": created})
     return created
+
+
+def ensure_vilpact_demo(ctx: AppContext) -> dict[str, int]:
+    """The released ViLPAct sequences (outside the annotation pool, so the demo pool stays the five demo
+    videos) and the 510 planning questions (in the planning check pool), unless already imported."""
+    from backend.planning.questions import import_planning
+    from backend.vilpact.importer import import_vilpact
+
+    done = {"sequences": 0, "planning_questions": 0}
+    if not ctx.database.scalar("SELECT 1 FROM sequences WHERE source = 'vilpact' LIMIT 1"):
+        done["sequences"] = import_vilpact(ctx.database, VILPACT, actor="demo", add_to_pool=False).sequences
+    if not ctx.database.scalar("SELECT 1 FROM planning_questions LIMIT 1"):
+        report = import_planning(ctx.database, VILPACT, actor="demo",
+                                 annotators_per_question=ctx.settings.planning_annotators_per_question)
+        done["planning_questions"] = report["questions"]
+    return done
