@@ -41,6 +41,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 10, 30])
     parser.add_argument("--modes", nargs="+", default=["base", "ours"], choices=["base", "ours"])
+    parser.add_argument("--think-ms", type=float, default=0.0,
+                        help="pause of each annotator between a reply and the next submit (default 0: saturation)")
     parser.add_argument("--vilpact", type=Path, default=ROOT.parent / "shared" / "data" / "vilpact" / "data")
     args = parser.parse_args()
     data_dir = Path(tempfile.mkdtemp(prefix="compstudio-bench-")) / "data"
@@ -63,7 +65,7 @@ def main() -> None:
             for mode in args.modes:
                 started = time.perf_counter()
                 results = run_annotators(url, names[(mode, level)], "password1", row["submissions_each"],
-                                         queued=(mode == "base"))
+                                         queued=(mode == "base"), think_s=args.think_ms / 1000)
                 elapsed = time.perf_counter() - started
                 latencies = [v for r in results for v in r.latencies_ms]
                 errors = [e for r in results for e in r.errors]
@@ -78,7 +80,7 @@ def main() -> None:
             rows.append(row)
     finally:
         kill_hard(process)
-    print(f"app start-up to HTTP 200: {startup:.1f} s")
+    print(f"app start-up to HTTP 200: {startup:.1f} s; think time {args.think_ms:g} ms")
     print("| annotators | baseline p50 / p95 ms | baseline /s | ours p50 / p95 ms | ours /s | p95 ratio |")
     print("|---|---|---|---|---|---|")
     blank = {"p50_ms": "-", "p95_ms": "-", "per_s": "-"}
@@ -88,7 +90,8 @@ def main() -> None:
               f"{o['per_s']} | {r.get('p95_ratio', '-')}x |")
     out = ROOT / "benchmarks" / "out"
     out.mkdir(exist_ok=True)
-    (out / "annotation_load.json").write_text(json.dumps({"startup_s": startup, "rows": rows}, indent=2))
+    name = "annotation_load.json" if not args.think_ms else f"annotation_load_think{args.think_ms:g}.json"
+    (out / name).write_text(json.dumps({"startup_s": startup, "think_ms": args.think_ms, "rows": rows}, indent=2))
 
 
 if __name__ == "__main__":

@@ -38,7 +38,8 @@ def _client(url: str, name: str, password: str, deadline: float) -> ApiClient:
 
 
 def run_annotator(url: str, name: str, password: str, submissions: int, result: AnnotatorResult,
-                  deadline: float, stop: threading.Event | None = None, queued: bool = False) -> None:
+                  deadline: float, stop: threading.Event | None = None, queued: bool = False,
+                  think_s: float = 0.0) -> None:
     """Submit ``submissions`` annotations (or stop when ``stop`` is set / nothing is left / past ``deadline``)."""
     client = _client(url, name, password, deadline)
     call = client.call if queued else client.run
@@ -62,6 +63,8 @@ def run_annotator(url: str, name: str, password: str, submissions: int, result: 
             task = reply["task"]
             if task is None:
                 return
+            if think_s:
+                time.sleep(think_s)  # the annotator reads the next task and writes (not counted as latency)
         except (httpx.HTTPError, ValueError):
             result.retries += 1
             if stop is not None and stop.is_set():
@@ -77,11 +80,13 @@ def run_annotator(url: str, name: str, password: str, submissions: int, result: 
 
 
 def run_annotators(url: str, names: list[str], password: str, submissions: int, timeout: float = 300.0,
-                   stop: threading.Event | None = None, queued: bool = False) -> list[AnnotatorResult]:
+                   stop: threading.Event | None = None, queued: bool = False,
+                   think_s: float = 0.0) -> list[AnnotatorResult]:
     results = [AnnotatorResult(name) for name in names]
     deadline = time.monotonic() + timeout
     threads = [
-        threading.Thread(target=run_annotator, args=(url, r.name, password, submissions, r, deadline, stop, queued))
+        threading.Thread(target=run_annotator,
+                         args=(url, r.name, password, submissions, r, deadline, stop, queued, think_s))
         for r in results
     ]
     for thread in threads:

@@ -58,8 +58,10 @@ def review_in_browser(page, decisions: dict[str, list[bool]]) -> None:
         if any(verdicts):
             label = f"Annotator {'AB'[verdicts.index(True)]}"
             for dropdown in ("#review-concrete-from", "#review-high-from"):
+                expect(page.get_by_role("option")).to_have_count(0)  # the previous list has closed
                 page.locator(f"{dropdown} input").click()
                 page.get_by_role("option", name=label, exact=True).click()
+                expect(page.locator(f"{dropdown} input")).to_have_value(label)
             expect(page.locator("#review-concrete textarea")).not_to_have_value("")
         page.locator("#review-submit").click()
         expect(header).not_to_contain_text(f"Sequence {sequence_id} ", timeout=20_000)
