@@ -91,7 +91,7 @@ def test_import_reports_the_bad_line(database, tmp_path):
     with pytest.raises(ImportFileError, match="line 1: missing fields"):
         dataset.import_dataset(database, tmp_path)
     (tmp_path / "dataset.jsonl").write_text("\nnot json\n")
-    with pytest.raises(ImportFileError, match="line 2: not JSON"):
+    with pytest.raises(ImportFileError, match="line 2: not valid JSON"):
         dataset.import_dataset(database, tmp_path)
     assert database.scalar("SELECT count(*) FROM sequences") == 0
 

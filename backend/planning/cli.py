@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from backend.errors import ImportFileError
+from backend.jsonl import read_jsonl
 
 
 def _ctx(args):
@@ -36,16 +36,8 @@ def _export(args: argparse.Namespace):
 
 def read_prediction_lines(path: Path) -> list[dict]:
     """JSONL lines ``{"id", "reference": [names], "predictions": [[names], ...], "observed"?: [names]}``."""
-    if not path.is_file():
-        raise ImportFileError(str(path), None, "file not found")
     records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ImportFileError(str(path), number, f"not valid JSON ({exc.msg})") from None
+    for number, record in read_jsonl(path):
         ok = (
             isinstance(record, dict)
             and isinstance(record.get("reference"), list)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.errors import ImportFileError, ValidationError
+from backend.jsonl import read_jsonl
 from backend.review.dashboard import per_round, totals
 from backend.storage import Database, audit, utcnow
 from backend.vilpact.importer import SEQUENCE_COLUMNS
@@ -216,15 +217,7 @@ def export_dataset(
 def _read_records(folder: Path) -> tuple[Path, list[dict]]:
     jsonl, parquet = folder / DATA_FILES["jsonl"], folder / DATA_FILES["parquet"]
     if jsonl.is_file():
-        records = []
-        for line_number, line in enumerate(jsonl.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append((line_number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise ImportFileError(str(jsonl), line_number, f"not JSON ({exc.msg})") from None
-        return jsonl, records
+        return jsonl, read_jsonl(jsonl)
     if parquet.is_file():
         import pyarrow.parquet as pq
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.errors import ImportFileError, ValidationError
+from backend.jsonl import read_jsonl
 from backend.vqa.io import FORMATS
 from backend.vqa.items import VqaItem, make_item, parse_letters
 
@@ -36,7 +37,7 @@ def read_items_file(path: Path) -> list[VqaItem]:
     if path.suffix == ".json":
         records = [(None, r) for r in json.loads(text)]
     else:
-        records = [(n, json.loads(line)) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+        records = read_jsonl(path)
     items, seen = [], set()
     for index, (line, record) in enumerate(records, start=1):
         options, problems = _options_list(record.get("options"))

@@ -29,6 +29,7 @@ from typing import Any
 
 from backend import assignment
 from backend.errors import CompStudioError, ImportFileError, MediaError, ValidationError
+from backend.jsonl import read_jsonl
 from backend.settings import Settings
 from backend.storage import Database, audit
 from backend.vqa.images import build_composite, image_format, media_path, store_image
@@ -139,16 +140,8 @@ def _read_released(folder: Path) -> tuple[Path, list[_Pending]]:
 
 
 def _read_jsonl(path: Path) -> tuple[Path, list[_Pending]]:
-    if not path.is_file():
-        raise ImportFileError(str(path), None, "file not found")
     pending = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ImportFileError(str(path), number, f"not valid JSON ({exc.msg})") from None
+    for number, record in read_jsonl(path):
         images = record.get("images") if isinstance(record, dict) else None
         if isinstance(images, str):
             images = [images]

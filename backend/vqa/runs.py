@@ -22,6 +22,7 @@ from typing import Any
 
 from backend import auth
 from backend.errors import ImportFileError, NotFound, ValidationError
+from backend.jsonl import read_jsonl
 from backend.storage import Database, audit, utcnow
 from backend.vqa.categories import CATEGORIES, SHORT_NAMES
 from backend.vqa.difficulty import level_distribution
@@ -67,16 +68,8 @@ def save_predictions(
 def read_predictions_file(path: Path | str, known_ids: set[str] | None = None) -> dict[str, tuple[str, ...]]:
     """Predictions JSONL ``{"id": ..., "answer": ["A", "C"]}`` (``answer`` may also be ``"AC"`` or ``"A,C"``)."""
     path = Path(path)
-    if not path.is_file():
-        raise ImportFileError(str(path), None, "file not found")
     out: dict[str, tuple[str, ...]] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ImportFileError(str(path), number, f"not valid JSON ({exc.msg})") from None
+    for number, record in read_jsonl(path):
         if not isinstance(record, dict) or "id" not in record or "answer" not in record:
             raise ImportFileError(str(path), number, 'each line needs "id" and "answer"')
         item_id = str(record["id"])
