@@ -16,6 +16,7 @@ beside ``random``.
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
@@ -124,7 +125,7 @@ def chosen_index(item_meta: dict, letters: frozenset[str] | None) -> int | None:
 _KB_LOCK = threading.Lock()
 
 
-class _KnowledgeBackend:
+class _KnowledgeBackend(ABC):
     """Shared plumbing: build the model once per database the items come from."""
 
     def __init__(self, spec: ModelSpec) -> None:
@@ -139,11 +140,13 @@ class _KnowledgeBackend:
                 self._models[db_path] = self.build(Database(db_path))
             return self._models[db_path]
 
+    @abstractmethod
     def build(self, database):
-        raise NotImplementedError
+        """The baseline's model, built from the knowledge base in ``database``."""
 
+    @abstractmethod
     def choose(self, model, item: EvalItem) -> int:
-        raise NotImplementedError
+        """The index of the choice the baseline picks for ``item``."""
 
     def answer_items(self, items: Sequence[EvalItem], params: GenerationParams) -> list[str]:
         answers = []
