@@ -74,3 +74,12 @@ def demo_ctx(settings: Settings, demo_media_cache: Path) -> AppContext:
     context = build_context(settings)
     ensure_demo_content(context)
     return context
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium through Playwright, one per test module."""
+    from e2e_helpers import chromium_browser
+
+    with chromium_browser() as launched:
+        yield launched

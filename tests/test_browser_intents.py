@@ -6,7 +6,7 @@ import time
 
 import pytest
 from conftest import seed_demo_media
-from e2e_helpers import app_in_process, browser_login, chromium_browser
+from e2e_helpers import app_in_process, browser_login
 from playwright.sync_api import expect
 
 from backend import auth
@@ -22,12 +22,6 @@ def app(settings, demo_media_cache):
         for name, role in (("ann1", "annotator"), ("ann2", "annotator"), ("ann3", "annotator"), ("boss", "admin")):
             auth.add_user(running.ctx.database, name, role, "password1")
         yield running
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium_browser() as launched:
-        yield launched
 
 
 def wait_until(condition, timeout: float = 20.0) -> None:

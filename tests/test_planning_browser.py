@@ -4,7 +4,7 @@ checks it, a reviewer asks a model live, and the results show the run and the hu
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import app_in_process, browser_login, chromium_browser
+from e2e_helpers import app_in_process, browser_login
 from playwright.sync_api import expect
 
 from backend import auth
@@ -29,12 +29,6 @@ def app(settings, tmp_path):
         auth.add_user(db, "ann", "annotator", PASSWORD)
         auth.add_user(db, "rev", "reviewer", PASSWORD)
         yield running
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium_browser() as launched:
-        yield launched
 
 
 def _open(browser, app, user: str, subtab: str):

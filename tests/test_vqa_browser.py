@@ -5,7 +5,7 @@ leaderboard shows all of them."""
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import ApiClient, app_in_process, browser_login, chromium_browser
+from e2e_helpers import ApiClient, app_in_process, browser_login
 from playwright.sync_api import expect
 
 from backend import auth
@@ -26,12 +26,6 @@ def app(settings):
         for name in ("writer", "ver1", "ver2"):
             set_permission(db, "boss", name, "author")
         yield running
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium_browser() as launched:
-        yield launched
 
 
 def _open(browser, app, user: str, subtab: str):

@@ -176,8 +176,8 @@ def import_items(
     for entry in pending:
         _check_images(entry)
         # Placeholder paths let the fields be validated before any file is copied.
-        placeholders = [f"pending/{i}" for i in range(len(entry.image_files))]
-        item, problems = _item_from(entry.fields, placeholders, None, actor)
+        pending_paths = [f"pending/{i}" for i in range(len(entry.image_files))]
+        item, problems = _item_from(entry.fields, pending_paths, None, actor)
         entry.item, entry.problems = item, entry.problems + problems
         if item is not None and isinstance(entry.fields, dict) and entry.fields.get("id"):
             if item.id in seen:

@@ -224,10 +224,10 @@ def record_votes(ctx, model: str, answers: dict[str, tuple[tuple[str, ...], str]
 
 def apply_levels(ctx, panel: Sequence[str], actor: str) -> dict[str, int]:
     """Set each item's level from the votes of ``panel`` (items without a vote from every member: no level)."""
-    placeholders = ",".join("?" * len(panel))
+    marks = ",".join("?" * len(panel))
     rows = ctx.database.query(
         f"""SELECT item_id, count(*) AS votes, sum(fully_correct) AS correct FROM vqa_votes
-            WHERE model IN ({placeholders}) GROUP BY item_id""",
+            WHERE model IN ({marks}) GROUP BY item_id""",
         list(panel),
     )
     levels = {r["item_id"]: difficulty_level(r["correct"], len(panel)) for r in rows if r["votes"] == len(panel)}
