@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from backend.icl.prompts import ORDERS
-from backend.icl.selection import PRESETS
+from backend.icl.selection import preset_weights
 from backend.icl.selectors import SelectorSpec, setting_names
 
 
@@ -17,17 +17,9 @@ def cache_dir(data_dir: Path | None) -> Path:
 
 
 def spec_from_args(args: argparse.Namespace) -> SelectorSpec:
-    weights = PRESETS.get(args.setting)
-    if weights is not None:
-        changes = {
-            k: getattr(args, k)
-            for k in ("w_p", "w_s", "w_c", "diversity", "primitive_once")
-            if getattr(args, k) is not None
-        }
-        weights = weights.with_changes(**changes)
     return SelectorSpec(
         name=args.setting,
-        weights=weights,
+        weights=preset_weights(args.setting, args),
         seed=args.seed,
         mmr_lambda=args.mmr_lambda,
         mmr_pool=args.mmr_pool,

@@ -87,6 +87,19 @@ PRESETS: dict[str, CoFeWeights] = {
     "low_complexity": CoFeWeights(w_c=0.01),
     "high_complexity": CoFeWeights(w_c=-0.01),
 }
+
+
+WEIGHT_FIELDS = ("w_p", "w_s", "w_c", "diversity", "primitive_once")
+
+
+def preset_weights(setting: str, source: object) -> CoFeWeights | None:
+    """The preset's weights for ``setting`` with every field of ``WEIGHT_FIELDS`` that ``source`` (parsed CLI
+    arguments, a tab's request) sets to something other than None; None for non-CoFe selectors."""
+    weights = PRESETS.get(setting)
+    if weights is None:
+        return None
+    changes = {k: getattr(source, k) for k in WEIGHT_FIELDS if getattr(source, k, None) is not None}
+    return weights.with_changes(**changes)
 PRESET_HELP = {
     "full_similarity": "section 4.1: w_p=100, w_s=1, w_c=0, no S(C) term (the paper's default CoFe)",
     "rough_similarity": "section 4.2: as full similarity with S(T) = T_S^1 only",

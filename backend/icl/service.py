@@ -17,7 +17,7 @@ from backend.icl.build import CaseResult, build_case
 from backend.icl.data import IclExample
 from backend.icl.index import BankIndex, build_index, side_keys
 from backend.icl.prompts import ORDERS
-from backend.icl.selection import PRESETS
+from backend.icl.selection import preset_weights
 from backend.icl.selectors import Selector, SelectorSpec, make_selector, setting_names
 from backend.icl.store import list_sets, load_set, set_info
 
@@ -109,15 +109,7 @@ class CaseRequest:
             raise ValidationError(f"unknown order {self.order!r}; choose one of {', '.join(ORDERS)}")
         if not 1 <= self.n <= 50:
             raise ValidationError("the number of examples must be between 1 and 50")
-        weights = PRESETS.get(self.setting)
-        if weights is not None:
-            changes = {
-                k: getattr(self, k)
-                for k in ("w_p", "w_s", "w_c", "diversity", "primitive_once")
-                if getattr(self, k) is not None
-            }
-            weights = weights.with_changes(**changes)
-        return SelectorSpec(self.setting, weights, self.seed, self.mmr_lambda)
+        return SelectorSpec(self.setting, preset_weights(self.setting, self), self.seed, self.mmr_lambda)
 
 
 def sets(ctx, username: str | None) -> dict[str, list[str]]:

@@ -206,6 +206,14 @@ def _row_to_item(row: dict) -> VqaItem:
     )
 
 
+def _content(item: VqaItem) -> tuple:
+    """The content columns as stored: category, question, options, answer, choice_type, images, composite."""
+    return (
+        item.category, item.question, json.dumps(list(item.options), ensure_ascii=False), json.dumps(list(item.answer)),
+        item.choice_type, json.dumps(list(item.images)), item.composite,
+    )
+
+
 def insert_item(db: sqlite_utils.Database, item: VqaItem) -> None:
     """Store a new item (inside ``write()``); a duplicate id is a ValidationError."""
     if db.conn.execute("SELECT 1 FROM vqa_items WHERE id = ?", (item.id,)).fetchone():
@@ -214,22 +222,8 @@ def insert_item(db: sqlite_utils.Database, item: VqaItem) -> None:
         """INSERT INTO vqa_items (id, category, question, options, answer, choice_type, images, composite,
                provenance, status, disputed, difficulty_level, author, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)""",
-        (
-            item.id,
-            item.category,
-            item.question,
-            json.dumps(list(item.options), ensure_ascii=False),
-            json.dumps(list(item.answer)),
-            item.choice_type,
-            json.dumps(list(item.images)),
-            item.composite,
-            item.provenance,
-            item.status,
-            item.difficulty_level,
-            item.author,
-            item.created_at,
-            item.updated_at,
-        ),
+        (item.id, *_content(item), item.provenance, item.status, item.difficulty_level, item.author,
+         item.created_at, item.updated_at),
     )
 
 
@@ -238,17 +232,7 @@ def replace_content(db: sqlite_utils.Database, item: VqaItem) -> None:
     db.conn.execute(
         """UPDATE vqa_items SET category = ?, question = ?, options = ?, answer = ?, choice_type = ?, images = ?,
                composite = ?, updated_at = ? WHERE id = ?""",
-        (
-            item.category,
-            item.question,
-            json.dumps(list(item.options), ensure_ascii=False),
-            json.dumps(list(item.answer)),
-            item.choice_type,
-            json.dumps(list(item.images)),
-            item.composite,
-            utcnow(),
-            item.id,
-        ),
+        (*_content(item), utcnow(), item.id),
     )
 
 
