@@ -85,17 +85,24 @@ def next_task(db: sqlite_utils.Database, kind: str, annotator: str, lease_minute
     if current:
         return _to_lease(current)
     params = {"kind": kind, "annotator": annotator, "now": now}
-    # 1. tasks already handed out (few): mine with an expired lease first, then closest to completion
+    # 1. tasks already handed out: mine with an expired lease first, then closest to completion. The
+    #    cheap filter (not done by me) runs first, over an index; progress is counted only for what is left.
     row = db.conn.execute(
-        f"""SELECT t.item_id, t.round, t.guidance, mine.id AS mine_id, {_ACTIVE} AS active
-            FROM tasks t
-            LEFT JOIN assignments mine
-              ON mine.kind = t.kind AND mine.item_id = t.item_id AND mine.annotator = :annotator
-            WHERE t.kind = :kind AND t.status = 'open' AND t.touched = 1
-              AND (mine.id IS NULL OR mine.status = 'leased')
-              AND {_ACTIVE} < t.needed
-            ORDER BY (mine.id IS NOT NULL) DESC, active DESC, t.rowid
-            LIMIT 1""",
+        """WITH candidates AS MATERIALIZED (
+               SELECT t.rowid AS task_rowid, t.item_id, t.round, t.guidance, t.needed, mine.id AS mine_id
+               FROM tasks t
+               LEFT JOIN assignments mine
+                 ON mine.kind = t.kind AND mine.item_id = t.item_id AND mine.annotator = :annotator
+               WHERE t.kind = :kind AND t.status = 'open' AND t.touched = 1
+                 AND (mine.id IS NULL OR mine.status = 'leased'))
+           SELECT c.item_id, c.round, c.guidance, c.mine_id,
+                  (SELECT count(*) FROM assignments a
+                   WHERE a.kind = :kind AND a.item_id = c.item_id AND a.round = c.round
+                     AND (a.status = 'submitted' OR (a.status = 'leased' AND a.expires_at > :now))) AS active
+           FROM candidates c
+           WHERE active < c.needed
+           ORDER BY (c.mine_id IS NOT NULL) DESC, active DESC, c.task_rowid
+           LIMIT 1""",
         params,
     ).fetchone()
     # 2. otherwise the oldest task nobody has been handed yet
@@ -204,5 +211,7 @@ def pool_progress(db: sqlite_utils.Database, kind: str, annotator: str) -> dict[
            WHERE annotator = ? AND kind = ? AND status = 'submitted'""",
         (today, annotator, kind),
     ).fetchone()
-    left = db.conn.execute("SELECT count(*) FROM tasks WHERE kind = ? AND status = 'open'", (kind,)).fetchone()[0]
+    left = db.conn.execute(
+        "SELECT coalesce(sum(n), 0) FROM task_counts WHERE kind = ? AND status = 'open'", (kind,)
+    ).fetchone()[0]
     return {"mine_today": int(mine_today), "mine_total": int(mine_total), "left_in_pool": int(left)}

@@ -3,6 +3,7 @@ intent_skip / intent_viewed that scripts and the load tests use."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
@@ -148,7 +149,9 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
     return TabHandle(tab=tab, min_role="annotator", on_load=(on_load, outputs))
 
 
-def _register_api(ctx: AppContext) -> None:
+def api_endpoints(ctx: AppContext) -> dict[str, Callable[..., dict]]:
+    """The named scripting endpoints, by name: registered with gr.api below, and served on the lean
+    ``/gradio_api/run/<name>`` route (components/fastpath.py)."""
     db, settings = ctx.database, ctx.settings
 
     @ui_errors
@@ -173,5 +176,9 @@ def _register_api(ctx: AppContext) -> None:
         service.mark_viewed(db, caller(ctx, request), sequence_id)
         return {"sequence_id": sequence_id, "viewed": True}
 
-    for fn in (intent_next, intent_submit, intent_skip, intent_viewed):
-        gr.api(fn, api_name=fn.__name__, queue=False)
+    return {fn.__name__: fn for fn in (intent_next, intent_submit, intent_skip, intent_viewed)}
+
+
+def _register_api(ctx: AppContext) -> None:
+    for name, fn in api_endpoints(ctx).items():
+        gr.api(fn, api_name=name, queue=False)

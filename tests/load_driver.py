@@ -4,18 +4,30 @@ Each annotator signs in over HTTP, asks for a task, and submits two valid intent
 through the named endpoints (``intent_next``, ``intent_submit``). A submission counts as acknowledged
 only when the server's reply arrived. After a connection error the annotator waits for the server,
 signs in again and retries the same submission (idempotent on the server).
+
+Latency is submit-to-next-task: all annotators first sign in and fetch their first task, then start
+submitting together (a barrier), so that sign-ins (scrypt) and Gradio's per-session set-up are not
+counted as the latency of somebody else's submission.
 """
 
 from __future__ import annotations
 
+import http.client
 import threading
 import time
 from dataclasses import dataclass, field
 
-import httpx
 from e2e_helpers import ApiClient, ApiError
 
 INTENTS = ("S/He wants to get the day going", "S/He is busy at home")
+
+
+# How one "submit, then get the next task" step is made:
+#   lean:   one call, POST /gradio_api/run/intent_submit (served by components/fastpath.py); its reply
+#           carries the next task;
+#   gradio: the same one call through Gradio's own route for the endpoint (/gradio_api/api/...);
+#   queued: Gradio's default, two calls through the queue (/gradio_api/call/intent_submit, then intent_next).
+MODES = ("lean", "gradio", "queued")
 
 
 @dataclass
@@ -25,25 +37,56 @@ class AnnotatorResult:
     latencies_ms: list[float] = field(default_factory=list)
     retries: int = 0
     errors: list[str] = field(default_factory=list)
+    started: float = 0.0  # perf_counter when all annotators were ready and began submitting
+    finished: float = 0.0  # perf_counter when this one stopped
+
+
+def _caller(client: ApiClient, mode: str):
+    if mode == "queued":
+        return client.call
+    route = "/gradio_api/api" if mode == "gradio" else "/gradio_api/run"
+    return lambda name, *args: client.run(name, *args, route=route)
 
 
 def _client(url: str, name: str, password: str, deadline: float) -> ApiClient:
     while True:
         try:
             return ApiClient(url, name, password)
-        except (httpx.HTTPError, PermissionError):
+        except (OSError, http.client.HTTPException, PermissionError):
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.2)
 
 
 def run_annotator(url: str, name: str, password: str, submissions: int, result: AnnotatorResult,
-                  deadline: float, stop: threading.Event | None = None, queued: bool = False,
-                  think_s: float = 0.0) -> None:
+                  deadline: float, stop: threading.Event | None = None, mode: str = "lean",
+                  think_s: float = 0.0, ready: threading.Barrier | None = None) -> None:
     """Submit ``submissions`` annotations (or stop when ``stop`` is set / nothing is left / past ``deadline``)."""
+    try:
+        _run_annotator(url, name, password, submissions, result, deadline, stop, mode, think_s, ready)
+    finally:
+        result.finished = time.perf_counter()
+        if ready is not None and not result.started:
+            ready.abort()  # failed before the start line: do not keep the others waiting for it
+
+
+def _run_annotator(url: str, name: str, password: str, submissions: int, result: AnnotatorResult,
+                   deadline: float, stop: threading.Event | None, mode: str, think_s: float,
+                   ready: threading.Barrier | None) -> None:
     client = _client(url, name, password, deadline)
-    call = client.call if queued else client.run
+    call = _caller(client, mode)
+    queued = mode == "queued"
     task = None
+    if ready is not None:
+        try:
+            task = call("intent_next")["task"]
+        except (OSError, http.client.HTTPException, ValueError, ApiError):
+            task = None  # the loop below retries
+        try:
+            ready.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except threading.BrokenBarrierError:
+            pass
+    result.started = time.perf_counter()
     while len(result.acknowledged) < submissions and time.monotonic() < deadline:
         if stop is not None and stop.is_set():
             return
@@ -65,14 +108,14 @@ def run_annotator(url: str, name: str, password: str, submissions: int, result: 
                 return
             if think_s:
                 time.sleep(think_s)  # the annotator reads the next task and writes (not counted as latency)
-        except (httpx.HTTPError, ValueError):
+        except (OSError, http.client.HTTPException, ValueError):
             result.retries += 1
             if stop is not None and stop.is_set():
                 return
             time.sleep(0.2)
             client.close()
             client = _client(url, name, password, deadline)
-            call = client.call if queued else client.run
+            call = _caller(client, mode)
         except ApiError as exc:
             result.errors.append(str(exc))
             return
@@ -80,13 +123,16 @@ def run_annotator(url: str, name: str, password: str, submissions: int, result: 
 
 
 def run_annotators(url: str, names: list[str], password: str, submissions: int, timeout: float = 300.0,
-                   stop: threading.Event | None = None, queued: bool = False,
+                   stop: threading.Event | None = None, mode: str = "lean",
                    think_s: float = 0.0) -> list[AnnotatorResult]:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}")
     results = [AnnotatorResult(name) for name in names]
     deadline = time.monotonic() + timeout
+    ready = threading.Barrier(len(names))
     threads = [
         threading.Thread(target=run_annotator,
-                         args=(url, r.name, password, submissions, r, deadline, stop, queued, think_s))
+                         args=(url, r.name, password, submissions, r, deadline, stop, mode, think_s, ready))
         for r in results
     ]
     for thread in threads:
@@ -94,6 +140,14 @@ def run_annotators(url: str, names: list[str], password: str, submissions: int, 
     for thread in threads:
         thread.join()
     return results
+
+
+def throughput(results: list[AnnotatorResult]) -> float:
+    """Acknowledged submissions per second, from the moment all annotators were ready to the last one's end."""
+    started = min((r.started for r in results if r.started), default=0.0)
+    finished = max((r.finished for r in results), default=0.0)
+    done = sum(len(r.latencies_ms) for r in results)
+    return done / (finished - started) if finished > started else float("nan")
 
 
 def percentile(values: list[float], q: float) -> float:

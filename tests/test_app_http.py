@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import httpx
 import pytest
 from conftest import seed_demo_media
-from e2e_helpers import ApiClient, ApiError, app_in_process
+from e2e_helpers import ROOT, ApiClient, ApiError, app_in_process
 
 from backend import auth
 
@@ -87,3 +91,19 @@ def test_only_media_files_are_served(running):
     db_path = running.ctx.settings.db_path.resolve()
     for path in (db_path, db_path.parent / "demo-accounts.json", "/etc/passwd"):
         assert client.http.get(f"/gradio_api/file={path}").status_code in (403, 404)
+
+
+def test_missing_matplotlib_fails_fast_on_every_gradio_call():
+    """app.main marks the uninstalled matplotlib as absent: Gradio's per-call ``import matplotlib`` then
+    fails at once (ImportError, as before) instead of searching sys.path."""
+    script = (
+        "import importlib.util, sys, app\n"
+        "assert importlib.util.find_spec('matplotlib') is None, 'matplotlib is installed here'\n"
+        "app.mark_matplotlib_absent()\n"
+        "try:\n    import matplotlib\nexcept ImportError as exc:\n    print('halted' if 'halted' in str(exc) else exc)\n"
+        "import gradio.utils\nwith gradio.utils.MatplotlibBackendMananger():\n    print('call ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["halted", "call", "ok"]

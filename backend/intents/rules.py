@@ -54,9 +54,12 @@ def bigram_jaccard(a: str, b: str) -> float:
     >>> bigram_jaccard("abc", "abc")
     1.0
     """
-    x, y = char_bigrams(a), char_bigrams(b)
-    union = x | y
-    return len(x & y) / len(union) if union else 0.0
+    return _jaccard(char_bigrams(a), char_bigrams(b))
+
+
+def _jaccard(x: set[str], y: set[str]) -> float:
+    union = len(x | y)
+    return len(x & y) / union if union else 0.0
 
 
 def parse_intent(text: str) -> ParsedIntent | None:
@@ -81,8 +84,9 @@ def check_intent(label: str, text: str, action_names: list[str], max_similarity:
     letters = sum(ch.isalpha() for ch in parsed.content)
     if letters < 2 or normalise(parsed.content) in _FILLERS:
         problems.append(f"The {label} intent needs real content after “S/He wants to” / “S/He is”.")
+    content = char_bigrams(parsed.content)
     for name in action_names:
-        similarity = bigram_jaccard(parsed.content, name)
+        similarity = _jaccard(content, char_bigrams(name))
         if similarity > max_similarity:
             problems.append(
                 f"The {label} intent copies the action “{name}” (similarity {similarity:.2f} > {max_similarity}); "

@@ -108,16 +108,17 @@ def submit_intents(
     auth.require_role(database, username, "annotator")
     sequence = get_sequence(database, sequence_id)
     concrete, high_level = (concrete_intent or "").strip(), (high_level_intent or "").strip()
+    # Checks that need no lock run before taking it: the write lock is what every submit queues on.
+    problems = check_intent_pair(concrete, high_level, sequence.action_names, settings.max_action_similarity)
+    must_view = settings.require_full_view and servable_video(settings, sequence.video_id, sequence.video_path) is not None
     with database.write() as db:
         row, already = assignment.claim_for_submit(db, KIND, sequence_id, username)
         if already:
             annotation, duplicate = _stored(db, sequence_id, username), True
         else:
-            problems = check_intent_pair(concrete, high_level, sequence.action_names, settings.max_action_similarity)
             if problems:
                 raise ValidationError(problems)
-            video = servable_video(settings, sequence.video_id, sequence.video_path)
-            if settings.require_full_view and video is not None and row["viewed_at"] is None:
+            if must_view and row["viewed_at"] is None:
                 raise ValidationError("Watch the video to its end before submitting.")
             now = utcnow()
             spent = (datetime.fromisoformat(now) - datetime.fromisoformat(row["leased_at"])).total_seconds()

@@ -6,10 +6,14 @@
 * ``write()`` opens ``BEGIN IMMEDIATE``: every read-modify-write takes the write lock up front (a deferred
   transaction cannot upgrade to a write lock under contention and loses writes).
 * Schema migrations are applied once, at start-up, by :meth:`Database.migrate`.
+* In the app, WAL checkpoints run on a background thread (:meth:`Database.start_checkpointer`) instead
+  of inside whichever commit crosses SQLite's 1,000-page mark: that commit took 13-17 ms (it fsyncs)
+  and every writer queued behind it waited too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
@@ -41,6 +45,9 @@ class Database:
         # sleeps in growing steps (up to 100 ms), which put whole seconds into the tail under 30 writers.
         # Other processes (the CLI beside the app) are still handled by the busy timeout.
         self._write_lock = threading.Lock()
+        self._autocheckpoint = True
+        self._stop_checkpointer = threading.Event()
+        self._checkpointer: threading.Thread | None = None
         self.path.parent.mkdir(parents=True, exist_ok=True)
 
     # -- connections -----------------------------------------------------------------------------
@@ -56,6 +63,8 @@ class Database:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
+        if not self._autocheckpoint:
+            conn.execute("PRAGMA wal_autocheckpoint = 0")
         return sqlite_utils.Database(conn)
 
     @property
@@ -76,6 +85,39 @@ class Database:
         if current is not None:
             current.conn.close()
             self._local.db = None
+
+    # -- checkpoints -----------------------------------------------------------------------------
+    def start_checkpointer(self, interval_s: float = 1.0) -> None:
+        """Checkpoint the WAL every ``interval_s`` on a daemon thread; connections made from now on never
+        checkpoint inside a commit. Call before serving (connections made earlier keep SQLite's default).
+
+        A PASSIVE checkpoint neither waits for nor blocks readers and writers; SQLite restarts the WAL
+        from the start once a checkpoint has caught up, so the file stays small under steady load.
+        """
+        if self._checkpointer is not None:
+            return
+        self._autocheckpoint = False
+        self._stop_checkpointer.clear()
+        self._checkpointer = threading.Thread(
+            target=self._checkpoint_loop, args=(interval_s,), name="sqlite-checkpointer", daemon=True
+        )
+        self._checkpointer.start()
+
+    def _checkpoint_loop(self, interval_s: float) -> None:
+        try:
+            while not self._stop_checkpointer.wait(interval_s):
+                with contextlib.suppress(sqlite3.Error):  # busy or locked: the next round catches up
+                    self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        finally:
+            self.close()
+
+    def stop_checkpointer(self) -> None:
+        """Stop the checkpoint thread (it checkpoints once more on its way out via close)."""
+        if self._checkpointer is None:
+            return
+        self._stop_checkpointer.set()
+        self._checkpointer.join(timeout=10)
+        self._checkpointer = None
 
     # -- transactions ----------------------------------------------------------------------------
     @contextmanager

@@ -124,4 +124,31 @@ MIGRATIONS = [
             "CREATE INDEX tasks_touched ON tasks (kind, status, touched)",
         ),
     ),
+    Migration(
+        "core_0005_task_counts",
+        (
+            # Tasks per (kind, status), kept by triggers in the same transaction as every change to tasks:
+            # "left in the pool" is read on every submit, and counting 3,000 index entries cost ~0.2 ms.
+            """CREATE TABLE task_counts (
+                kind TEXT NOT NULL,
+                status TEXT NOT NULL,
+                n INTEGER NOT NULL,
+                PRIMARY KEY (kind, status)
+            ) WITHOUT ROWID""",
+            "INSERT INTO task_counts (kind, status, n) SELECT kind, status, count(*) FROM tasks GROUP BY kind, status",
+            """CREATE TRIGGER task_counts_insert AFTER INSERT ON tasks BEGIN
+                INSERT INTO task_counts (kind, status, n) VALUES (NEW.kind, NEW.status, 1)
+                    ON CONFLICT (kind, status) DO UPDATE SET n = n + 1;
+            END""",
+            """CREATE TRIGGER task_counts_update AFTER UPDATE OF kind, status ON tasks
+            WHEN OLD.kind IS NOT NEW.kind OR OLD.status IS NOT NEW.status BEGIN
+                UPDATE task_counts SET n = n - 1 WHERE kind = OLD.kind AND status = OLD.status;
+                INSERT INTO task_counts (kind, status, n) VALUES (NEW.kind, NEW.status, 1)
+                    ON CONFLICT (kind, status) DO UPDATE SET n = n + 1;
+            END""",
+            """CREATE TRIGGER task_counts_delete AFTER DELETE ON tasks BEGIN
+                UPDATE task_counts SET n = n - 1 WHERE kind = OLD.kind AND status = OLD.status;
+            END""",
+        ),
+    ),
 ]

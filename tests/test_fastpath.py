@@ -1,0 +1,104 @@
+"""The lean ``/gradio_api/run/<name>`` route for the annotation endpoints (components/fastpath.py).
+
+It must behave exactly like Gradio's own route for the same endpoint, which stays reachable under its
+``/gradio_api/api/<name>`` alias: same replies, same errors, same sign-in check, same role checks.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+import pytest
+from e2e_helpers import ApiClient, app_in_process
+
+from backend import auth
+from backend.settings import Settings
+
+LEAN, GRADIO = "/gradio_api/run", "/gradio_api/api"
+
+
+@pytest.fixture(scope="module")
+def running(tmp_path_factory):
+    from conftest import shared_data
+
+    from backend.vilpact.importer import import_vilpact
+
+    settings = Settings(data_dir=tmp_path_factory.mktemp("fastpath") / "data", demo_content=False)
+    with app_in_process(settings) as app:
+        import_vilpact(app.ctx.database, shared_data("vilpact", "data"))
+        for name in ("ann1", "ann2", "gone"):
+            auth.add_user(app.ctx.database, name, "annotator", "password1")
+        yield app
+
+
+def post(client: httpx.Client, path: str, *data, session_hash: str | None = None) -> httpx.Response:
+    return client.post(path, json={"data": list(data), "session_hash": session_hash or uuid.uuid4().hex})
+
+
+def test_same_replies_as_gradios_route(running):
+    client = ApiClient(running.url, "ann1", "password1").http
+    lean, gradio = post(client, f"{LEAN}/intent_next"), post(client, f"{GRADIO}/intent_next")
+    assert lean.status_code == gradio.status_code == 200
+    assert lean.json()["data"] == gradio.json()["data"]  # the same current task, the same progress
+    task = lean.json()["data"][0]["task"]
+    assert task["sequence_id"] and task["timeline"]
+    # a rule broken: the same message, the same status
+    args = (task["sequence_id"], "drink some water", "S/He is thirsty")
+    lean, gradio = post(client, f"{LEAN}/intent_submit", *args), post(client, f"{GRADIO}/intent_submit", *args)
+    assert lean.status_code == gradio.status_code == 500
+    assert lean.json() == gradio.json() and "must start with" in lean.json()["error"]
+    # a sequence that was never handed out
+    args = ("no-such-sequence", "S/He wants to rest", "S/He is tired")
+    lean, gradio = post(client, f"{LEAN}/intent_submit", *args), post(client, f"{GRADIO}/intent_submit", *args)
+    assert lean.json() == gradio.json() and "no action sequence" in lean.json()["error"]
+    # a valid submit through the lean route is stored once and hands over the next task
+    reply = post(client, f"{LEAN}/intent_submit/", task["sequence_id"], "S/He wants to rest", "S/He is tired")
+    body = reply.json()["data"][0]
+    assert reply.status_code == 200 and body["stored"]["annotator"] == "ann1" and body["duplicate"] is False
+    assert body["task"]["sequence_id"] != task["sequence_id"]
+    db = running.ctx.database
+    assert db.scalar("SELECT count(*) FROM annotations WHERE annotator = 'ann1' AND source = 'live'") == 1
+
+
+def test_sign_in_and_roles_are_checked_the_same_way(running):
+    anonymous = httpx.Client(base_url=running.url)
+    lean, gradio = post(anonymous, f"{LEAN}/intent_next"), post(anonymous, f"{GRADIO}/intent_next")
+    assert lean.status_code == gradio.status_code == 401
+    assert lean.json() == gradio.json()
+    forged = httpx.Client(base_url=running.url, cookies={f"access-token-unsecure-{running.demo.app.cookie_id}": "x"})
+    assert post(forged, f"{LEAN}/intent_next").status_code == 401
+    # signed in, then disabled: the backend refuses on the next call, whatever the route
+    client = ApiClient(running.url, "gone", "password1").http
+    assert post(client, f"{LEAN}/intent_next").status_code == 200
+    auth.set_disabled(running.ctx.database, "gone", True)
+    lean, gradio = post(client, f"{LEAN}/intent_next"), post(client, f"{GRADIO}/intent_next")
+    assert lean.status_code == gradio.status_code == 500
+    assert lean.json() == gradio.json() and "disabled" in lean.json()["error"]
+
+
+def test_bad_calls_get_a_clear_message(running):
+    client = ApiClient(running.url, "ann2", "password1").http
+    wrong = post(client, f"{LEAN}/intent_submit", "only-one-argument")
+    assert wrong.status_code == 500
+    assert "intent_submit takes 3 argument(s) (sequence_id, concrete_intent, high_level_intent); got 1" in (
+        wrong.json()["error"]
+    )
+    garbled = client.post(f"{LEAN}/intent_next", content=b"{not json", headers={"Content-Type": "application/json"})
+    assert garbled.status_code == 422 and "JSON" in garbled.json()["detail"]
+    not_a_list = client.post(f"{LEAN}/intent_next", json={"data": "x"})
+    assert not_a_list.status_code == 422
+    # other endpoints are not taken over: Gradio still answers them (here: an admin one, refused)
+    other = post(client, f"{LEAN}/admin_users")
+    assert other.status_code == 500 and "needs the admin role" in other.json()["error"]
+
+
+def test_lean_route_sets_up_no_gradio_session(running):
+    """Gradio builds a session state for every new session_hash it sees (~50 ms on this app); the lean
+    route needs none, so a script that forgets to send one is not penalised."""
+    client = ApiClient(running.url, "ann2", "password1").http
+    lean_hash, gradio_hash = uuid.uuid4().hex, uuid.uuid4().hex
+    assert post(client, f"{LEAN}/intent_next", session_hash=lean_hash).status_code == 200
+    assert post(client, f"{GRADIO}/intent_next", session_hash=gradio_hash).status_code == 200
+    holder = running.demo.state_holder
+    assert gradio_hash in holder and lean_hash not in holder
