@@ -17,6 +17,7 @@ still wraps it. Other endpoint names are not matched here and reach Gradio uncha
 from __future__ import annotations
 
 import inspect
+import logging
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -30,6 +31,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 _PREFIX = "/gradio_api"
+_log = logging.getLogger(__name__)
 
 
 async def _username(request: Request) -> tuple[bool, str | None]:
@@ -104,6 +106,8 @@ def fast_routes(endpoints: Mapping[str, Callable[..., Any]], concurrency: int = 
                 lambda: endpoints[name](*data, request=gr_request), limiter=limiter.get()
             )
         except Exception as error:  # the same payload and status Gradio's /run route gives
+            if not isinstance(error, gr.Error) or error.print_exception:
+                _log.exception("%s failed", name)
             return JSONResponse(error_payload(error, request.app.get_blocks().show_error), status_code=500)
         duration = time.perf_counter() - started
         reply = {"data": [result], "is_generating": False, "duration": duration, "average_duration": None,
