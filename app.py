@@ -109,6 +109,7 @@ def launch_kwargs(ctx: AppContext) -> dict:
         "css": CSS,
         "theme": gr.themes.Soft(),
         "footer_links": ["api"],
+        "state_session_capacity": ctx.settings.session_capacity,
         # raw-HTTP calls of the annotation endpoints skip Gradio's per-call machinery (components/fastpath.py)
         "app_kwargs": {"routes": fast_routes(intents.api_endpoints(ctx))},
     }

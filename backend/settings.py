@@ -61,6 +61,9 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "An intent whose character-bigram Jaccard similarity with an action name exceeds this is rejected."),
     SettingSpec("busy_timeout_ms", int, 5000, "COMPSTUDIO_BUSY_TIMEOUT_MS",
                 "SQLite busy timeout: how long a writer waits for the lock before failing."),
+    SettingSpec("session_capacity", int, 1000, "COMPSTUDIO_SESSION_CAPACITY",
+                "Browser sessions whose state the server keeps (Gradio's `state_session_capacity`); each holds "
+                "~0.8 MB, and the least recently used goes first, so this bounds the memory page loads take."),
     SettingSpec("backup_every_minutes", float, 5.0, "COMPSTUDIO_BACKUP_EVERY_MINUTES",
                 "Minutes between database snapshots (SQLite backup API) into `<data>/backups`; 0 turns them off."),
     SettingSpec("backup_keep", int, 12, "COMPSTUDIO_BACKUP_KEEP",
@@ -138,6 +141,7 @@ class Settings:
     require_full_view: bool = True
     max_action_similarity: float = 0.8
     busy_timeout_ms: int = 5000
+    session_capacity: int = 1000
     backup_every_minutes: float = 5.0
     backup_keep: int = 12
     hub_backup_repo: str = ""
@@ -205,6 +209,8 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
         raise SettingsError(f"auth_mode must be auto, password or oauth, not {settings.auth_mode!r}")
     if settings.annotators_per_sequence < 1:
         raise SettingsError("annotators_per_sequence must be at least 1")
+    if settings.session_capacity < 10:
+        raise SettingsError("session_capacity must be at least 10 (every open browser tab holds one session)")
     if settings.backup_every_minutes < 0 or settings.backup_keep < 1:
         raise SettingsError("backup_every_minutes must be 0 or more and backup_keep at least 1")
     if settings.vqa_image_mode not in {"composite", "separate"}:

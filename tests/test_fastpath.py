@@ -102,3 +102,17 @@ def test_lean_route_sets_up_no_gradio_session(running):
     assert post(client, f"{GRADIO}/intent_next", session_hash=gradio_hash).status_code == 200
     holder = running.demo.state_holder
     assert gradio_hash in holder and lean_hash not in holder
+
+
+def test_session_state_is_bounded_by_the_setting(tmp_path):
+    """Every new Gradio session holds ~0.8 MB until evicted; ``session_capacity`` bounds how many are kept."""
+    settings = Settings(data_dir=tmp_path / "data", demo_content=False, session_capacity=10)
+    with app_in_process(settings) as app:
+        auth.add_user(app.ctx.database, "ann1", "annotator", "password1")
+        client = ApiClient(app.url, "ann1", "password1").http
+        hashes = [uuid.uuid4().hex for _ in range(25)]
+        for session_hash in hashes:
+            assert post(client, f"{GRADIO}/intent_next", session_hash=session_hash).status_code == 200
+        holder = app.demo.state_holder
+        kept = [h for h in hashes if h in holder]
+        assert kept == hashes[-10:]  # the ten most recent stay, the oldest went first
