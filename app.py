@@ -32,8 +32,9 @@ from components import (
 from components.common import TabHandle, caller, esc  # noqa: E402
 from components.fastpath import fast_routes  # noqa: E402
 
-KEYBOARD_JS = """
+APP_JS = """
 () => {
+  // Ctrl+Enter (Cmd+Enter) submits the intents
   document.addEventListener('keydown', (event) => {
     if ((event.ctrlKey || event.metaKey) && event.key === 'Enter') {
       const button = document.querySelector('#intent-submit');
@@ -43,9 +44,26 @@ KEYBOARD_JS = """
       }
     }
   });
+  // Drafts are saved while typing; the last keystrokes before a reload or a closed tab would still be in
+  // flight, so the page sends them once more as it goes away (sendBeacon survives the page).
+  const fields = '#concrete-intent textarea, #concrete-intent input, #high-level-intent textarea, #high-level-intent input';
+  let typed = false;
+  document.addEventListener('input', (event) => { if (event.target.matches(fields)) typed = true; });
+  const flushDraft = () => {
+    const marker = document.querySelector('#intent-sequence');
+    const concrete = document.querySelector('#concrete-intent textarea, #concrete-intent input');
+    const high = document.querySelector('#high-level-intent textarea, #high-level-intent input');
+    const sequence = marker ? marker.textContent.trim() : '';
+    if (!typed || !sequence || !concrete || !high || !navigator.sendBeacon) return;
+    const url = window.location.pathname.replace(/[^/]*$/, '') + 'gradio_api/run/intent_draft';
+    const body = JSON.stringify({data: [sequence, concrete.value, high.value, Date.now()]});
+    navigator.sendBeacon(url, new Blob([body], {type: 'application/json'}));
+  };
+  window.addEventListener('pagehide', flushDraft);
+  document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'hidden') flushDraft(); });
 }
 """
-CSS = "#intent-progress {font-size: 0.95em} footer {visibility: hidden}"
+CSS = "#intent-progress {font-size: 0.95em} footer {visibility: hidden} #intent-sequence {display: none}"
 
 
 def build_demo(ctx: AppContext) -> gr.Blocks:
@@ -105,7 +123,7 @@ def build_app(settings: Settings, *, notices: tuple[str, ...] = (), hf_api=None)
 def launch_kwargs(ctx: AppContext) -> dict:
     kwargs: dict = {
         "allowed_paths": [str(ctx.settings.media_dir.resolve())],
-        "js": KEYBOARD_JS,
+        "js": APP_JS,
         "css": CSS,
         "theme": gr.themes.Soft(),
         "footer_links": ["api"],

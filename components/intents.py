@@ -1,5 +1,5 @@
 """The intent-annotation tab (annotators), and the named API endpoints intent_next / intent_submit /
-intent_skip / intent_viewed that scripts and the load tests use."""
+intent_skip / intent_viewed / intent_draft that scripts, the load tests and the page's own script use."""
 
 from __future__ import annotations
 
@@ -33,7 +33,9 @@ def _progress_line(progress: dict[str, int]) -> str:
 
 
 def _task_markdown(task: dict[str, Any]) -> str:
-    lines = [f"### Sequence {esc(task['sequence_id'])} · round {task['round']} · {esc(task['scene'] or 'scene unknown')}"]
+    lines = [f"### Sequence {esc(task['sequence_id'])} · round {task['round']} · {esc(task['scene'] or 'scene unknown')}",
+             # read by the page's script to flush the draft as the page closes (app.py, APP_JS)
+             f'<span id="intent-sequence">{esc(task["sequence_id"])}</span>']  # hidden by CSS
     if task["source"] == "demo":
         lines.append("> **Demo content**: a generated video, not real data.")
     if task["video_missing"]:
@@ -66,6 +68,7 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
             submit = gr.Button("Submit (Ctrl+Enter)", variant="primary", elem_id="intent-submit", interactive=False)
             draft_status = gr.Markdown(elem_id="intent-draft-status")
         last_saved = gr.Markdown(elem_id="intent-last-saved")
+        typed_at = gr.Number(visible=False)  # the browser's clock when a draft was typed (set by js below)
         with gr.Accordion("Skip this sequence", open=False):
             reason = gr.Textbox(label="Why do you skip it?", elem_id="intent-skip-reason", max_length=500)
             skip = gr.Button("Skip", elem_id="intent-skip")
@@ -133,17 +136,22 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
         return gr.update(interactive=True, value="Submit (Ctrl+Enter)")
 
     @ui_errors
-    def on_draft(sequence_id: str | None, concrete_text: str, high_text: str, request: gr.Request) -> str:
+    def on_draft(sequence_id: str | None, concrete_text: str, high_text: str, typed_ms: float | None,
+                 request: gr.Request) -> Any:
         if not sequence_id:
             return ""
-        saved = service.save_draft(db, caller(ctx, request), sequence_id, concrete_text, high_text)
-        return f"Draft saved at {saved[11:19]} UTC"
+        client_ms = int(typed_ms) if typed_ms else None
+        saved = service.save_draft(db, caller(ctx, request), sequence_id, concrete_text, high_text, client_ms)
+        return f"Draft saved at {saved[11:19]} UTC" if saved else gr.update()
 
     submit.click(on_submit, [current, concrete, high_level], outputs, api_visibility="private")
     skip.click(on_skip, [current, reason], [*outputs, reason], api_visibility="private")
     video.end(on_viewed, [current], submit, api_visibility="private")
     for box in (concrete, high_level):  # typing, and leaving the field (covers pasted text)
-        gr.on([box.input, box.blur], on_draft, [current, concrete, high_level], draft_status,
+        # the browser stamps each save with its clock, so a save still queued when the page's closing flush
+        # (APP_JS in app.py) has landed cannot overwrite the newer text
+        gr.on([box.input, box.blur], on_draft, [current, concrete, high_level, typed_at], draft_status,
+              js="(sequence, concrete, high, typed) => [sequence, concrete, high, Date.now()]",
               trigger_mode="always_last", show_progress="hidden", api_visibility="private")
 
     return TabHandle(tab=tab, min_role="annotator", on_load=(on_load, outputs))
@@ -171,12 +179,23 @@ def api_endpoints(ctx: AppContext) -> dict[str, Callable[..., dict]]:
         return service.skip_intent_task(db, settings, caller(ctx, request), sequence_id, reason)
 
     @ui_errors
+    def intent_draft(sequence_id: str, concrete_intent: str, high_level_intent: str, typed_ms: float | None,
+                     request: gr.Request) -> dict:
+        """Keep unfinished text for the sequence you hold (the page sends it as it closes). typed_ms: your
+        clock when it was typed (ms), or null; an older save never overwrites a newer one. saved_at is null
+        when nothing was kept (already submitted or skipped, or a newer draft is stored)."""
+        client_ms = int(typed_ms) if typed_ms is not None else None
+        saved = service.save_draft(db, caller(ctx, request), sequence_id, concrete_intent, high_level_intent,
+                                   client_ms)
+        return {"sequence_id": sequence_id, "saved_at": saved}
+
+    @ui_errors
     def intent_viewed(sequence_id: str, request: gr.Request) -> dict:
         """Report that the video was watched to its end (needed before submitting when require_full_view is on)."""
         service.mark_viewed(db, caller(ctx, request), sequence_id)
         return {"sequence_id": sequence_id, "viewed": True}
 
-    return {fn.__name__: fn for fn in (intent_next, intent_submit, intent_skip, intent_viewed)}
+    return {fn.__name__: fn for fn in (intent_next, intent_submit, intent_skip, intent_viewed, intent_draft)}
 
 
 def _register_api(ctx: AppContext) -> None:

@@ -75,6 +75,13 @@ def test_annotator_watches_submits_and_gets_the_next_task(app, browser):
     expect(page.locator(CONCRETE)).to_have_value("S/He wants to finish this later", timeout=30_000)
     assert current_sequence(page) == second
 
+    # keystrokes typed just before a reload are not lost: the page sends them as it goes away
+    # (a queued save of "S" or "S/He" still lands after the flush, and must not win: tests/test_intents_service)
+    page.locator(HIGH_LEVEL).press_sequentially("S/He is tired")
+    page.reload()
+    expect(page.locator(HIGH_LEVEL)).to_have_value("S/He is tired", timeout=30_000)
+    expect(page.locator(CONCRETE)).to_have_value("S/He wants to finish this later")
+
 
 def test_three_annotators_at_once_give_each_sequence_exactly_three(app, browser):
     pages = []

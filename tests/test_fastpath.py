@@ -116,3 +116,16 @@ def test_session_state_is_bounded_by_the_setting(tmp_path):
         holder = app.demo.state_holder
         kept = [h for h in hashes if h in holder]
         assert kept == hashes[-10:]  # the ten most recent stay, the oldest went first
+
+
+def test_draft_flush_endpoint(running):
+    """What the page sends as it closes: POST /gradio_api/run/intent_draft with the browser's clock."""
+    client = ApiClient(running.url, "ann2", "password1").http
+    sequence = post(client, f"{LEAN}/intent_next").json()["data"][0]["task"]["sequence_id"]
+    newer = post(client, f"{LEAN}/intent_draft", sequence, "S/He wants to", "S/He is tired now", 2_000)
+    older = post(client, f"{LEAN}/intent_draft", sequence, "S/He wants", "S/He is", 1_000)
+    assert newer.json()["data"][0]["saved_at"] and older.json()["data"][0]["saved_at"] is None
+    task = post(client, f"{LEAN}/intent_next").json()["data"][0]["task"]
+    assert task["draft"] == {"concrete_intent": "S/He wants to", "high_level_intent": "S/He is tired now"}
+    refused = post(client, f"{LEAN}/intent_draft", "no-such-sequence", "a", "b", None)
+    assert refused.status_code == 500 and "not handed to you" in refused.json()["error"]

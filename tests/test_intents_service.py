@@ -75,6 +75,16 @@ def test_drafts_survive_a_reload(demo):
     assert reloaded["draft"] == {"concrete_intent": "S/He wants to", "high_level_intent": "half a tho"}
     with pytest.raises(ValidationError, match="not handed to you"):
         service.save_draft(db, "ann2", "DEMO-SHOES", "x", "y")
+    # saves stamped with the browser's clock: one that arrives late with older text never wins
+    assert service.save_draft(db, "ann1", task["sequence_id"], "", "S/He is tired", client_ms=2_000)
+    assert service.save_draft(db, "ann1", task["sequence_id"], "", "S/He", client_ms=1_000) is None
+    assert service.save_draft(db, "ann1", task["sequence_id"], "", "S/He is tired now", client_ms=3_000)
+    assert service.next_intent_task(db, settings, "ann1")["task"]["draft"]["high_level_intent"] == "S/He is tired now"
+    # a late save (the page closing while the submit is on its way) keeps nothing for a submitted sequence
+    settings = settings.replace(require_full_view=False)
+    service.submit_intents(db, settings, "ann1", task["sequence_id"], *GOOD)
+    assert service.save_draft(db, "ann1", task["sequence_id"], "S/He wants to", "late") is None
+    assert db.scalar("SELECT count(*) FROM drafts WHERE item_id = ?", (task["sequence_id"],)) == 0
 
 
 def test_skip_with_reason(demo):

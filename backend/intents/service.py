@@ -63,21 +63,31 @@ def next_intent_task(database: Database, settings: Settings, username: str) -> d
     return _reply(database, settings, lease, username)
 
 
-def save_draft(database: Database, username: str, sequence_id: str, concrete: str, high_level: str) -> str:
-    """Keep what the annotator typed so a reload or a crash restores it. Returns the time saved."""
+def save_draft(
+    database: Database, username: str, sequence_id: str, concrete: str, high_level: str,
+    client_ms: int | None = None,
+) -> str | None:
+    """Keep what the annotator typed so a reload or a crash restores it. Returns the time saved, or None
+    when nothing was kept: the sequence is already submitted or skipped (a late save as the page closes),
+    or the stored draft was typed later (``client_ms``, the browser's clock, is newer there)."""
     auth.require_role(database, username, "annotator")
     now = utcnow()
     payload = json.dumps({"concrete_intent": (concrete or "")[:2000], "high_level_intent": (high_level or "")[:2000]})
     with database.write() as db:
-        if assignment.get_assignment(db, KIND, sequence_id, username) is None:
+        handed = assignment.get_assignment(db, KIND, sequence_id, username)
+        if handed is None:
             raise ValidationError(f"sequence {sequence_id!r} is not handed to you")
-        db.conn.execute(
-            """INSERT INTO drafts (annotator, kind, item_id, payload, updated_at) VALUES (?, ?, ?, ?, ?)
+        if handed["status"] != "leased":
+            return None
+        written = db.conn.execute(
+            """INSERT INTO drafts (annotator, kind, item_id, payload, updated_at, client_ms) VALUES (?, ?, ?, ?, ?, ?)
                ON CONFLICT (annotator, kind, item_id) DO UPDATE SET payload = excluded.payload,
-                   updated_at = excluded.updated_at""",
-            (username, KIND, sequence_id, payload, now),
-        )
-    return now
+                   updated_at = excluded.updated_at, client_ms = excluded.client_ms
+               WHERE excluded.client_ms IS NULL OR drafts.client_ms IS NULL
+                  OR excluded.client_ms >= drafts.client_ms""",
+            (username, KIND, sequence_id, payload, now, int(client_ms) if client_ms is not None else None),
+        ).rowcount
+    return now if written else None
 
 
 def mark_viewed(database: Database, username: str, sequence_id: str) -> None:

@@ -151,4 +151,12 @@ MIGRATIONS = [
             END""",
         ),
     ),
+    Migration(
+        "core_0006_draft_clock",
+        (
+            # The browser's clock (ms) when the text was typed: a save that arrives late (one queued while the
+            # page's closing flush already landed) must not overwrite newer text. NULL: unknown, always written.
+            "ALTER TABLE drafts ADD COLUMN client_ms INTEGER",
+        ),
+    ),
 ]
