@@ -25,10 +25,7 @@ import gradio as gr  # noqa: E402
 from backend import auth  # noqa: E402
 from backend.context import AppContext, build_context  # noqa: E402
 from backend.settings import Settings, load_settings  # noqa: E402
-from components import (
-    TABS,  # noqa: E402
-    intents,  # noqa: E402
-)
+from components import TABS, intents  # noqa: E402
 from components.common import TabHandle, caller, esc  # noqa: E402
 from components.fastpath import fast_routes  # noqa: E402
 
@@ -133,7 +130,7 @@ def launch_kwargs(ctx: AppContext) -> dict:
     }
     if ctx.settings.effective_auth_mode == "password":
         async def check_password(username: str, password: str) -> bool:
-            # scrypt takes ~60 ms and releases the GIL: run it on a worker thread so that a sign-in never
+            # scrypt takes ~50 ms and releases the GIL: run it on a worker thread so that a sign-in never
             # stalls the event loop (and everyone else's calls) while it hashes.
             return await anyio.to_thread.run_sync(auth.authenticate, ctx.database, username, password)
 

@@ -140,8 +140,7 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
                  request: gr.Request) -> Any:
         if not sequence_id:
             return ""
-        client_ms = int(typed_ms) if typed_ms else None
-        saved = service.save_draft(db, caller(ctx, request), sequence_id, concrete_text, high_text, client_ms)
+        saved = service.save_draft(db, caller(ctx, request), sequence_id, concrete_text, high_text, typed_ms)
         return f"Draft saved at {saved[11:19]} UTC" if saved else gr.update()
 
     submit.click(on_submit, [current, concrete, high_level], outputs, api_visibility="private")
@@ -184,9 +183,8 @@ def api_endpoints(ctx: AppContext) -> dict[str, Callable[..., dict]]:
         """Keep unfinished text for the sequence you hold (the page sends it as it closes). typed_ms: your
         clock when it was typed (ms), or null; an older save never overwrites a newer one. saved_at is null
         when nothing was kept (already submitted or skipped, or a newer draft is stored)."""
-        client_ms = int(typed_ms) if typed_ms is not None else None
         saved = service.save_draft(db, caller(ctx, request), sequence_id, concrete_intent, high_level_intent,
-                                   client_ms)
+                                   typed_ms)
         return {"sequence_id": sequence_id, "saved_at": saved}
 
     @ui_errors

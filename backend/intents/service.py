@@ -65,7 +65,7 @@ def next_intent_task(database: Database, settings: Settings, username: str) -> d
 
 def save_draft(
     database: Database, username: str, sequence_id: str, concrete: str, high_level: str,
-    client_ms: int | None = None,
+    client_ms: float | None = None,
 ) -> str | None:
     """Keep what the annotator typed so a reload or a crash restores it. Returns the time saved, or None
     when nothing was kept: the sequence is already submitted or skipped (a late save as the page closes),
