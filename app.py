@@ -163,8 +163,10 @@ def mark_matplotlib_absent() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Run the CompStudio web app.")
-    parser.add_argument("--host", default=None, help="address to bind (default 127.0.0.1; COMPSTUDIO_HOST)")
-    parser.add_argument("--port", type=int, default=None, help="port (default 7860; COMPSTUDIO_PORT)")
+    parser.add_argument("--host", default=None, help="address to bind (COMPSTUDIO_HOST; default GRADIO_SERVER_NAME, "
+                        "else 0.0.0.0 on a Hugging Face Space, else 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=None, help="port (COMPSTUDIO_PORT; default GRADIO_SERVER_PORT, "
+                        "else 7860)")
     parser.add_argument("--data-dir", type=Path, default=None, help="data folder (default ./data; COMPSTUDIO_DATA_DIR)")
     args = parser.parse_args(argv)
     from backend import spaces
@@ -175,7 +177,8 @@ def main(argv: list[str] | None = None) -> None:
     settings = load_settings(host=args.host, port=args.port, data_dir=args.data_dir)
     start = spaces.prepare_start(settings)  # data folder on a Space; Hub restore into an empty one
     demo, ctx = build_app(start.settings, notices=tuple(start.notices()))
-    print(f"CompStudio: data in {ctx.settings.data_dir.resolve()}")
+    print(f"CompStudio: data in {ctx.settings.data_dir.resolve()}; listening on "
+          f"{ctx.settings.host}:{ctx.settings.port}")
     for notice in ctx.notices:
         print(f"Notice: {notice}")
     print(login_help(ctx), flush=True)

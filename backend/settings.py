@@ -42,8 +42,11 @@ def _names(value: str) -> tuple[str, ...]:
 SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec("data_dir", Path, Path("data"), "COMPSTUDIO_DATA_DIR",
                 "Folder holding the SQLite database, media and backups (created if missing)."),
-    SettingSpec("host", str, "127.0.0.1", "COMPSTUDIO_HOST", "Address the web server binds to."),
-    SettingSpec("port", int, 7860, "COMPSTUDIO_PORT", "Port the web server listens on."),
+    SettingSpec("host", str, "", "COMPSTUDIO_HOST",
+                "Address the web server binds to. Empty: Gradio's `GRADIO_SERVER_NAME` when set, else `0.0.0.0` "
+                "on a Space (the Space's proxy must reach it), else `127.0.0.1`."),
+    SettingSpec("port", int, 0, "COMPSTUDIO_PORT",
+                "Port the web server listens on. 0: Gradio's `GRADIO_SERVER_PORT` when set, else 7860."),
     SettingSpec("auth_mode", str, "auto", "COMPSTUDIO_AUTH_MODE",
                 "`password` (local accounts), `oauth` (Sign in with Hugging Face) or `auto` "
                 "(oauth when running on a Space, i.e. SPACE_ID is set; password otherwise)."),
@@ -131,8 +134,8 @@ class Settings:
     """The resolved settings. Build with :func:`load_settings`; tests use ``Settings(data_dir=...)``."""
 
     data_dir: Path = Path("data")
-    host: str = "127.0.0.1"
-    port: int = 7860
+    host: str = ""  # "" and 0: decided at start by backend.spaces.listen_address
+    port: int = 0
     auth_mode: str = "auto"
     admins: tuple[str, ...] = ()
     demo_content: bool = True

@@ -12,6 +12,9 @@ Plain functions the app calls at start-up (all take ``env`` so tests can stand i
 * :func:`restore_from_hub_if_empty`: an empty data folder gets the newest Hub snapshot that passes
   ``PRAGMA integrity_check`` (corrupted ones are skipped) and the media files back.
 * :func:`hardware`, :func:`zero_gpu`: ``cpu``, ``gpu`` or ``zerogpu`` for the model registry.
+* :func:`listen_address`: where the server binds. A Space's proxy reaches the app on the container's
+  interface, never on loopback, so on a Space the default is ``0.0.0.0:7860``; Gradio's own
+  ``GRADIO_SERVER_NAME`` / ``GRADIO_SERVER_PORT`` are honoured; ``--host`` / ``COMPSTUDIO_HOST`` win.
 
 ``huggingface_hub`` and ``torch`` are imported inside functions only.
 """
@@ -39,7 +42,7 @@ from backend.backup import (
     restore_snapshot,
     snapshot_time,
 )
-from backend.errors import BackupError, PermissionDenied
+from backend.errors import BackupError, PermissionDenied, SettingsError
 from backend.settings import Settings
 from backend.storage import Database
 
@@ -91,6 +94,62 @@ def space_admins(settings: Settings, env: Mapping[str, str] | None = None) -> tu
     return tuple(names)
 
 
+LOCAL_HOST, SPACE_HOST, DEFAULT_PORT = "127.0.0.1", "0.0.0.0", 7860
+
+
+def listen_address(settings: Settings, env: Mapping[str, str] | None = None) -> tuple[str, int]:
+    """The address and port the web server binds to.
+
+    An explicit ``host``/``port`` setting (``--host``, ``COMPSTUDIO_HOST``) wins; then Gradio's conventions,
+    ``GRADIO_SERVER_NAME`` / ``GRADIO_SERVER_PORT`` (Hugging Face sets them for Gradio Spaces); then
+    ``0.0.0.0`` on a Space, where the proxy reaches the container on its network interface, and
+    ``127.0.0.1`` elsewhere; port 7860.
+
+    >>> listen_address(Settings(), {})
+    ('127.0.0.1', 7860)
+    >>> listen_address(Settings(), {"SPACE_ID": "ada/cs"})
+    ('0.0.0.0', 7860)
+    >>> listen_address(Settings(), {"GRADIO_SERVER_NAME": "0.0.0.0", "GRADIO_SERVER_PORT": "8080"})
+    ('0.0.0.0', 8080)
+    >>> listen_address(Settings(host="127.0.0.1", port=9000), {"SPACE_ID": "ada/cs", "GRADIO_SERVER_PORT": "7860"})
+    ('127.0.0.1', 9000)
+    """
+    env = _env(env)
+    host = settings.host or env.get("GRADIO_SERVER_NAME") or (SPACE_HOST if on_space(env) else LOCAL_HOST)
+    port = settings.port
+    if not port:
+        raw = env.get("GRADIO_SERVER_PORT", "").strip()
+        try:
+            port = int(raw) if raw else DEFAULT_PORT
+        except ValueError:
+            raise SettingsError(f"GRADIO_SERVER_PORT={raw!r} is not a port number") from None
+    if not 0 < port < 65536:
+        raise SettingsError(f"port {port} is out of range (1-65535)")
+    return host, port
+
+
+def hub_token_missing(settings: Settings, api: Any = None) -> bool:
+    """True when Hub backup is configured but no Hugging Face token can be found (no ``HF_TOKEN`` secret).
+
+    Without a token a private repo answers "not found", which would read as "nothing to restore" and start
+    an empty database: the caller turns Hub backup and restore off instead and tells the admins. An ``api``
+    passed in (tests, scripts) carries its own credentials and is trusted.
+    """
+    if not settings.hub_backup_repo or api is not None:
+        return False
+    from huggingface_hub import get_token
+
+    return not get_token()
+
+
+def missing_token_notice(settings: Settings) -> str:
+    return (
+        f"Hub backup to `{settings.hub_backup_repo}` is OFF: no `HF_TOKEN` secret is set, so nothing was restored "
+        "and nothing will be pushed. Add an `HF_TOKEN` secret with write access to that dataset in the Space's "
+        "settings and restart the Space."
+    )
+
+
 def _writable(folder: Path) -> bool:
     if not folder.is_dir() or not os.access(folder, os.W_OK):
         return False
@@ -130,7 +189,8 @@ def resolve_data_dir(
     env = _env(env)
     if not on_space(env):
         return settings.data_dir, None
-    persistent = _writable(persistent_root)
+    subfolder = persistent_root / DATA_SUBDIR  # left by an earlier container, maybe under another user id
+    persistent = _writable(persistent_root) and (not subfolder.exists() or _writable(subfolder))
     if env.get("COMPSTUDIO_DATA_DIR"):
         chosen = settings.data_dir
     elif persistent:
@@ -145,9 +205,11 @@ def resolve_data_dir(
 def space_settings(
     settings: Settings, env: Mapping[str, str] | None = None, persistent_root: Path = PERSISTENT_ROOT
 ) -> tuple[Settings, str | None]:
-    """``settings`` as they apply here: the resolved data folder and the owner among the admins."""
+    """``settings`` as they apply here: the resolved data folder, the owner among the admins and the address
+    to listen on."""
     data_dir, banner = resolve_data_dir(settings, env, persistent_root)
-    return settings.replace(data_dir=data_dir, admins=space_admins(settings, env)), banner
+    host, port = listen_address(settings, env)
+    return settings.replace(data_dir=data_dir, admins=space_admins(settings, env), host=host, port=port), banner
 
 
 @dataclass(frozen=True)
@@ -157,9 +219,11 @@ class SpaceStart:
     settings: Settings
     banner: str | None
     restored: RestoreReport | None
+    hub_notice: str | None = None
 
     def notices(self) -> list[str]:
-        return [text for text in (self.banner, self.restored.message() if self.restored else None) if text]
+        restored = self.restored.message() if self.restored else None
+        return [text for text in (self.banner, self.hub_notice, restored) if text]
 
 
 def prepare_start(
@@ -171,9 +235,17 @@ def prepare_start(
 ) -> SpaceStart:
     """Everything that must happen before ``build_context``: the data folder and admins for this
     environment, then the Hub restore when that folder is empty. Off a Space without Hub backup this
-    returns ``settings`` unchanged."""
+    returns ``settings`` with the listening address filled in.
+
+    With Hub backup configured but no token, Hub backup is turned off (``hub_backup_repo`` emptied) with a
+    notice for admins, instead of reading a private repo's "not found" as "nothing to restore"."""
+    hub_notice = None
+    if hub_token_missing(settings, api):
+        hub_notice = missing_token_notice(settings)
+        log.warning(hub_notice)
+        settings = settings.replace(hub_backup_repo="")
     settings, banner = space_settings(settings, env, persistent_root)
-    return SpaceStart(settings, banner, restore_from_hub_if_empty(settings, api))
+    return SpaceStart(settings, banner, restore_from_hub_if_empty(settings, api), hub_notice=hub_notice)
 
 
 # -- sign-in -------------------------------------------------------------------------------------

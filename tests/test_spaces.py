@@ -31,7 +31,7 @@ def persistent(tmp_path: Path) -> Path:
 def test_off_a_space_nothing_changes(settings):
     assert spaces.resolve_data_dir(settings, env={}) == (settings.data_dir, None)
     start = spaces.prepare_start(settings, env={})
-    assert start.settings == settings and start.notices() == []
+    assert start.settings == settings.replace(host="127.0.0.1", port=7860) and start.notices() == []
 
 
 def test_on_a_space_with_persistent_storage_data_goes_to_data_compstudio(settings, persistent):
