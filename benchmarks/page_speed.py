@@ -1,0 +1,261 @@
+"""The waits a person feels in the browser: CompStudio against a plain Gradio app, same machine, same run.
+
+Issue 17. Both apps run on loopback with the same kind of password login; a real browser (Debian chromium,
+Playwright) does what a person does and each wait is timed from the click to what the person waits for:
+
+* sign-in → page ready: "Login" clicked → the tabs shown and "Signed in as" filled (bytes transferred from
+  the first request of the login page on);
+* tab switch: a tab clicked → its panel shown with nothing pending;
+* valid intent submit → next task shown, with ``--load`` scripted annotators submitting at the same time;
+* rejected submit → its message shown;
+* review "Next item" → the item shown;
+* first answer of the in-process baseline nsplan-lite after the app answers HTTP (over the API).
+
+The plain app is the floor Gradio itself sets: one Blocks, two tabs, one load event, the same login form.
+
+    .venv/bin/python benchmarks/page_speed.py [--runs 7] [--load 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+import os  # noqa: E402
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+import gradio as gr  # noqa: E402
+from e2e_helpers import ApiClient, chromium_browser, free_port, kill_hard, start_app_process, wait_http_ok  # noqa: E402
+from load_driver import run_annotators  # noqa: E402
+
+PASSWORD = "password1"
+VALID = ("S/He wants to get ready for the day", "S/He is taking care of the home")
+REJECTED = ("makes tea", "makes tea")  # wrong form, and the two intents equal
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def summary(values: list[float]) -> str:
+    return f"{statistics.median(values) * 1000:7.0f} / {percentile(values, 0.95) * 1000:7.0f}"
+
+
+class ByteCounter:
+    """Bytes received by a page (encoded, as on the wire), from the Chrome DevTools protocol."""
+
+    def __init__(self, page):
+        self.total = 0
+        session = page.context.new_cdp_session(page)
+        session.send("Network.enable")
+        session.on("Network.loadingFinished", lambda event: self._add(event.get("encodedDataLength", 0)))
+
+    def _add(self, size: float) -> None:
+        self.total += int(size)
+
+
+def sign_in(browser, url: str, username: str, password: str) -> tuple[float, int, object]:
+    """Seconds from the Login click to a ready page, bytes transferred, and the open page."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    counter = ByteCounter(page)
+    page.goto(url)
+    page.get_by_label("username").fill(username)
+    page.get_by_label("password").fill(password)
+    start = time.perf_counter()
+    page.get_by_role("button", name="Login").click()
+    page.wait_for_selector("#whoami strong", timeout=60_000)
+    page.get_by_role("tab").first.wait_for(state="visible", timeout=60_000)
+    wait_idle(page)
+    return time.perf_counter() - start, counter.total, page
+
+
+def wait_idle(page) -> None:
+    page.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=60_000)
+
+
+def timed(action: Callable[[], None], until: Callable[[], None]) -> float:
+    start = time.perf_counter()
+    action()
+    until()
+    return time.perf_counter() - start
+
+
+# -- the plain app ----------------------------------------------------------------------------------------
+def start_plain_app() -> tuple[str, object]:
+    with gr.Blocks(title="plain") as demo:
+        who = gr.Markdown(elem_id="whoami")
+        with gr.Tabs():
+            with gr.Tab("First"):
+                gr.Textbox(label="Text")
+            with gr.Tab("Second"):
+                gr.Textbox(label="More text")
+
+        def on_load(request: gr.Request):
+            return f"Signed in as **{request.username}**"
+
+        demo.load(on_load, None, who)
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, ssr_mode=False,
+                auth=lambda user, password: password == PASSWORD)
+    return f"http://127.0.0.1:{port}", demo
+
+
+def measure_plain(browser, url: str, runs: int) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {"signin": [], "bytes": [], "tab": []}
+    for _ in range(runs):
+        seconds, size, page = sign_in(browser, url, "plain-user", PASSWORD)
+        out["signin"].append(seconds)
+        out["bytes"].append(size)
+        for label in ("Second", "First"):
+            out["tab"].append(tab_switch(page, label))
+        page.context.close()
+    return out
+
+
+def tab_switch(page, label: str) -> float:
+    tab = page.get_by_role("tab", name=label, exact=True)
+
+    def shown() -> None:
+        page.wait_for_function(
+            "(label) => [...document.querySelectorAll('[role=tab]')].some(t => t.textContent.trim() === label "
+            "&& t.getAttribute('aria-selected') === 'true')", arg=label, timeout=30_000)
+        wait_idle(page)
+
+    return timed(tab.click, shown)
+
+
+# -- CompStudio ---------------------------------------------------------------------------------------------
+def prepare_data(data_dir: Path, load: int) -> None:
+    from backend import auth
+    from backend.context import build_context
+    from backend.settings import Settings
+    from backend.vilpact.importer import import_vilpact
+
+    ctx = build_context(Settings(data_dir=data_dir, demo_content=False))
+    import_vilpact(ctx.database, ROOT / "assets" / "vilpact", annotators_per_sequence=3)
+    for name in ["speed-annotator", "speed-annotator-2", *(f"load{i:02d}" for i in range(load))]:
+        auth.add_user(ctx.database, name, "annotator", PASSWORD)
+    auth.add_user(ctx.database, "speed-reviewer", "reviewer", PASSWORD)
+    auth.add_user(ctx.database, "speed-admin", "admin", PASSWORD)
+    ctx.database.close()
+
+
+def first_baseline_answer(url: str, started: float) -> float:
+    """Seconds from the first HTTP 200 to nsplan-lite's first answer to a planning question."""
+    client = ApiClient(url, "speed-admin", PASSWORD)
+    try:
+        client.call("planning_ask", "nsplan-lite", "")
+    except Exception as exc:  # the endpoint's arguments differ by version: report, don't guess
+        print(f"  (first answer not measured: {exc})")
+        return float("nan")
+    return time.perf_counter() - started
+
+
+def intent_text(page, selector: str) -> str:
+    return page.locator(selector).inner_text().strip()
+
+
+def submit_intents(page, texts: tuple[str, str]) -> None:
+    page.locator("#concrete-intent textarea, #concrete-intent input").first.fill(texts[0])
+    page.locator("#high-level-intent textarea, #high-level-intent input").first.fill(texts[1])
+    page.locator("#intent-submit").click()
+
+
+def annotator_waits(page) -> tuple[float, float]:
+    """A rejected submit until its message shows, then a valid one until the next task shows."""
+    page.get_by_role("tab", name="Annotate intents").click()
+    page.wait_for_selector("#intent-sequence", state="attached", timeout=30_000)
+    page.wait_for_function("() => document.querySelector('#intent-sequence').textContent.trim() !== ''")
+    before = intent_text(page, "#intent-sequence")
+    toast = page.locator(".toast-body")
+    rejected = timed(lambda: submit_intents(page, REJECTED), lambda: toast.first.wait_for(state="visible", timeout=30_000))
+    page.evaluate("() => document.querySelectorAll('.toast-close').forEach(b => b.click())")
+    next_shown = (
+        "(before) => { const t = document.querySelector('#intent-sequence').textContent.trim(); return t && t !== before; }"
+    )
+    submitted = timed(lambda: submit_intents(page, VALID),
+                      lambda: page.wait_for_function(next_shown, arg=before, timeout=30_000))
+    return rejected, submitted
+
+
+def measure_compstudio(browser, url: str, runs: int) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {"signin": [], "bytes": [], "tab": [], "submit": [], "rejected": [], "next": []}
+    for index in range(runs):
+        seconds, size, page = sign_in(browser, url, "speed-admin", PASSWORD)
+        out["signin"].append(seconds)
+        out["bytes"].append(size)
+        labels = [t.strip() for t in page.get_by_role("tab").all_inner_texts() if t.strip()]
+        for label in labels[1:3] + labels[:1]:
+            out["tab"].append(tab_switch(page, label))
+        page.context.close()
+        user = "speed-annotator" if index % 2 == 0 else "speed-annotator-2"
+        _, _, page = sign_in(browser, url, user, PASSWORD)
+        rejected, submitted = annotator_waits(page)
+        out["rejected"].append(rejected)
+        out["submit"].append(submitted)
+        page.context.close()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--load", type=int, default=10, help="scripted annotators submitting during the clicks")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="page-speed-") as tmp:
+        data_dir = Path(tmp) / "data"
+        prepare_data(data_dir, args.load)
+        port = free_port()
+        env = {"COMPSTUDIO_REQUIRE_FULL_VIEW": "false", "COMPSTUDIO_DEMO_CONTENT": "true"}
+        process = start_app_process(data_dir, port, env=env, log=Path(tmp) / "app.log")
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_http_ok(url + "/", timeout=300)
+            first = first_baseline_answer(url, time.perf_counter())
+            plain_url, plain = start_plain_app()
+            stop = threading.Event()
+            load = threading.Thread(target=run_annotators, args=(url, [f"load{i:02d}" for i in range(args.load)],
+                                                                PASSWORD, 10_000), kwargs={"stop": stop, "timeout": 3600})
+            with chromium_browser() as browser:
+                plain_figures = measure_plain(browser, plain_url, args.runs)
+                if args.load:
+                    load.start()
+                ours = measure_compstudio(browser, url, args.runs)
+            stop.set()
+            if args.load:
+                load.join()
+            plain.close()
+        finally:
+            kill_hard(process)
+    print(f"\npage speed, {args.runs} runs each, {args.load} scripted annotators submitting during the clicks")
+    print(f"{'wait':42s} {'plain p50 / p95 ms':>20s} {'ours p50 / p95 ms':>20s} {'ratio p50':>10s}")
+    rows = [("sign-in -> page ready", "signin"), ("tab switch", "tab"), ("valid intent submit -> next task", "submit"),
+            ("rejected submit -> its message", "rejected")]
+    result = {}
+    for label, key in rows:
+        plain_cell = summary(plain_figures[key]) if key in plain_figures else "-"
+        ratio = (statistics.median(ours[key]) / statistics.median(plain_figures[key])) if key in plain_figures else None
+        print(f"{label:42s} {plain_cell:>20s} {summary(ours[key]):>20s} {f'{ratio:.2f}x' if ratio else '-':>10s}")
+        result[key] = {"ours_ms": [round(v * 1000) for v in ours[key]]}
+    kb = (statistics.median(plain_figures["bytes"]) / 1024, statistics.median(ours["bytes"]) / 1024)
+    print(f"{'bytes transferred at sign-in (KB)':42s} {kb[0]:>20.0f} {kb[1]:>20.0f} {kb[1] / kb[0]:>9.2f}x")
+    print(f"{'first nsplan-lite answer after HTTP up (s)':42s} {'-':>20s} {first:>20.2f}")
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
