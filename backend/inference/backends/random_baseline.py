@@ -1,6 +1,8 @@
 """``random``: a seeded random baseline. The same seed and item always give the same answer.
 
-Single choice: one uniformly random letter. Indefinite choice: a uniformly random non-empty subset.
+Single choice: one uniformly random letter. Indefinite choice: a uniformly random non-empty subset, drawn
+exactly as the leaderboard's analytic random row assumes (backend/vqa/scoring.py): each of the 2^n - 1
+non-empty subsets of the n options with the same probability.
 Free text: a random word of the question. Scores of options are random too (seeded by the request).
 """
 
@@ -12,6 +14,17 @@ from collections.abc import Sequence
 from backend.inference.base import OptionScore
 from backend.inference.benchmarks import EvalItem
 from backend.inference.request import GenerationParams, Request, request_hash, request_text
+
+
+def uniform_nonempty_subset(letters: Sequence[str], rng: random.Random) -> list[str]:
+    """One of the ``2**n - 1`` non-empty subsets of ``letters``, each equally likely (a number in
+    ``1 .. 2**n - 1`` read as a bit mask).
+
+    >>> uniform_nonempty_subset("ABC", random.Random(0))
+    ['A', 'B', 'C']
+    """
+    mask = rng.randrange(1, 2 ** len(letters))
+    return [letter for bit, letter in enumerate(letters) if mask >> bit & 1]
 
 
 class RandomBackend:
@@ -27,8 +40,7 @@ class RandomBackend:
         for item in items:
             rng = self._rng(item.item_id)
             if item.options and item.multi:
-                letters = [letter for letter in item.letters if rng.random() < 0.5] or [rng.choice(item.letters)]
-                answers.append(", ".join(letters))
+                answers.append(", ".join(uniform_nonempty_subset(item.letters, rng)))
             elif item.options:
                 answers.append(rng.choice(item.letters))
             else:
