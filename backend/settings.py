@@ -101,8 +101,9 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec("planning_frames", int, 8, "COMPSTUDIO_PLANNING_FRAMES",
                 "Frames sampled uniformly from a planning question's observed window for a model."),
     SettingSpec("planning_decoder", str, "auto", "COMPSTUDIO_PLANNING_DECODER",
-                "Frame decoder for planning windows: `auto` (PyAV for a window at the video's start, decord "
-                "otherwise), `decord` or `pyav`."),
+                "Frame decoder for planning windows: `auto` (by the keyframe spacing read from the video: PyAV's "
+                "one pass when it decodes fewer frames than decord's random accesses, see README Speed), `decord` "
+                "or `pyav`."),
     SettingSpec("nsplan_intent_weight", float, 0.5, "COMPSTUDIO_NSPLAN_INTENT_WEIGHT",
                 "nsplan-lite: weight w of BM25 over observed action ids; the intent cosine gets 1 - w "
                 "(the released NSPlan code mixed 0.5/0.5)."),

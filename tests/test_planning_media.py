@@ -54,3 +54,15 @@ def test_clip_is_browser_playable_h264_and_cached(videos, tmp_path):
 def test_a_missing_video_is_a_media_error(tmp_path):
     with pytest.raises(MediaError, match="text only"):
         media.sample_frames(Settings(data_dir=tmp_path), tmp_path / "nope.mp4", 0, 1, 4)
+
+
+def test_auto_reads_the_keyframe_spacing_from_the_container_and_picks_by_it(videos):
+    frames, interval, fps = media.keyframe_layout(videos["frequent"])
+    assert (frames, interval, fps) == (96, 12.0, 24.0)  # 4 s at 24 fps, a keyframe every 12 frames
+    frames, interval, _ = media.keyframe_layout(videos["sparse"])
+    assert frames == 96 and interval == 96.0  # one keyframe: the whole video is one group of pictures
+    # a late window of the whole video: decord's short seeks win with frequent keyframes, PyAV's single pass
+    # wins when every random access would decode from the only keyframe
+    assert media.auto_decoder(videos["frequent"], 1.0, None, 2) == "decord"
+    assert media.auto_decoder(videos["sparse"], 1.0, None, 8) == "pyav"
+    assert media.auto_decoder(videos["frequent"], 0.0, 0.8, 4) == "pyav"  # the observed window at the start

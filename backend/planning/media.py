@@ -9,8 +9,8 @@ both cached on disk under ``settings.media_dir / "planning"``.
   raw ``.npy`` array keyed by the video's path, size and modification time and the request; a later
   request (same window, same count) is a file read, so a batch run never decodes the same window twice.
   Decoding uses decord (random access) or PyAV (one sequential pass from the nearest keyframe):
-  ``benchmarks/video.py`` measures both; ``auto`` picks PyAV for a window that starts at the beginning of
-  the video (a sequential pass reads no frame it does not need) and decord otherwise.
+  ``benchmarks/video.py`` measures both; ``auto`` chooses by the cost model of :func:`choose_decoder`,
+  with the keyframe spacing read from the container (packets demuxed, nothing decoded).
 """
 
 from __future__ import annotations
@@ -120,6 +120,56 @@ def decode_pyav(video: Path, start_s: float, end_s: float | None, n: int) -> np.
     return np.stack([frames.get(i, fallback) for i in wanted])
 
 
+SEEK_COST_FRAMES = 16  # decord's per-frame seek and decoder flush, in frames decoded (fitted below)
+
+
+def choose_decoder(first: int, stop: int, n: int, keyframe_interval: float) -> str:
+    """``pyav`` or ``decord`` for sampling ``n`` of the frames ``first .. stop - 1``, whichever decodes less.
+
+    PyAV decodes every frame from the keyframe before the window to its end: the window's ``W`` frames plus,
+    when the window does not start at frame 0, half a keyframe interval ``K`` on average. decord decodes,
+    for each of the ``n`` frames, from the keyframe before it (``K / 2`` on average) plus a seek and flush
+    worth about ``SEEK_COST_FRAMES``. PyAV is chosen when ``W + K/2·[first > 0] < n·(K/2 + 16)``.
+    The constant was fitted to ``benchmarks/video.py`` (30 s, 24 fps, 8 frames); the rule picks the faster
+    decoder in all four measured cases:
+
+    >>> choose_decoder(0, 144, 8, 250), choose_decoder(0, 720, 8, 250)    # sparse keyframes: 20%, whole
+    ('pyav', 'pyav')
+    >>> choose_decoder(0, 144, 8, 24), choose_decoder(0, 720, 8, 24)      # a keyframe a second
+    ('pyav', 'decord')
+    >>> choose_decoder(500, 720, 8, 24)                                   # a late window, dense keyframes
+    'decord'
+    """
+    half = keyframe_interval / 2
+    pyav_frames = (stop - first) + (half if first > 0 else 0)
+    return "pyav" if pyav_frames < n * (half + SEEK_COST_FRAMES) else "decord"
+
+
+def keyframe_layout(video: Path) -> tuple[int, float, float]:
+    """``(frames, keyframe interval in frames, fps)`` from the container's packets, without decoding."""
+    import av
+
+    try:
+        container = av.open(str(video))
+    except (OSError, av.error.FFmpegError) as exc:
+        raise MediaError(f"cannot read video {video}: {exc}") from exc
+    with container:
+        stream = container.streams.video[0]
+        fps = float(stream.average_rate or FPS)
+        frames = keyframes = 0
+        for packet in container.demux(stream):
+            if packet.size:
+                frames += 1
+                keyframes += bool(packet.is_keyframe)
+    return frames, frames / max(keyframes, 1), fps
+
+
+def auto_decoder(video: Path, start_s: float, end_s: float | None, n: int) -> str:
+    frames, interval, fps = keyframe_layout(video)
+    first, stop = frame_range(frames, fps, start_s, end_s)
+    return choose_decoder(first, stop, n, interval)
+
+
 def sample_frames(
     settings: Settings, video: Path | str | None, start_s: float, end_s: float | None, n: int, decoder: str = "auto"
 ) -> np.ndarray:
@@ -130,7 +180,7 @@ def sample_frames(
     cache = _cache_dir(settings, "frames") / f"{_key(path, start_s, end_s, n)}.npy"
     if cache.is_file():
         return np.load(cache)
-    chosen = decoder if decoder != "auto" else ("pyav" if start_s * FPS < 1 and end_s is not None else "decord")
+    chosen = decoder if decoder != "auto" else auto_decoder(path, start_s, end_s, n)
     frames = (decode_pyav if chosen == "pyav" else decode_decord)(path, start_s, end_s, n)
     tmp = cache.with_suffix(".part.npy")
     np.save(tmp, frames)
