@@ -16,6 +16,7 @@ from typing import Any
 from backend.errors import ImportFileError
 from backend.icl.grammar import parse_sentence
 from backend.icl.trees import Tree, TreeError, TreeFeatures, parse_logical_form, tree_features, tree_from_json
+from backend.jsonl import read_jsonl
 
 PREFIX = "Form one: "
 
@@ -95,20 +96,14 @@ def _tree(supplied: Any, parse, side: str) -> Tree:
 def read_examples(path: Path, default_category: str | None = None) -> list[IclExample]:
     """All lines of a JSONL file, validated; the first bad line raises :class:`ImportFileError`."""
     path = Path(path)
-    if not path.is_file():
-        raise ImportFileError(str(path), None, "file not found")
+    records = read_jsonl(path)  # missing file, non-UTF-8 bytes and bad JSON named with their line
     category = category_from_filename(path) if default_category is None else default_category
     examples = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                examples.append(make_example(json.loads(line), category))
-            except json.JSONDecodeError as exc:
-                raise ImportFileError(str(path), number, f"not valid JSON ({exc.msg})") from exc
-            except (ValueError, TreeError) as exc:
-                raise ImportFileError(str(path), number, str(exc)) from exc
+    for number, record in records:
+        try:
+            examples.append(make_example(record, category))
+        except (ValueError, TypeError, TreeError) as exc:
+            raise ImportFileError(str(path), number, str(exc)) from exc
     if not examples:
         raise ImportFileError(str(path), None, "no examples in the file")
     return examples

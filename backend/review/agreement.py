@@ -164,8 +164,8 @@ def compare_columns(
 
 def wilcoxon_from_csv(csv_bytes: bytes | str, column_a: str | None = None, column_b: str | None = None) -> dict:
     """Wilcoxon on two paired numeric columns of a CSV (the first two columns by default)."""
-    text = csv_bytes.decode("utf-8-sig") if isinstance(csv_bytes, bytes) else csv_bytes
     try:
+        text = csv_bytes.decode("utf-8-sig") if isinstance(csv_bytes, bytes) else csv_bytes
         frame = pd.read_csv(io.StringIO(text))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise ValidationError(f"the file is not a readable CSV: {exc}") from None

@@ -76,6 +76,13 @@ def _csv_rows(path: Path, required: tuple[str, ...]) -> list[tuple[int, dict]]:
     text = _read_text(path)
     reader = csv.reader(io.StringIO(text))
     try:
+        return _checked_rows(path, reader, required)
+    except csv.Error as exc:  # a NUL byte, a field over the csv module's limit, an unclosed quote
+        raise ImportFileError(str(path), reader.line_num or 1, f"not a readable CSV row ({exc})") from None
+
+
+def _checked_rows(path: Path, reader, required: tuple[str, ...]) -> list[tuple[int, dict]]:
+    try:
         header = next(reader)
     except StopIteration:
         raise ImportFileError(str(path), 1, "the file is empty") from None

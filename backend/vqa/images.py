@@ -43,7 +43,9 @@ def image_format(path: Path) -> str:
         with Image.open(path) as image:
             image.verify()
             fmt = image.format or ""
-    except (OSError, UnidentifiedImageError) as exc:
+    except Image.DecompressionBombError:
+        raise MediaError(f"{Path(path).name} has too many pixels (over {Image.MAX_IMAGE_PIXELS:,}); resize it") from None
+    except (OSError, UnidentifiedImageError, SyntaxError, ValueError) as exc:  # PIL reports a broken PNG as SyntaxError
         raise MediaError(f"{Path(path).name} is not a readable image ({exc})") from None
     if fmt not in IMAGE_FORMATS:
         raise MediaError(f"{Path(path).name} is a {fmt} image; use {', '.join(IMAGE_FORMATS)}")
