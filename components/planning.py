@@ -53,6 +53,8 @@ def _leaderboard_frames(board: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.Dat
                 "ci95 high": run["ci95"][1],
                 "n": run["n"],
                 "answered": run["answered"],
+                "refusals": run.get("refusals"),
+                "parse failures": run.get("parse_failures"),
                 "McNemar p": mc["p_value"] if mc else None,
             }
         )
