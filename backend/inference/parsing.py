@@ -81,6 +81,8 @@ _LETTER = r"[\(\[]?([A-Za-z])[\)\]]?"
 _LIST = re.compile(rf"^(?:both\s+|options?\s+|choices?\s+)?{_LETTER}(?:{_SEP}{_LETTER})*\s*\.?$", re.I)
 _RUN = re.compile(r"^(?:options?\s+|choices?\s+)?(?:[\(\[][A-Za-z][\)\]]\s*){2,}\.?$", re.I)
 _JOINED = re.compile(r"^(?:options?\s+|choices?\s+)?([A-Z]{2,})\.?$")
+# "a book", "A person opens ...": the article, not the letter (but "A because ..." is the letter)
+_ARTICLE = re.compile(r"(?:a\s+[a-z]|A\s+(?!(?:because|since|as|is|fits|seems|would|and|or)\b)[a-z]+\b)")
 _ITEM_LINE = re.compile(r"^[\(\[]?([A-Z])[.):\]]\s+\S", re.M)
 _LINE_ITEM = re.compile(r"^(?:[-*•]\s*|\d+[.)]\s+)?[\(\[]?([A-Za-z])(?:[\)\]]|[.:])?(?:\s+(?P<rest>.*))?$")
 _CUE = re.compile(
@@ -288,8 +290,7 @@ def _cue_reading(text: str, ctx: _Context) -> ParsedAnswer | None:
         raw = _split_letters(match.group(0))
         if not raw:  # capitals that are a word ("CLEARLY"), not distinct letters
             continue
-        # a lone lower-case "a" followed by a word is the article, not a letter
-        if len(raw) == 1 and raw[0] == "a" and re.match(r"\s+[a-z]", text[match.end() :]):
+        if len(raw) == 1 and _ARTICLE.match(match.group(0) + text[match.end() :]):
             continue
         if len(raw) == 1 and not _agrees(raw[0], text[match.end() :].split("\n")[0].lstrip(".:) "), ctx):
             return ParsedAnswer("unparsed", how="letter and option text disagree")
