@@ -114,7 +114,11 @@ _NAMED_OPTION = re.compile(
     r"\b(?:options?|choices?)\s+[\(\[]?([A-Za-z])[\)\]]?(?![A-Za-z])|[\(\[]([A-Z])[\)\]]"
     r"|\b(?:is|be)\s+([A-Z])(?=$|[\s.,;:!])"
 )
-_REJECTED = re.compile(r"\b(?:wrong|incorrect|not\s+(?:the|correct|right)|ruled\s+out|unlikely)\b", re.I)
+_REJECTED = re.compile(
+    r"\b(?:wrong|incorrect|not\s+(?:the|correct|right|likely|plausible|possible|it)|ruled\s+out|unlikely"
+    r"|implausible|impossible)\b",
+    re.I,
+)
 _REFUSAL = re.compile(
     r"\b(?:i\s+(?:can(?:no|')t|am\s+(?:not\s+able|unable)|'m\s+(?:not\s+able|unable)|do\s+not\s+know|don't\s+know)"
     r"|(?:cannot|can't|impossible\s+to|unable\s+to|not\s+possible\s+to)\s+(?:be\s+)?(?:determine|tell|answer|say|know)"
