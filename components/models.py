@@ -44,6 +44,8 @@ RUN_COLUMNS = [
     "started_by",
     "started_at",
     "score",
+    "answered",
+    "refusals",
     "parse_failures",
     "errors",
     "newly_computed",

@@ -53,6 +53,10 @@ def _leaderboard_frames(board: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.Dat
                 "ci95 high": run["ci95"][1],
                 "n": run["n"],
                 "answered": run["answered"],
+                "refusals": run.get("refusals"),
+                "refusal rate": run.get("refusal_rate"),
+                "parse failures": run.get("parse_failures"),
+                "parse failure rate": run.get("parse_failure_rate"),
                 "McNemar p": mc["p_value"] if mc else None,
             }
         )

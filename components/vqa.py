@@ -37,6 +37,13 @@ def _chart_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(long, columns=["category", "score", "run"])
 
 
+def _reading(out: dict[str, Any]) -> str:
+    """A live answer as read: its letters, or ``(refused)`` / ``(unparsed)``."""
+    if out["status"] == "ok":
+        return ", ".join(out["letters"])
+    return "(refused)" if out["status"] == "refusal" else f"({out['status']})"
+
+
 def build_vqa_tab(ctx: AppContext) -> TabHandle:
     db, settings = ctx.database, ctx.settings
     with gr.Tab("Compositional VQA", id="vqa") as tab:
@@ -185,7 +192,7 @@ def _models_panel(ctx: AppContext) -> None:
         if out["error"]:
             return f"**Error:** {esc(out['error'])}"
         return (
-            f"**{esc(name)}** answered {esc(out['raw_output'])} → {', '.join(out['letters']) or '(unparsed)'}; "
+            f"**{esc(name)}** answered {esc(out['raw_output'])} → {_reading(out)}; "
             f"key {', '.join(out['key'])}; score {out['score'] if out['score'] is not None else 0:.2f}"
         )
 
@@ -203,7 +210,8 @@ def _models_panel(ctx: AppContext) -> None:
         )
         return (
             f"Run **{esc(out['run'])}**: {out['items']} items, mean partial credit {out['score']:.3f}, "
-            f"{out['parse_failures']} unparsed, {out['errors']} errors, {out['newly_computed']} newly computed."
+            f"{out['answered']} answered, {out['refusals']} refused, {out['parse_failures']} unparsed, "
+            f"{out['errors']} errors, {out['newly_computed']} newly computed."
         )
 
     @ui_errors

@@ -150,3 +150,21 @@ def test_icl_benchmark_exact_match_per_category(ctx, small_files):
     result = evaluate_by_category(ctx, "tiny-icl-eval", {"n": 2}, limit=2)
     assert result["items"] == 2
     assert result["exact_match_by_category"] == {"phrareco": 0.0, "all": 0.0}
+    read = result["outcomes_by_category"]["phrareco"]
+    assert sum(read[k] for k in ("answered", "refusals", "parse_failures", "errors")) == 2
+    assert read["answered"] == result["answered"] and read["refusals"] == result["refusals"]
+
+
+def test_icl_refusals_are_kept_apart_from_answers(ctx, small_files, monkeypatch):
+    from backend.icl.evaluation import evaluate_by_category
+    from backend.inference.registry import ModelSpec, register_model
+
+    bank, tests = small_files
+    import_set(ctx.database, "cli", bank, "bank", "bank")
+    import_set(ctx.database, "cli", tests, "phrareco", "tests")
+    register_model(ModelSpec("icl-refuser", "python", "inference_helpers:echo_factory"))
+    monkeypatch.setenv("ECHO_ANSWER", "I'm sorry, I cannot answer that.")
+    result = evaluate_by_category(ctx, "icl-refuser", {"n": 2}, limit=3)
+    assert (result["answered"], result["refusals"], result["parse_failures"]) == (0, 3, 0)
+    assert result["refusal_rate"] == 1.0 and result["exact_match_by_category"]["all"] == 0.0
+    assert result["outcomes_by_category"]["phrareco"]["refusals"] == 3

@@ -79,12 +79,16 @@ def test_one_failing_item_is_recorded_and_the_run_goes_on(ctx):
     assert retried.newly_computed == 1 and retried.errors == 1
 
 
-def test_parse_failures_are_counted_wrong_and_reported(ctx, monkeypatch):
-    _use_models(ctx, _echo())
+def test_refusals_and_parse_failures_are_counted_wrong_and_reported_apart(ctx, monkeypatch):
+    _use_models(ctx, _echo(), _echo("hedger"))
     monkeypatch.setenv("ECHO_ANSWER", "I cannot tell from this.")
-    summary = run_eval(ctx, "test-yesno", "echo", limit=4)
-    assert summary.score == 0.0 and summary.parse_failures == 4 and summary.refusals == 4
-    assert summary.parse_failure_rate == 1.0
+    refused = run_eval(ctx, "test-yesno", "echo", limit=4)
+    assert refused.score == 0.0 and refused.refusals == 4 and refused.refusal_rate == 1.0
+    assert refused.parse_failures == 0 and refused.answered == 0 and refused.answered_rate == 0.0
+    monkeypatch.setenv("ECHO_ANSWER", "Hmm, A or B.")
+    unparsed = run_eval(ctx, "test-yesno", "hedger", limit=2)
+    assert (unparsed.answered, unparsed.refusals, unparsed.parse_failures) == (0, 0, 2)
+    assert unparsed.parse_failure_rate == 1.0 and unparsed.as_dict()["refusal_rate"] == 0.0
 
 
 def test_judge_resolves_unparsed_answers_and_is_reported_apart(ctx, monkeypatch):
@@ -170,7 +174,7 @@ def test_cli_eval_prints_one_json_object_and_survives_kill(ctx):
     summary = json.loads(out)
     assert summary["benchmark"] == "toy-colors" and summary["model"] == "slow" and summary["items"] == 20
     assert summary["newly_computed"] + summary["from_store"] == 20 and summary["from_store"] >= min(done, 20)
-    assert {"accuracy", "parse_failures", "parse_failure_rate"} <= set(summary)
+    assert {"accuracy", "answered", "answered_rate", "parse_failures", "parse_failure_rate", "refusal_rate"} <= set(summary)
     assert "20/20" in err  # the progress bar is on standard error
 
 

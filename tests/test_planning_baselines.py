@@ -75,6 +75,7 @@ def test_baselines_run_through_the_shared_runner(ctx, monkeypatch):
     board = leaderboard(ctx.database, baseline="bigram-prior", samples=200)
     assert set(board["runs"]) == {"nsplan-lite", "bigram-prior", "random"}
     assert board["runs"]["nsplan-lite"]["answered"] == 40
+    assert board["runs"]["random"]["refusals"] == 0 and board["runs"]["random"]["parse_failures"] == 0
     assert "mcnemar_vs_bigram-prior" in board["runs"]["random"]
     assert set(board["runs"]["random"]["by_length"]) <= {"1", "2", "3", "4+"}
     PROCESS_POOL.unload()
@@ -98,6 +99,36 @@ def test_report_scores_humans_on_the_questions_they_checked(ctx):
     out = report(questions, runs, baseline="model", samples=100, answered_only=("human",))
     assert out["runs"]["human"]["n"] == 1 and out["runs"]["human"]["accuracy"] == 1.0
     assert out["runs"]["model"]["n"] == 10
+
+
+def test_leaderboard_keeps_answered_refused_and_unparsed_apart(ctx):
+    from backend.inference.parsing import ParsedAnswer
+    from backend.inference.store import Prediction, save, start_run
+    from backend.planning.evaluation import BENCHMARK
+    from backend.planning.leaderboard import leaderboard
+    from backend.planning.questions import list_questions
+
+    questions = list_questions(ctx.database)
+    first = questions[0]
+    parsed = [
+        ParsedAnswer("ok", frozenset("ABCDEF"[first.answer_index])),
+        ParsedAnswer("refusal"),
+        ParsedAnswer("unparsed"),
+        ParsedAnswer("unparsed"),
+    ]
+    run_id = start_run(ctx.database, BENCHMARK, "hedging-model", "h1", "test", {})
+    rows = [
+        Prediction("hedging-model", BENCHMARK, q.id, "p", "h1", p.status, "raw", p, float(p.ok), 1.0)
+        for q, p in zip(questions, parsed, strict=False)
+    ]
+    save(ctx.database, rows, run_id)
+    run = leaderboard(ctx.database, baseline=None, samples=50)["runs"]["hedging-model"]
+    assert (run["answered"], run["refusals"], run["parse_failures"], run["errors"]) == (1, 1, 2, 0)
+    assert run["correct"] == 1 and run["n"] == len(questions)
+    assert run["parse_failure_rate"] == round(2 / len(questions), 4)
+    assert run["refusal_rate"] == run["answered_rate"] == round(1 / len(questions), 4)
+    human = report(questions[:2], {"human": {first.id: first.answer_index}}, samples=10, answered_only=("human",))
+    assert human["runs"]["human"]["answered_rate"] == 1.0 and human["runs"]["human"]["refusals"] is None
 
 
 def test_the_transition_prior_adds_to_the_log_of_the_retrieval_score():

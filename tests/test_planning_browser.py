@@ -75,3 +75,5 @@ def test_check_ask_and_results(app, browser):
     board = reviewer.locator("#planning-leaderboard")
     expect(board).to_contain_text("bigram-prior", timeout=30_000)
     expect(board).to_contain_text("human (majority)")
+    expect(board).to_contain_text("refusals")  # answered, refused and unparsed are shown apart
+    expect(board).to_contain_text("parse failures")

@@ -67,3 +67,26 @@ def test_six_model_panel_sets_levels_from_the_votes(lab):
         assert item.difficulty_level == difficulty_level(votes[item.id], 6)
     assert sum(result["levels"].values()) == 15
     assert BENCHMARK == "mmcomposition"
+
+
+def test_leaderboard_keeps_answered_refused_and_unparsed_apart(lab, monkeypatch):
+    from backend.vqa.runs import leaderboard_csv
+
+    echo = [ModelSpec(name, "python", "inference_helpers:echo_factory") for name in ("refuser", "hedger")]
+    write_models(lab.settings, [*RANDOMS, *echo])
+    monkeypatch.setenv("ECHO_ANSWER", "I cannot tell from this image.")
+    refused = run_model(lab, "rev", "refuser")
+    assert (refused["answered"], refused["refusals"], refused["parse_failures"]) == (0, 15, 0)
+    assert refused["refusal_rate"] == 1.0 and refused["score"] == 0.0
+    monkeypatch.setenv("ECHO_ANSWER", "It is either A or B.")
+    live = ask_model(lab, "rev", "hedger", "demo-diff-s")
+    assert live["status"] == "unparsed" and live["letters"] == []
+    run_model(lab, "rev", "rand-0")
+    rows = {row["name"]: row for row in leaderboard(lab.database, "ann")}
+    assert (rows["refuser"]["refusals"], rows["refuser"]["parse_failures"], rows["refuser"]["answered"]) == (15, 0, 0)
+    assert rows["hedger"]["parse_failures"] == 1 and rows["hedger"]["parse_failure_rate"] == round(1 / 15, 4)
+    assert rows["hedger"]["answered"] == 0 and rows["hedger"]["refusals"] == 0
+    assert rows["rand-0"]["answered"] == 15 and rows["rand-0"]["answered_rate"] == 1.0
+    assert rows["Random choice"]["refusals"] is None
+    header = leaderboard_csv(list(rows.values())).splitlines()[0].split(",")
+    assert {"answered", "refusals", "parse_failures", "refusal_rate", "parse_failure_rate"} <= set(header)

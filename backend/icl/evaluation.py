@@ -3,7 +3,9 @@
 Options (``python -m backend eval --benchmark icl --option key=value`` or ``load_options``): ``bank`` and
 ``tests`` (stored set names; default: the newest bank and every test set), ``setting``, ``n``, ``order``,
 ``seed``, ``fictional``. Each item's ``meta["category"]`` carries the test case's category, so
-:func:`accuracy_by_category` gives the per-category exact match the paper reports.
+:func:`accuracy_by_category` gives the per-category exact match the paper reports, and
+:func:`outcomes_by_category` the answers read, refused and unparsed beside it (the run's summary gives them
+overall, with their rates).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from backend.icl.selectors import SelectorSpec
 from backend.icl.service import workspace_of
 from backend.icl.store import list_sets
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem, register_benchmark
+from backend.inference.outcomes import outcome_counts
 from backend.inference.request import GenerationParams, text
 
 BENCHMARK = "icl"
@@ -103,5 +106,24 @@ def evaluate_by_category(
     items = load_items(ctx, **(load_options or {}))
     prepared = prepare(bench, items[:limit] if limit is not None else items)
     stored = lookup(ctx.database, spec.name, bench.name, settings_hash(spec, effective_params(bench, spec)))
-    scores = [stored[(p.item.item_id, p.prompt_hash)].score or 0.0 for p in prepared]
-    return {**summary.as_dict(), "exact_match_by_category": accuracy_by_category([p.item for p in prepared], scores)}
+    rows = [stored[(p.item.item_id, p.prompt_hash)] for p in prepared]
+    items = [p.item for p in prepared]
+    return {
+        **summary.as_dict(),
+        "exact_match_by_category": accuracy_by_category(items, [r.score or 0.0 for r in rows]),
+        "outcomes_by_category": outcomes_by_category(items, [r.status for r in rows]),
+    }
+
+
+def outcomes_by_category(items: list[EvalItem], statuses: list[str]) -> dict[str, dict[str, int | float]]:
+    """Answers read, refused and unparsed (:func:`backend.inference.outcomes.outcome_counts`) per category.
+
+    >>> items = [EvalItem("a", [], answer="X", meta={"category": "c1"}), EvalItem("b", [], answer="Y", meta={"category": "c1"})]
+    >>> counts = outcomes_by_category(items, ["ok", "refusal"])["c1"]
+    >>> counts["answered"], counts["refusals"], counts["parse_failures"], counts["refusal_rate"]
+    (1, 1, 0, 0.5)
+    """
+    groups: dict[str, list[str]] = defaultdict(list)
+    for item, status in zip(items, statuses, strict=True):
+        groups[item.meta.get("category", "")].append(status)
+    return {category: outcome_counts(group) for category, group in groups.items()}

@@ -1,20 +1,33 @@
 """Turning a model's answer text into option letters, without ever guessing.
 
 Letters run over as many options as the item has (ViLPAct: six, A-F). Single choice gives one letter,
-indefinite choice (``multi``) a set of letters. The rules, tried in order; the first that matches wins:
+indefinite choice (``multi``) a set of letters. Three outcomes are kept apart everywhere: ``ok`` (answered),
+``refusal`` (the model declined) and ``unparsed`` (no reading without guessing); the last two count wrong.
 
-1. the whole answer is a letter list: ``C``, ``(b)``, ``[D].``, ``A, C``, ``A and C``, ``Both B & D``;
-2. an explicit cue: ``The answer is (C).``, ``Answer: b``, ``Correct options: A, C``, ``I choose D``,
-   ``B is the correct answer``; when several cues disagree, the last ``final answer`` cue decides, else the
-   answer is unparsed;
-3. a leading letter followed by ``.``, ``)`` or ``:``: ``C. Opening a book``, ``(B) ...``;
-4. exactly one bold letter: ``**B**``;
-5. the option text echoed back (exactly, or as the only option named, without negation);
-6. otherwise a refusal (``I cannot determine ...``, ``None of the options``) or unparsed.
+Before any rule: a reasoning trace is dropped, i.e. only the text after the last ``</think>`` is read (a
+trace opened with ``<think>`` and never closed is unparsed: the model did not get to its answer), and
+Markdown emphasis is removed. Then the rules, in order of precedence; the first that gives a reading wins:
 
-Hedges (``A or C``) and letters beyond the item's options are unparsed. Unparsed and refused answers
-count as wrong; every report shows their rate. Lower-case letters are accepted only where they cannot be
-the article "a" (alone, after a cue, or before punctuation).
+1. explicit answer markers: ``<answer>C</answer>``, ``\\boxed{C}``, ``Final answer: C`` (the rest of that
+   line, or the next line when it is empty). Every marker must give the same reading, else unparsed;
+2. the whole answer is a letter list: ``C``, ``(b)``, ``[D].``, ``A, C``, ``A and C``, ``Both B & D``,
+   ``AC`` (distinct capitals), ``(B)(D)``, or one letter per line (``- A`` / ``- C``);
+3. an answer cue: ``The answer is (C).``, ``Answer: b``, ``Correct options: A, C``, ``I choose D``,
+   ``B is the correct answer``; a cue followed by one lettered option per line (``Answers:`` ``(A) ...``
+   ``(C) ...``); cues that disagree leave the answer unparsed;
+4. a hedged sentence naming one option: ``I think the most plausible future is option (F) because ...``
+   (``think``, ``believe``, ``most plausible``, ``best fits`` ... in the sentence, one letter named as
+   ``option F`` or ``(F)``, no negation); sentences naming different letters leave it unparsed;
+5. a leading letter followed by ``.``, ``)`` or ``:``: ``C. Opening a book``, ``(B) ...``;
+6. exactly one bold letter: ``**B**`` (several, for indefinite choice);
+7. the option text echoed back (exactly, or as the only option named, without negation);
+8. otherwise a refusal (``I cannot determine ...``, ``None of the options``) or unparsed.
+
+Wherever a letter comes with option text (``B. drink from cup``), the text must not be another option's
+text: a letter and an echoed option that disagree are unparsed. Hedges (``A or C``), letters beyond the
+item's options and two different letters both asserted are unparsed. Lower-case letters are accepted only
+where they cannot be the article "a" (alone, after a cue, or before punctuation). The table of outputs in
+``tests/data/answer_parsing.jsonl`` pins every rule to realistic model outputs.
 """
 
 from __future__ import annotations
@@ -66,13 +79,24 @@ _MARKDOWN = re.compile(r"[*_`#]+")
 _SEP = r"\s*(?:,|&|/|\band\b|\+|;)\s*"
 _LETTER = r"[\(\[]?([A-Za-z])[\)\]]?"
 _LIST = re.compile(rf"^(?:both\s+|options?\s+|choices?\s+)?{_LETTER}(?:{_SEP}{_LETTER})*\s*\.?$", re.I)
+_RUN = re.compile(r"^(?:options?\s+|choices?\s+)?(?:[\(\[][A-Za-z][\)\]]\s*){2,}\.?$", re.I)
+_JOINED = re.compile(r"^(?:options?\s+|choices?\s+)?([A-Z]{2,})\.?$")
+# "a book", "A person opens ...": the article, not the letter (but "A because ..." is the letter)
+_ARTICLE = re.compile(r"(?:a\s+[a-z]|A\s+(?!(?:because|since|as|is|fits|seems|would|and|or)\b)[a-z]+\b)")
+_ITEM_LINE = re.compile(r"^[\(\[]?([A-Z])[.):\]]\s+\S", re.M)
+_LINE_ITEM = re.compile(r"^(?:[-*•]\s*|\d+[.)]\s+)?[\(\[]?([A-Za-z])(?:[\)\]]|[.:])?(?:\s+(?P<rest>.*))?$")
 _CUE = re.compile(
-    r"(?P<final>final\s+)?(?:answers?|correct\s+(?:options?|choices?|answers?|letters?)|my\s+(?:choice|answer)"
+    r"(?:answers?|correct\s+(?:options?|choices?|answers?|letters?)|my\s+(?:choice|answer)"
     r"|\bi\s+(?:would\s+)?(?:choose|select|pick|go\s+with)|\bchoose|\bselect)"
-    r"\s*(?:is|are|would\s+be|should\s+be|will\s+be|:|=|-)?\s*(?:options?|choices?|letters?)?\s*:?\s*",
+    r"\s*(?:is|are|would\s+be|should\s+be|will\s+be|:|=|-)?\s*"
+    r"(?:(?:probably|likely|most\s+likely|clearly|definitely|certainly)\s+)?(?:options?|choices?|letters?)?\s*:?\s*",
     re.I,
 )
-_AFTER_CUE_LIST = re.compile(rf"{_LETTER}(?=$|[\s.,;:!)\]&/+])(?:{_SEP}{_LETTER}(?=$|[\s.,;:!)\]&/+]))*")
+_AFTER_CUE_LIST = re.compile(
+    r"(?:(?:[\(\[][A-Za-z][\)\]]\s*){2,}(?=$|[\s.,;:!])"
+    r"|[A-Z]{2,}(?=$|[\s.,;:!)])"
+    rf"|{_LETTER}(?=$|[\s.,;:!)\]&/+])(?:{_SEP}{_LETTER}(?=$|[\s.,;:!)\]&/+]))*)"
+)
 _LETTER_THEN_CUE = re.compile(
     r"(?:^|[\s(\[])(?:options?\s+|choices?\s+)?[\(\[]?([A-Z])[\)\]]?\s+(?:is|are)\s+(?:the\s+)?"
     r"(?:correct|right|best)(?:\s+(?:answer|option|choice))?",
@@ -80,6 +104,21 @@ _LETTER_THEN_CUE = re.compile(
 _LEADING = re.compile(r"^(?:options?\s+|choices?\s+)?[\(\[]?([A-Z])(?:[\)\]]\s*|[.:]\s+|[.:]?$)")
 _BOLD = re.compile(r"(?:\*\*|__)\s*[\(\[]?([A-Za-z])[\)\]]?\s*\.?\s*(?:\*\*|__)")
 _HEDGE = re.compile(r"\b[A-F]\)?\s+or\s+\(?[A-F]\b")
+_HEDGED_SENTENCE = re.compile(
+    r"\b(?:i\s+(?:think|believe|guess|suspect|would\s+say|'d\s+say|lean\s+towards?|would\s+go\s+with)"
+    r"|most\s+(?:plausible|likely|probable|reasonable|fitting)|best\s+(?:fits?|matches|match|answer|option|choice)"
+    r"|probably|likely|seems\s+to\s+be|appears\s+to\s+be|my\s+(?:best\s+)?guess)\b",
+    re.I,
+)
+_NAMED_OPTION = re.compile(
+    r"\b(?:options?|choices?)\s+[\(\[]?([A-Za-z])[\)\]]?(?![A-Za-z])|[\(\[]([A-Z])[\)\]]"
+    r"|\b(?:is|be)\s+([A-Z])(?=$|[\s.,;:!])"
+)
+_REJECTED = re.compile(
+    r"\b(?:wrong|incorrect|not\s+(?:the|correct|right|likely|plausible|possible|it)|ruled\s+out|unlikely"
+    r"|implausible|impossible)\b",
+    re.I,
+)
 _REFUSAL = re.compile(
     r"\b(?:i\s+(?:can(?:no|')t|am\s+(?:not\s+able|unable)|'m\s+(?:not\s+able|unable)|do\s+not\s+know|don't\s+know)"
     r"|(?:cannot|can't|impossible\s+to|unable\s+to|not\s+possible\s+to)\s+(?:be\s+)?(?:determine|tell|answer|say|know)"
@@ -87,7 +126,19 @@ _REFUSAL = re.compile(
     r"|insufficient\s+information)",
     re.I,
 )
-_NEGATION = re.compile(r"\b(?:not|never|no|won't|isn't|doesn't|don't|cannot|can't|unlikely)\b", re.I)
+_NONE = re.compile(r"^(?:answer\s*:\s*)?none\.?$", re.I)
+_NEGATION = re.compile(r"\b(?:not|never|no|won't|isn't|doesn't|don't|cannot|can't|unlikely|rather\s+than)\b", re.I)
+_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.I | re.S)
+_BOXED = re.compile(r"\\boxed\{((?:[^{}]|\{[^{}]*\})*)\}")
+_FINAL = re.compile(r"final\s+answer\s*(?:is\b|:|=|-|\n)\s*(?:options?|choices?|letters?)?\s*:?[ \t]*", re.I)
+_LEADING_SPAN = re.compile(r"^(?:options?\s+|choices?\s+)?[\(\[]?([A-Z])[\)\]]?(?=[,;]|\s+[-–—]|\s+because\b)")
+
+
+@dataclass(frozen=True)
+class _Context:
+    valid: str
+    options: tuple[str, ...]
+    multi: bool
 
 
 def _norm(value: str) -> str:
@@ -95,8 +146,13 @@ def _norm(value: str) -> str:
 
 
 def _split_letters(listing: str) -> list[str]:
-    """``"(A) and (D)"`` -> ``["A", "D"]``: the letters of a list, separators removed."""
-    tokens = re.split(_SEP, re.sub(r"^(?:both|options?|choices?)\s+", "", listing.strip(), flags=re.I).rstrip(". "))
+    """``"(A) and (D)"`` -> ``["A", "D"]``; ``"(B)(D)"`` and ``"AC"`` -> ``["B", "D"]``, ``["A", "C"]``."""
+    listing = re.sub(r"^(?:both|options?|choices?)\s+", "", listing.strip(), flags=re.I).rstrip(". ")
+    if re.fullmatch(r"[A-Z]{2,}", listing):
+        return list(listing) if len(set(listing)) == len(listing) else []
+    if _RUN.match(listing):
+        return re.findall(r"[\(\[]([A-Za-z])[\)\]]", listing)
+    tokens = re.split(_SEP, listing)
     return [m.group(1) for m in (re.fullmatch(_LETTER, t.strip()) for t in tokens) if m]
 
 
@@ -107,40 +163,204 @@ def _valid(found: Sequence[str], valid: str) -> frozenset[str] | None:
     return letters
 
 
-def _cue_answers(text: str, valid: str) -> list[tuple[bool, frozenset[str] | None]]:
-    answers = []
+def _echo_index(rest: str, ctx: _Context) -> int | None:
+    """The option whose text ``rest`` (what follows a letter) repeats, if it repeats one."""
+    said = _norm(rest)
+    for index, option in enumerate(_norm(o) for o in ctx.options):
+        if option and (said == option or said.startswith(option + " ")):
+            return index
+    return None
+
+
+def _agrees(letter: str, rest: str | None, ctx: _Context) -> bool:
+    """False when the text after ``letter`` is another option's text (``B. drink from cup`` for C's text)."""
+    index = _echo_index(rest or "", ctx)
+    return index is None or ctx.valid[index] == letter.upper()
+
+
+def _read_span(span: str, ctx: _Context) -> ParsedAnswer | None:
+    """A short answer on its own (inside a marker, or the whole output): letters, letter + text, or text."""
+    span = _latex_free(span).strip("\"'").strip()
+    span = re.sub(r"^(?:the\s+)?(?:answer|correct\s+option)\s*(?:is|:)\s*", "", span, flags=re.I).strip()
+    if not span:
+        return None
+    if _NONE.match(span) or _REFUSAL.search(span):
+        return ParsedAnswer("refusal", how="refusal")
+    if _LIST.match(span) or _RUN.match(span) or _JOINED.match(span):
+        raw = _split_letters(span)
+        letters = _valid(raw, ctx.valid)
+        if letters:
+            return ParsedAnswer("ok", letters, how="letters")
+        if raw and all(len(x) == 1 and x.isupper() for x in raw):
+            return ParsedAnswer("unparsed", how="letter out of range")
+    leading = _LEADING.match(span) or _LEADING_SPAN.match(span)
+    if leading:
+        letters = _valid([leading.group(1)], ctx.valid)
+        if letters is None:
+            return ParsedAnswer("unparsed", how="letter out of range")
+        if not _agrees(leading.group(1), span[leading.end() :], ctx):
+            return ParsedAnswer("unparsed", how="letter and option text disagree")
+        return ParsedAnswer("ok", letters, how="leading letter")
+    if ctx.options:
+        letters = _echoed(span, ctx)
+        if letters:
+            return ParsedAnswer("ok", letters, how="option text")
+    return None
+
+
+def _latex_free(span: str) -> str:
+    """``$\\text{C}$`` -> ``C``: math delimiters and ``\\text{}`` removed."""
+    return re.sub(r"\\[\[\]()]|\$", "", re.sub(r"\\text\{([^{}]*)\}", r"\1", span)).strip()
+
+
+def _markers(text: str) -> list[str]:
+    spans = [m.group(1) for m in _ANSWER_TAG.finditer(text)]
+    spans += [m.group(1) for m in _BOXED.finditer(text)]
+    for match in _FINAL.finditer(text):
+        rest = text[match.end() :]
+        line = next((candidate for candidate in rest.splitlines() if _latex_free(candidate)), "")
+        if not _BOXED.search(line):  # a boxed answer is read once, as the box
+            spans.append(line)
+    return spans
+
+
+def _explicit_markers(text: str, ctx: _Context) -> ParsedAnswer | None:
+    """Rule 1: answer tags, ``\\boxed{}``, ``Final answer:``; all must agree."""
+    spans = _markers(text)
+    if not spans:
+        return None
+    readings = []
+    for span in spans:
+        reading = _read_span(span, ctx) or _cue_reading(span, ctx) or _read_span(span.split(".")[0], ctx)
+        readings.append(reading or ParsedAnswer("unparsed", how="unreadable answer marker"))
+    distinct = {(r.status, r.letters) for r in readings}
+    if len(distinct) > 1:
+        return ParsedAnswer("unparsed", how="answer markers disagree")
+    reading = readings[0]
+    return ParsedAnswer(reading.status, reading.letters, how=f"answer marker: {reading.how}")
+
+
+def _line_list(text: str, ctx: _Context, after_cue: bool) -> ParsedAnswer | None:
+    """One letter per line (``- A`` / ``- C``): every line when the list is the whole answer; after a cue
+    line (``Answers:``) the lines up to the first that is not an item, each letter with its own option text.
+    """
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    found = []
+    for line in lines:
+        match = _LINE_ITEM.match(line)
+        letter, rest = (match.group(1), match.group("rest")) if match else ("", None)
+        bad_rest = rest and (
+            not after_cue or not letter.isupper() or _echo_index(rest, ctx) is None or not _agrees(letter, rest, ctx)
+        )
+        if match is None or bad_rest:
+            if after_cue and found:
+                break
+            return None
+        found.append(letter)
+    if len(found) < (1 if after_cue else 2):
+        return None
+    letters = _valid(found, ctx.valid)
+    if letters is None:
+        return ParsedAnswer("unparsed", how="letter out of range")
+    return ParsedAnswer("ok", letters, how="list across lines")
+
+
+def _whole_list(text: str, ctx: _Context) -> ParsedAnswer | None:
+    """Rule 2: the whole answer is a letter list, on one line or one letter per line."""
+    first_line = text.splitlines()[0].strip()
+    if len(text.splitlines()) == 1 or len(first_line) <= 3:
+        if _LIST.match(first_line) or _RUN.match(first_line) or _JOINED.match(first_line):
+            raw_letters = _split_letters(first_line)
+            letters = _valid(raw_letters, ctx.valid)
+            if letters and (len(text.splitlines()) == 1 or _line_list(text, ctx, False) is None):
+                return ParsedAnswer("ok", letters, how="letters")
+            if raw_letters and not letters and all(len(x) == 1 and x.isupper() for x in raw_letters):
+                return ParsedAnswer("unparsed", how="letter out of range")
+    return _line_list(text, ctx, False)
+
+
+def _cue_reading(text: str, ctx: _Context) -> ParsedAnswer | None:
+    """Rule 3: letters after answer cues; all cues must agree."""
+    answers: list[frozenset[str] | None] = []
     for cue in _CUE.finditer(text):
+        if "\n" in cue.group(0):
+            listed = _line_list(text[cue.end() :], ctx, True)
+            if listed is not None:
+                answers.append(listed.letters or None)
+                continue
         match = _AFTER_CUE_LIST.match(text, cue.end())
         if match is None:
             continue
         raw = _split_letters(match.group(0))
-        # a lone lower-case "a" followed by a word is the article, not a letter
-        if len(raw) == 1 and raw[0] == "a" and re.match(r"\s+[a-z]", text[match.end() :]):
+        if not raw:  # capitals that are a word ("CLEARLY"), not distinct letters
             continue
-        answers.append((bool(cue.group("final")), _valid(raw, valid)))
-    return answers
+        if len(raw) == 1 and _ARTICLE.match(match.group(0) + text[match.end() :]):
+            continue
+        if len(raw) == 1 and not _agrees(raw[0], text[match.end() :].split("\n")[0].lstrip(".:) "), ctx):
+            return ParsedAnswer("unparsed", how="letter and option text disagree")
+        answers.append(_valid(raw, ctx.valid))
+    if not answers:
+        return None
+    distinct = set(answers)
+    if len(distinct) == 1 and answers[0]:
+        return ParsedAnswer("ok", answers[0], how="cue")
+    if len(distinct) == 1:
+        return ParsedAnswer("unparsed", how="letter out of range")
+    return ParsedAnswer("unparsed", how="conflicting cues")
 
 
-def _echoed(text: str, options: Sequence[str], valid: str, multi: bool) -> frozenset[str] | None:
+def _hedged(text: str, ctx: _Context) -> ParsedAnswer | None:
+    """Rule 4: sentences that hedge but name one option (``I think ... option (F) ...``)."""
+    named: set[str] = set()
+    for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
+        if not _HEDGED_SENTENCE.search(sentence):
+            continue
+        mentions = list(_NAMED_OPTION.finditer(sentence))
+        letters = {next(g for g in m.groups() if g).upper() for m in mentions}
+        if not letters:
+            continue
+        before, after = sentence[: mentions[0].start()], sentence[mentions[-1].end() :]
+        if len(letters) > 1 or _NEGATION.search(before) or _REJECTED.search(after):
+            return ParsedAnswer("unparsed", how="hedged sentence names several options or rejects one")
+        named |= letters
+    if not named:
+        return None
+    letters = _valid(sorted(named), ctx.valid)
+    if len(named) > 1 or letters is None:
+        return ParsedAnswer("unparsed", how="hedged sentences disagree" if len(named) > 1 else "letter out of range")
+    return ParsedAnswer("ok", letters, how="hedged sentence")
+
+
+def _echoed(text: str, ctx: _Context) -> frozenset[str] | None:
     said = _norm(re.sub(r"^(?:the\s+)?(?:answer|correct\s+option)\s*(?:is|:)\s*", "", text, flags=re.I))
     if not said:
         return None
-    normed = [_norm(option) for option in options]
+    normed = [_norm(option) for option in ctx.options]
     for index, option in enumerate(normed):
         if option and said == option:
-            return frozenset(valid[index])
+            return frozenset(ctx.valid[index])
     if _NEGATION.search(text):
         return None
     found = [i for i, option in enumerate(normed) if option and re.search(rf"\b{re.escape(option)}\b", said)]
     found = [i for i in found if not any(i != j and normed[i] in normed[j] for j in found)]
-    if not found or (len(found) > 1 and not multi):
+    if not found or (len(found) > 1 and not ctx.multi):
         return None
     leftover = said
     for i in found:
         leftover = leftover.replace(normed[i], " ")
-    if multi and len(leftover.split()) > 4:
+    if ctx.multi and len(leftover.split()) > 4:
         return None
-    return frozenset(valid[i] for i in found)
+    return frozenset(ctx.valid[i] for i in found)
+
+
+def _after_reasoning(raw: str) -> str | None:
+    """The text after the last ``</think>``; None when a trace was opened and never closed."""
+    lowered = raw.lower()
+    if "</think>" in lowered:
+        return raw[lowered.rindex("</think>") + len("</think>") :]
+    if "<think>" in lowered:
+        return None
+    return raw
 
 
 def parse_choice(raw: str, num_options: int, options: Sequence[str] = (), multi: bool = False) -> ParsedAnswer:
@@ -150,82 +370,78 @@ def parse_choice(raw: str, num_options: int, options: Sequence[str] = (), multi:
     frozenset({'C'})
     >>> sorted(parse_choice("A, C", 4, multi=True).letters)
     ['A', 'C']
+    >>> sorted(parse_choice("(B)(D)", 4, multi=True).letters)
+    ['B', 'D']
+    >>> parse_choice("<think>A or B? B fits.</think> <answer>B</answer>", 4).letters
+    frozenset({'B'})
     >>> parse_choice("A or C", 4).status
     'unparsed'
     >>> parse_choice("I cannot determine this from the video.", 4).status
     'refusal'
     """
-    valid = letters_for(num_options)
-    text = _MARKDOWN.sub("", raw or "").strip()
+    answer = _after_reasoning(raw or "")
+    if answer is None:
+        return ParsedAnswer("unparsed", how="reasoning never finished")
+    ctx = _Context(letters_for(num_options), tuple(options), multi)
+    bold = {b.upper() for b in _BOLD.findall(answer)}
+    text = _MARKDOWN.sub("", answer).strip()
     if not text:
         return ParsedAnswer("unparsed", how="empty")
-    if _HEDGE.search(text) and not _CUE.search(text):
-        return ParsedAnswer("unparsed", how="hedge")
-    found = _explicit(text, valid) or _layout(text, raw or "", valid, multi)
+    found = _explicit_markers(text, ctx)
     if found is not None:
         return found
-    if options:
-        letters = _echoed(text, options, valid, multi)
-        if letters:
-            return ParsedAnswer("ok", letters, how="option text")
-    if _REFUSAL.search(text):
+    if _HEDGE.search(text) and not _CUE.search(text):
+        return ParsedAnswer("unparsed", how="hedge")
+    for rule in (_whole_list, _cue_reading, _hedged, _letter_layout):
+        found = rule(text, ctx)
+        if found is not None:
+            return found
+    letters = _valid(list(bold), ctx.valid) if len(bold) == 1 or (multi and bold) else None
+    if letters:
+        return ParsedAnswer("ok", letters, how="bold")
+    letters = _echoed(text, ctx) if options else None
+    if letters:
+        return ParsedAnswer("ok", letters, how="option text")
+    if _REFUSAL.search(text) or _NONE.match(text):
         return ParsedAnswer("refusal", how="refusal")
     return ParsedAnswer("unparsed", how="no rule matched")
 
 
-def _explicit(text: str, valid: str) -> ParsedAnswer | None:
-    """Rules 1 and 2: the whole answer is a letter list, or letters follow an answer cue."""
-    first_line = text.splitlines()[0].strip()
-    if (len(text.splitlines()) == 1 or len(first_line) <= 3) and _LIST.match(first_line):
-        raw_letters = _split_letters(first_line)
-        letters = _valid(raw_letters, valid)
-        if letters:
-            return ParsedAnswer("ok", letters, how="letters")
-        if all(len(x) == 1 and x.isupper() for x in raw_letters):
-            return ParsedAnswer("unparsed", how="letter out of range")
-    cues = _cue_answers(text, valid)
-    if not cues:
-        return None
-    finals = [letters for final, letters in cues if final]
-    if finals:
-        chosen = finals[-1]
-    else:
-        distinct = {letters for _, letters in cues}
-        chosen = distinct.pop() if len(distinct) == 1 else None
-    if chosen:
-        return ParsedAnswer("ok", chosen, how="cue")
-    if len(cues) == 1:
-        return ParsedAnswer("unparsed", how="letter out of range")
-    return ParsedAnswer("unparsed", how="conflicting cues")
-
-
-def _layout(text: str, raw: str, valid: str, multi: bool) -> ParsedAnswer | None:
-    """Rules 3 and 4: "B is the correct answer", a leading "C." or "(B)", exactly one bold letter."""
+def _letter_layout(text: str, ctx: _Context) -> ParsedAnswer | None:
+    """Rule 5 and "B is the correct answer": a leading ``C.`` or ``(B)`` whose text agrees with its option."""
     after = {m.group(1) for m in _LETTER_THEN_CUE.finditer(text)}
-    letters = _valid(list(after), valid) if len(after) == 1 else None
+    letters = _valid(list(after), ctx.valid) if len(after) == 1 else None
     if letters:
         return ParsedAnswer("ok", letters, how="letter is correct")
     leading = _LEADING.match(text)
-    letters = _valid([leading.group(1)], valid) if leading else None
-    if letters:
+    letters = _valid([leading.group(1)], ctx.valid) if leading else None
+    if leading and letters and len(set(_ITEM_LINE.findall(text))) > 1:
+        return ParsedAnswer("unparsed", how="options listed, none chosen")
+    if leading and letters:
+        if not _agrees(leading.group(1), text[leading.end() :].split("\n")[0], ctx):
+            return ParsedAnswer("unparsed", how="letter and option text disagree")
         return ParsedAnswer("ok", letters, how="leading letter")
-    bold = {b.upper() for b in _BOLD.findall(raw)}
-    letters = _valid(list(bold), valid) if len(bold) == 1 or (multi and bold) else None
-    if letters:
-        return ParsedAnswer("ok", letters, how="bold")
     return None
 
 
 def parse_text(raw: str) -> ParsedAnswer:
-    """A free-text answer: the first non-empty line, without an ``Answer:`` prefix or surrounding quotes.
+    """A free-text answer: the first non-empty line after any reasoning trace, without an ``Answer:``
+    prefix or surrounding quotes; a refusal (``I cannot answer this.``) is kept apart.
 
     >>> parse_text("Answer: DUST ( SAILOR , BOY , NONE )\\nbecause ...").text
     'DUST ( SAILOR , BOY , NONE )'
+    >>> parse_text("Sorry, I cannot answer that.").status
+    'refusal'
     """
-    lines = [line.strip() for line in (raw or "").splitlines() if line.strip()]
+    answer = _after_reasoning(raw or "")
+    if answer is None:
+        return ParsedAnswer("unparsed", how="reasoning never finished")
+    lines = [line.strip() for line in answer.splitlines() if line.strip()]
     if not lines:
         return ParsedAnswer("unparsed", how="empty")
     first = re.sub(r"^(?:final\s+)?(?:answer|output)\s*:\s*", "", lines[0], flags=re.I).strip().strip("\"'`")
     if not first:
         return ParsedAnswer("unparsed", how="empty")
+    if _REFUSAL.search(first) and not re.search(r"[()=]", first):
+        return ParsedAnswer("refusal", how="refusal")
     return ParsedAnswer("ok", text=first, how="first line")

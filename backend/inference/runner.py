@@ -7,6 +7,9 @@ item by item; an item that still fails is stored with its error and the run goes
 recomputed on a later run with ``retry_failed=True``. The model is loaded only when something is missing:
 re-running a finished benchmark makes no model call.
 
+Every summary keeps the outcomes apart (:mod:`backend.inference.outcomes`): ``answered``, ``refusals``,
+``parse_failures`` (unparsed only) and ``errors``, each with its rate over the items.
+
 An optional judge model resolves answers the parser could not read (off by default). Its verdicts are
 stored beside the prediction and reported separately (``judge``), never mixed into ``score``.
 """
@@ -20,6 +23,7 @@ from typing import Any
 
 from backend.inference.base import ItemAnswerer, best_option
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem, get_benchmark
+from backend.inference.outcomes import outcome_counts
 from backend.inference.parsing import ParsedAnswer, parse_choice
 from backend.inference.registry import ModelSpec, get_spec, pool_of
 from backend.inference.request import GenerationParams, Request, request_hash, text
@@ -35,9 +39,12 @@ class RunSummary:
     items: int
     metric: str
     score: float
-    parse_failures: int
+    answered: int
+    answered_rate: float
+    parse_failures: int  # unparsed answers only (refusals are counted apart)
     parse_failure_rate: float
     refusals: int
+    refusal_rate: float
     errors: int
     newly_computed: int
     from_store: int
@@ -259,17 +266,20 @@ def summarise(
 ) -> RunSummary:
     rows = [stored[(p.item.item_id, p.prompt_hash)] for p in prepared]
     count = len(rows)
-    failures = sum(r.status in {"unparsed", "refusal"} for r in rows)
+    outcomes = outcome_counts(r.status for r in rows)
     return RunSummary(
         benchmark=bench.name,
         model=spec.name,
         items=count,
         metric=bench.metric,
         score=sum(r.score or 0.0 for r in rows) / count if count else 0.0,
-        parse_failures=failures,
-        parse_failure_rate=failures / count if count else 0.0,
-        refusals=sum(r.status == "refusal" for r in rows),
-        errors=sum(r.failed for r in rows),
+        answered=int(outcomes["answered"]),
+        answered_rate=outcomes["answered_rate"],
+        parse_failures=int(outcomes["parse_failures"]),
+        parse_failure_rate=outcomes["parse_failure_rate"],
+        refusals=int(outcomes["refusals"]),
+        refusal_rate=outcomes["refusal_rate"],
+        errors=int(outcomes["errors"]),
         newly_computed=computed,
         from_store=count - computed,
         run_id=run_id,

@@ -83,6 +83,11 @@ def _strips(args: argparse.Namespace):
     return distractor_report(list_questions(ctx.database, ("released",)), load_catalog(ctx.database))
 
 
+# answered, refused and unparsed apart (backend.inference.outcomes), in every summary this command prints
+OUTCOME_KEYS = ("answered", "answered_rate", "refusals", "refusal_rate", "parse_failures", "parse_failure_rate")
+_RUN_KEYS = ("items", "newly_computed", "from_store", "seconds", *OUTCOME_KEYS, "errors")
+
+
 def _run(args: argparse.Namespace):
     from backend.inference.runner import run_eval
     from backend.planning.evaluation import BENCHMARK
@@ -94,16 +99,13 @@ def _run(args: argparse.Namespace):
         summary = run_eval(
             ctx, BENCHMARK, model, limit=args.limit, load_options={"mode": args.mode, "circular": args.circular}
         )
-        summaries[model] = {
-            k: summary.as_dict()[k]
-            for k in ("items", "newly_computed", "from_store", "seconds", "parse_failures", "errors")
-        }
+        summaries[model] = {k: summary.as_dict()[k] for k in _RUN_KEYS}
     board = leaderboard(ctx.database, args.baseline, args.circular, ctx.settings.bootstrap_samples, ctx.settings)
     return {"runs": summaries, "leaderboard": _brief(board) if args.brief else board}
 
 
 def _brief(board: dict) -> dict:
-    keep = ("accuracy", "ci95", "n", "answered")
+    keep = ("accuracy", "ci95", "n", *OUTCOME_KEYS)
     return {
         "questions": board["questions"],
         "chance": board["chance"],

@@ -1,11 +1,13 @@
 """The planning leaderboard: chance (1/6), human majority, and every model run stored by the shared
 runner on ``vilpact-planning`` — accuracy with a 95% bootstrap interval, by future length and scene, and
-an exact McNemar test of each against a chosen baseline (default ``bigram-prior``, the blind prior)."""
+an exact McNemar test of each against a chosen baseline (default ``bigram-prior``, the blind prior); for
+every stored run, its answers read, refused and unparsed (:mod:`backend.inference.outcomes`)."""
 
 from __future__ import annotations
 
 import re
 
+from backend.inference.outcomes import outcome_counts
 from backend.inference.store import list_runs, lookup
 from backend.planning.evaluation import BENCHMARK
 from backend.planning.questions import list_questions
@@ -38,36 +40,52 @@ def stored_answers(database, circular: bool = False, settings=None) -> dict[str,
     abc123]``; without ``settings`` every model run under several settings is named so): question id ->
     chosen index. With ``circular``, only questions answered right under all six rotations keep their key
     (the others get None), from runs made with ``circular=True``."""
+    return {name: answers for name, (answers, _) in stored_runs(database, circular, settings).items()}
+
+
+def stored_runs(database, circular: bool = False, settings=None) -> dict[str, tuple[dict[str, int | None], dict]]:
+    """:func:`stored_answers` with each run's outcomes (:func:`backend.inference.outcomes.outcome_counts`)
+    over the predictions the report reads: one per question (rotation 0), or all six rotations when
+    ``circular``; rates are shares of the questions (of six per question when ``circular``)."""
     seen: dict[tuple[str, str], None] = {}
     for run in list_runs(database, limit=10_000):
         if run["benchmark"] == BENCHMARK:
             seen.setdefault((run["model"], run["settings_hash"]), None)
-    out: dict[str, dict[str, int | None]] = {}
+    out: dict[str, tuple[dict[str, int | None], dict]] = {}
     current = _current_hashes(settings) if settings is not None else None
     questions = {q.id: q for q in list_questions(database)}
     for model, shash in seen:
-        per_question: dict[str, dict[int, int | None]] = {}
-        for (item_id, _), prediction in lookup(database, model, BENCHMARK, shash).items():
-            match = _ROTATED.match(item_id)
-            qid, rotation = (match["qid"], int(match["rotation"])) if match else (item_id, 0)
-            letters = prediction.parsed.letters if prediction.parsed and prediction.parsed.ok else None
-            per_question.setdefault(qid, {})[rotation] = _index(letters, rotation)
-        answers: dict[str, int | None] = {}
-        for qid, by_rotation in per_question.items():
-            if circular:
-                if len(by_rotation) < 6 or qid not in questions:
-                    continue
-                key = questions[qid].answer_index
-                answers[qid] = key if all(v == key for v in by_rotation.values()) else None
-            elif 0 in by_rotation:
-                answers[qid] = by_rotation[0]
+        answers, statuses = _answers(lookup(database, model, BENCHMARK, shash), questions, circular)
         if answers:
             if current is not None:
                 name = model if current.get(model) == shash else f"{model} [earlier settings {shash[:6]}]"
             else:
                 name = model if sum(1 for m, _ in seen if m == model) == 1 else f"{model} [{shash[:6]}]"
-            out[name] = answers
+            out[name] = (answers, outcome_counts(statuses, len(questions) * (6 if circular else 1)))
     return out
+
+
+def _answers(predictions: dict, questions: dict, circular: bool) -> tuple[dict[str, int | None], list[str]]:
+    """Question id -> chosen index (see :func:`stored_answers`) and the statuses of the predictions read."""
+    per_question: dict[str, dict[int, tuple[int | None, str]]] = {}
+    for (item_id, _), prediction in predictions.items():
+        match = _ROTATED.match(item_id)
+        qid, rotation = (match["qid"], int(match["rotation"])) if match else (item_id, 0)
+        letters = prediction.parsed.letters if prediction.parsed and prediction.parsed.ok else None
+        per_question.setdefault(qid, {})[rotation] = (_index(letters, rotation), prediction.status)
+    answers: dict[str, int | None] = {}
+    statuses: list[str] = []
+    for qid, by_rotation in per_question.items():
+        if circular:
+            if len(by_rotation) < 6 or qid not in questions:
+                continue
+            key = questions[qid].answer_index
+            answers[qid] = key if all(v == key for v, _ in by_rotation.values()) else None
+            statuses += [status for _, status in by_rotation.values()]
+        elif 0 in by_rotation:
+            answers[qid] = by_rotation[0][0]
+            statuses.append(by_rotation[0][1])
+    return answers, statuses
 
 
 def leaderboard(
@@ -75,13 +93,15 @@ def leaderboard(
 ) -> dict:
     """The report of :func:`backend.planning.results.report` over every stored run plus the human row."""
     questions = list_questions(database)
-    runs = stored_answers(database, circular, settings)
+    stored = stored_runs(database, circular, settings)
+    runs = {name: answers for name, (answers, _) in stored.items()}
     human = human_answers(database)
     if human:
         runs["human (majority)"] = human
     if baseline not in runs:
         baseline = None
-    result = report(questions, runs, baseline, samples, answered_only=("human (majority)",))
+    outcomes = {name: counts for name, (_, counts) in stored.items()}
+    result = report(questions, runs, baseline, samples, answered_only=("human (majority)",), answer_outcomes=outcomes)
     result["baseline"] = baseline
     result["circular"] = circular
     return result

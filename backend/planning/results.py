@@ -91,25 +91,39 @@ def breakdown(
     return {name: bootstrap_accuracy(vals, samples).as_dict() for name, vals in sorted(groups.items())}
 
 
+def _outcomes(counts: Mapping[str, int | float] | None, answered: int, total: int) -> dict:
+    if counts is not None:
+        return dict(counts)
+    rate = round(answered / total, 4) if total else 0.0
+    unknown = {"refusals": None, "parse_failures": None, "refusal_rate": None, "parse_failure_rate": None}
+    return {"answered": answered, "answered_rate": rate, **unknown}
+
+
 def report(
     questions: Sequence[PlanningQuestion],
     runs: Mapping[str, Mapping[str, int | None]],
     baseline: str | None = None,
     samples: int = 2000,
     answered_only: tuple[str, ...] = (),
+    answer_outcomes: Mapping[str, Mapping[str, int | float]] | None = None,
 ) -> dict:
     """Per run: accuracy with CI, by length and by scene, and McNemar against ``baseline`` (a run name).
 
     A run listed in ``answered_only`` (e.g. humans, who checked a sample) is scored on the questions it
-    answered; every other run on all questions, a missing answer counting wrong.
+    answered; every other run on all questions, a missing answer counting wrong. A run in ``answer_outcomes``
+    (model runs: :func:`backend.inference.outcomes.outcome_counts` of its predictions) shows its answers
+    read (``answered``), refused (``refusals``) and unparsed (``parse_failures``) apart, with their rates;
+    a run without (humans, plain answer mappings) shows ``answered`` (a non-missing answer) and its rate,
+    and None for refusals and parse failures, which do not apply.
     """
     out: dict = {"questions": len(questions), "chance": round(1 / 6, 4), "runs": {}}
     for name, answers in runs.items():
         subset = [q for q in questions if q.id in answers] if name in answered_only else list(questions)
         ok = outcomes(subset, answers)
+        answered = sum(1 for q in subset if answers.get(q.id) is not None)
         entry = {
             **bootstrap_accuracy(ok, samples).as_dict(),
-            "answered": sum(1 for q in subset if answers.get(q.id) is not None),
+            **_outcomes((answer_outcomes or {}).get(name), answered, len(subset)),
             "by_length": breakdown(subset, answers, length_bucket, samples),
             "by_scene": breakdown(subset, answers, lambda q: q.scene, samples),
         }

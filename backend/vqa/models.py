@@ -32,6 +32,16 @@ from backend.vqa.runs import save_predictions
 from backend.vqa.scoring import partial_credit
 
 BENCHMARK = "mmcomposition"
+# a run's summary: answers read, refused and unparsed apart, and failed calls (backend.inference.outcomes)
+OUTCOME_KEYS = (
+    "answered",
+    "answered_rate",
+    "refusals",
+    "refusal_rate",
+    "parse_failures",
+    "parse_failure_rate",
+    "errors",
+)
 BLIND_BENCHMARK = "mmcomposition-blind"
 IMAGE_MODES = ("composite", "separate")
 Progress = Callable[[int, int], None]
@@ -112,21 +122,25 @@ def run_name(model: str, blind: bool, image_mode: str) -> str:
     return f"{model} [blind]" if blind else (f"{model} [separate]" if image_mode == "separate" else model)
 
 
-def _stored_letters(ctx, bench_name: str, model: str, items: list[EvalItem]) -> dict[str, tuple[tuple[str, ...], str]]:
-    """The store's parsed letters and raw text for ``items`` (what the runner just computed or reused)."""
+def _stored_letters(
+    ctx, bench_name: str, model: str, items: list[EvalItem]
+) -> tuple[dict[str, tuple[tuple[str, ...], str]], dict[str, str]]:
+    """The store's parsed letters and raw text for ``items`` (what the runner just computed or reused), and
+    how each answer was read (its status: ``ok``, ``refusal``, ``unparsed`` or ``error``)."""
     from backend.inference.registry import get_spec
     from backend.inference.runner import effective_params, prepare
     from backend.inference.store import lookup, settings_hash
 
     bench, spec = get_benchmark(bench_name), get_spec(ctx.settings, model)
     stored = lookup(ctx.database, spec.name, bench.name, settings_hash(spec, effective_params(bench, spec)))
-    out = {}
+    out, statuses = {}, {}
     for prepared in prepare(bench, items):
         row = stored.get((prepared.item.item_id, prepared.prompt_hash))
         if row is not None:
             letters = tuple(sorted(row.parsed.letters)) if row.parsed and row.parsed.ok else ()
             out[prepared.item.item_id] = (letters, row.raw_output or row.error or "")
-    return out
+            statuses[prepared.item.item_id] = row.status
+    return out, statuses
 
 
 def run_model(
@@ -148,7 +162,7 @@ def run_model(
     options = {"image_mode": mode, "ids": list(ids) if ids is not None else None}
     summary = run_eval(ctx, bench_name, model, progress=progress, actor=user.username, load_options=options)
     items = get_benchmark(bench_name).load_items(ctx, **options)
-    answers = _stored_letters(ctx, bench_name, model, items)
+    answers, statuses = _stored_letters(ctx, bench_name, model, items)
     name = run_name(model, blind, mode)
     save_predictions(
         ctx.database,
@@ -158,13 +172,14 @@ def run_model(
         actor=user.username,
         model=model,
         image_mode=None if blind else mode,
+        statuses=statuses,
     )
+    reported = summary.as_dict()
     return {
         "run": name,
         "items": summary.items,
         "score": summary.score,
-        "parse_failures": summary.parse_failures,
-        "errors": summary.errors,
+        **{key: reported[key] for key in OUTCOME_KEYS},
         "newly_computed": summary.newly_computed,
     }
 
@@ -189,6 +204,7 @@ def ask_model(
         actor=user.username,
         model=model,
         image_mode=None if blind else mode,
+        statuses={item_id: answer.status},
     )
     return {
         "item_id": item_id,
@@ -274,5 +290,5 @@ def vote_difficulty(
         step = (lambda done, _n, base=index * len(ids): progress(base + done, total)) if progress else None
         run_eval(ctx, BENCHMARK, model, progress=step, actor=user.username, load_options=options)
         items = get_benchmark(BENCHMARK).load_items(ctx, **options)
-        record_votes(ctx, model, _stored_letters(ctx, BENCHMARK, model, items), user.username)
+        record_votes(ctx, model, _stored_letters(ctx, BENCHMARK, model, items)[0], user.username)
     return {"panel": panel, "items": len(ids), "levels": apply_levels(ctx, panel, user.username)}

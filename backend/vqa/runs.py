@@ -7,6 +7,10 @@ Leaderboard rows, all scored with :mod:`backend.vqa.scoring` over the verified i
 * **Human**: each item's score is the mean over the annotators who answered it; only answered items count
   (``questions`` says how many);
 * every run: items the run did not answer score 0.
+
+Every row has ``questions`` and ``answered``; a run's row keeps apart the answers read (``answered``),
+refused (``refusals``) and unparsed (``parse_failures``), and failed calls (``errors``), each with its rate
+over the items (:mod:`backend.inference.outcomes`); random and human rows have None there.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 
 from backend import auth
 from backend.errors import ImportFileError, NotFound, ValidationError
+from backend.inference.outcomes import outcome_counts
 from backend.jsonl import read_jsonl
 from backend.storage import Database, audit, utcnow
 from backend.vqa.categories import CATEGORIES, SHORT_NAMES
@@ -41,8 +46,11 @@ def save_predictions(
     actor: str,
     model: str | None = None,
     image_mode: str | None = None,
+    statuses: Mapping[str, str] | None = None,
 ) -> int:
-    """Store (or overwrite) a run's answers: item id -> (letters, raw text). One transaction."""
+    """Store (or overwrite) a run's answers: item id -> (letters, raw text), with how each was read
+    (``statuses``: item id -> ``ok``, ``refusal``, ``unparsed`` or ``error``; models only). One transaction."""
+    statuses = statuses or {}
     if kind not in RUN_KINDS:
         raise ValidationError(f"run kind must be one of {', '.join(RUN_KINDS)}")
     now = utcnow()
@@ -53,11 +61,12 @@ def save_predictions(
             (run_id, kind, model, image_mode, actor, now),
         )
         db.conn.executemany(
-            """INSERT INTO vqa_predictions (run_id, item_id, answer, raw, answered_at) VALUES (?, ?, ?, ?, ?)
+            """INSERT INTO vqa_predictions (run_id, item_id, answer, raw, answered_at, status)
+               VALUES (?, ?, ?, ?, ?, ?)
                ON CONFLICT (run_id, item_id) DO UPDATE SET answer = excluded.answer, raw = excluded.raw,
-                   answered_at = excluded.answered_at""",
+                   answered_at = excluded.answered_at, status = excluded.status""",
             [
-                (run_id, item_id, json.dumps(list(parse_letters(letters))), raw, now)
+                (run_id, item_id, json.dumps(list(parse_letters(letters))), raw, now, statuses.get(item_id))
                 for item_id, (letters, raw) in predictions.items()
             ],
         )
@@ -86,6 +95,13 @@ def run_predictions(database: Database, run_id: str) -> dict[str, tuple[str, ...
     return {r["item_id"]: tuple(json.loads(r["answer"])) for r in rows}
 
 
+def run_statuses(database: Database, run_id: str) -> dict[str, str]:
+    """Item id -> how the run's answer was read; a row without a status (an imported file, or saved
+    before statuses were kept) is ``ok`` when it has letters, else ``unparsed``."""
+    rows = database.query("SELECT item_id, answer, status FROM vqa_predictions WHERE run_id = ?", (run_id,))
+    return {r["item_id"]: r["status"] or ("ok" if json.loads(r["answer"]) else "unparsed") for r in rows}
+
+
 def list_runs(database: Database) -> list[dict[str, Any]]:
     return database.query(
         """SELECT r.*, (SELECT count(*) FROM vqa_predictions p WHERE p.run_id = r.id) AS answers
@@ -112,7 +128,21 @@ def _row(name: str, kind: str, table: ScoreTable) -> dict[str, Any]:
     row |= {dim: pct(v) for dim, v in table.dimensions.items()}
     row |= {SHORT_NAMES[c]: pct(v) for c, v in table.categories.items()}
     row["questions"], row["answered"] = table.questions, table.answered
-    return row
+    rate = round(table.answered / table.questions, 4) if table.questions else 0.0
+    return row | {"answered_rate": rate} | dict.fromkeys(_NOT_READ)
+
+
+# outcome columns that apply only to runs (random and human rows show None)
+_NOT_READ = ("refusals", "refusal_rate", "parse_failures", "parse_failure_rate", "errors", "error_rate")
+
+
+def _run_row(database: Database, run: dict[str, Any], items: list[VqaItem]) -> dict[str, Any]:
+    """A run's row: its scores, and its answers read, refused and unparsed (rates: shares of the items)."""
+    predictions = run_predictions(database, run["id"])
+    scores = {i.id: partial_credit(predictions[i.id], i.answer) for i in items if i.id in predictions}
+    statuses = run_statuses(database, run["id"])
+    read = outcome_counts([statuses[i.id] for i in items if i.id in statuses], total=len(items))
+    return _row(run["id"], run["kind"], aggregate(items, scores)) | read
 
 
 def leaderboard(database: Database, username: str | None, status: str = "verified") -> list[dict[str, Any]]:
@@ -124,11 +154,7 @@ def leaderboard(database: Database, username: str | None, status: str = "verifie
     answered = [i for i in items if i.id in humans]
     if answered:
         rows.append(_row("Human", "human", aggregate(answered, humans)))
-    runs = []
-    for run in list_runs(database):
-        predictions = run_predictions(database, run["id"])
-        scores = {i.id: partial_credit(predictions[i.id], i.answer) for i in items if i.id in predictions}
-        runs.append(_row(run["id"], run["kind"], aggregate(items, scores)))
+    runs = [_run_row(database, run, items) for run in list_runs(database)]
     runs.sort(key=lambda r: -(r["overall"] or 0))
     return rows + runs
 

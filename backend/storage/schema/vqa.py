@@ -84,4 +84,13 @@ MIGRATIONS = [
             )""",
         ),
     ),
+    Migration(
+        "vqa_0002_prediction_status",
+        (
+            # How a run's answer was read (backend/inference/outcomes.py): ok | refusal | unparsed | error.
+            # NULL for rows saved before this column and for imported files (ok when letters were given).
+            """ALTER TABLE vqa_predictions ADD COLUMN status TEXT
+                CHECK (status IN ('ok', 'refusal', 'unparsed', 'error'))""",
+        ),
+    ),
 ]
