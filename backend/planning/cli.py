@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from backend.errors import ImportFileError
-from backend.jsonl import read_jsonl
+from backend.storage.jsonl import read_jsonl
 
 
 def _ctx(args):
@@ -98,7 +98,7 @@ def _run(args: argparse.Namespace):
             k: summary.as_dict()[k]
             for k in ("items", "newly_computed", "from_store", "seconds", "parse_failures", "errors")
         }
-    board = leaderboard(ctx.database, args.baseline, args.circular, ctx.settings.bootstrap_samples, ctx.settings)
+    board = leaderboard(ctx.database, args.baseline, args.circular, ctx.settings.bootstrap_samples, ctx)
     return {"runs": summaries, "leaderboard": _brief(board) if args.brief else board}
 
 
@@ -119,7 +119,7 @@ def _results(args: argparse.Namespace):
     from backend.planning.leaderboard import leaderboard
 
     ctx = _ctx(args)
-    board = leaderboard(ctx.database, args.baseline, args.circular, ctx.settings.bootstrap_samples, ctx.settings)
+    board = leaderboard(ctx.database, args.baseline, args.circular, ctx.settings.bootstrap_samples, ctx)
     return _brief(board) if args.brief else board
 
 

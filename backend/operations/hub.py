@@ -1,19 +1,11 @@
-"""Running as a Hugging Face Space: where the data lives, who is admin, Hub backup and restore, hardware.
+"""Hub backup and restore for a Space without persistent storage.
 
-Plain functions the app calls at start-up (all take ``env`` so tests can stand in for a Space):
-
-* :func:`space_settings` / :func:`resolve_data_dir`: on a Space (``SPACE_ID`` set) the data folder is
-  ``/data/compstudio`` when the persistent disk ``/data`` is writable, else the ephemeral folder plus a
-  banner telling admins that data is lost on restart unless Hub backup is configured.
-* :func:`space_admins`, :func:`oauth_sign_in`: the Space owner and the ``admins`` setting are admins; an
-  optional organisation restriction; everyone else signs up as annotator.
 * :class:`HubBackup`: pushes the snapshots (never the live database) and uploaded media to a private
   dataset repo with ``huggingface_hub.CommitScheduler``; keeps the newest ``backup_keep`` snapshots there.
 * :func:`restore_from_hub_if_empty`: an empty data folder gets the newest Hub snapshot that passes
   ``PRAGMA integrity_check`` (corrupted ones are skipped) and the media files back.
-* :func:`hardware`, :func:`zero_gpu`: ``cpu``, ``gpu`` or ``zerogpu`` for the model registry.
 
-``huggingface_hub`` and ``torch`` are imported inside functions only.
+``huggingface_hub`` is imported inside functions only.
 """
 
 from __future__ import annotations
@@ -21,17 +13,15 @@ from __future__ import annotations
 import collections
 import functools
 import logging
-import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from backend import auth
-from backend.backup import (
+from backend.errors import BackupError
+from backend.operations.backup import (
     BACKUP_DIR_NAME,
     RestoreReport,
     check_snapshot,
@@ -39,14 +29,11 @@ from backend.backup import (
     restore_snapshot,
     snapshot_time,
 )
-from backend.errors import BackupError, PermissionDenied
 from backend.settings import Settings
 from backend.storage import Database
 
 log = logging.getLogger(__name__)
 
-PERSISTENT_ROOT = Path("/data")
-DATA_SUBDIR = "compstudio"
 REPO_TYPE = "dataset"
 # What goes to the Hub: snapshots and media people uploaded. Demo media is regenerated on start and
 # exports are rebuilt on demand, so neither is pushed.
@@ -54,204 +41,6 @@ HUB_ALLOW = ["backups/compstudio-*.db", "media/**"]
 HUB_IGNORE = ["media/demo/**", "media/exports/**", "**/.*", ".*"]
 
 
-# -- environment ---------------------------------------------------------------------------------
-def _env(env: Mapping[str, str] | None) -> Mapping[str, str]:
-    return os.environ if env is None else env
-
-
-def on_space(env: Mapping[str, str] | None = None) -> bool:
-    """True inside a Hugging Face Space (the platform sets ``SPACE_ID`` to ``owner/name``)."""
-    return bool(_env(env).get("SPACE_ID"))
-
-
-def space_owner(env: Mapping[str, str] | None = None) -> str | None:
-    """The user or organisation that owns the Space: ``SPACE_AUTHOR_NAME``, else the owner part of ``SPACE_ID``.
-
-    >>> space_owner({"SPACE_ID": "ada/compstudio"})
-    'ada'
-    >>> space_owner({"SPACE_ID": "ada/compstudio", "SPACE_AUTHOR_NAME": "lab"})
-    'lab'
-    >>> space_owner({}) is None
-    True
-    """
-    env = _env(env)
-    if env.get("SPACE_AUTHOR_NAME"):
-        return env["SPACE_AUTHOR_NAME"]
-    space_id = env.get("SPACE_ID", "")
-    return space_id.split("/", 1)[0] if "/" in space_id else None
-
-
-def space_admins(settings: Settings, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The ``admins`` setting plus, on a Space, its owner (an organisation owner matches no user: name the
-    organisation's admins in the setting instead)."""
-    owner = space_owner(env) if on_space(env) else None
-    names = list(settings.admins)
-    if owner and owner not in names:
-        names.append(owner)
-    return tuple(names)
-
-
-def _writable(folder: Path) -> bool:
-    if not folder.is_dir() or not os.access(folder, os.W_OK):
-        return False
-    try:
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".compstudio-write-test-"):
-            return True
-    except OSError:
-        return False
-
-
-def _inside(path: Path, root: Path) -> bool:
-    return path.resolve().is_relative_to(root.resolve())
-
-
-def ephemeral_banner(settings: Settings) -> str:
-    if settings.hub_backup_repo:
-        return (
-            "This Space has no persistent storage: its disk is wiped on every restart. Snapshots go to the "
-            f"private Hub dataset `{settings.hub_backup_repo}` every {settings.backup_every_minutes:g} minutes "
-            "and are restored on start; work done since the last snapshot is lost on a restart."
-        )
-    return (
-        "Data will be lost on restart: this Space has no persistent storage (`/data`) and no Hub backup. "
-        "Add persistent storage in the Space's settings, or set `COMPSTUDIO_HUB_BACKUP_REPO` (and an `HF_TOKEN` "
-        "secret with write access) to back up to a private dataset."
-    )
-
-
-def resolve_data_dir(
-    settings: Settings, env: Mapping[str, str] | None = None, persistent_root: Path = PERSISTENT_ROOT
-) -> tuple[Path, str | None]:
-    """The data folder to use and, when data will not survive a restart on a Space, a banner for admins.
-
-    Off a Space: ``settings.data_dir``, no banner. On a Space: an explicit ``COMPSTUDIO_DATA_DIR`` wins;
-    otherwise ``/data/compstudio`` when ``/data`` is writable; otherwise ``settings.data_dir`` (ephemeral).
-    """
-    env = _env(env)
-    if not on_space(env):
-        return settings.data_dir, None
-    persistent = _writable(persistent_root)
-    if env.get("COMPSTUDIO_DATA_DIR"):
-        chosen = settings.data_dir
-    elif persistent:
-        return persistent_root / DATA_SUBDIR, None
-    else:
-        chosen = settings.data_dir
-    if persistent and _inside(chosen, persistent_root):
-        return chosen, None
-    return chosen, ephemeral_banner(settings)
-
-
-def space_settings(
-    settings: Settings, env: Mapping[str, str] | None = None, persistent_root: Path = PERSISTENT_ROOT
-) -> tuple[Settings, str | None]:
-    """``settings`` as they apply here: the resolved data folder and the owner among the admins."""
-    data_dir, banner = resolve_data_dir(settings, env, persistent_root)
-    return settings.replace(data_dir=data_dir, admins=space_admins(settings, env)), banner
-
-
-@dataclass(frozen=True)
-class SpaceStart:
-    """What :func:`prepare_start` decided: the settings to build the app with, and notices for admins."""
-
-    settings: Settings
-    banner: str | None
-    restored: RestoreReport | None
-
-    def notices(self) -> list[str]:
-        return [text for text in (self.banner, self.restored.message() if self.restored else None) if text]
-
-
-def prepare_start(
-    settings: Settings,
-    env: Mapping[str, str] | None = None,
-    *,
-    api: Any = None,
-    persistent_root: Path = PERSISTENT_ROOT,
-) -> SpaceStart:
-    """Everything that must happen before ``build_context``: the data folder and admins for this
-    environment, then the Hub restore when that folder is empty. Off a Space without Hub backup this
-    returns ``settings`` unchanged."""
-    settings, banner = space_settings(settings, env, persistent_root)
-    return SpaceStart(settings, banner, restore_from_hub_if_empty(settings, api))
-
-
-# -- sign-in -------------------------------------------------------------------------------------
-def user_orgs(userinfo: Mapping[str, Any]) -> set[str]:
-    """Organisation names in an OAuth userinfo (Hugging Face lists them under ``orgs``), lower-cased.
-
-    >>> sorted(user_orgs({"orgs": [{"preferred_username": "LabA", "name": "Lab A"}]}))
-    ['lab a', 'laba']
-    """
-    names: set[str] = set()
-    for org in userinfo.get("orgs") or ():
-        for key in ("preferred_username", "name"):
-            if isinstance(org, Mapping) and org.get(key):
-                names.add(str(org[key]).lower())
-    return names
-
-
-def oauth_sign_in(
-    database: Database, settings: Settings, userinfo: Mapping[str, Any], env: Mapping[str, str] | None = None
-) -> auth.User:
-    """The account of someone who signed in with Hugging Face (``gr.OAuthProfile`` is this userinfo).
-
-    With ``allowed_orgs`` set, only members of one of them (and the admins) may sign in.
-    """
-    username = userinfo.get("preferred_username")
-    if not username:
-        raise PermissionDenied("The Hugging Face sign-in gave no user name. Sign out and sign in again.")
-    admins = space_admins(settings, env)
-    if settings.allowed_orgs and username not in admins:
-        allowed = {org.lower() for org in settings.allowed_orgs}
-        if not allowed & user_orgs(userinfo):
-            raise PermissionDenied(
-                f"This CompStudio is open to members of {', '.join(settings.allowed_orgs)} only, and Hugging Face "
-                f"did not report {username!r} as a member. Join the organisation or ask an admin."
-            )
-    return auth.oauth_user(database, username, admins)
-
-
-# -- hardware ------------------------------------------------------------------------------------
-@functools.cache
-def _cuda_available() -> bool:
-    try:
-        import torch
-    except ImportError:
-        return False
-    return bool(torch.cuda.is_available())
-
-
-def hardware(env: Mapping[str, str] | None = None, *, cuda_available: bool | None = None) -> str:
-    """``"zerogpu"`` on ZeroGPU Spaces (``SPACES_ZERO_GPU=true``, as Gradio checks it), ``"gpu"`` when
-    torch sees CUDA, else ``"cpu"``. The model registry offers only CPU-friendly models on ``"cpu"``.
-
-    >>> hardware({"SPACES_ZERO_GPU": "true"})
-    'zerogpu'
-    >>> hardware({}, cuda_available=False)
-    'cpu'
-    """
-    if _env(env).get("SPACES_ZERO_GPU", "").lower() == "true":
-        return "zerogpu"
-    if cuda_available is None:
-        cuda_available = _cuda_available()
-    return "gpu" if cuda_available else "cpu"
-
-
-def zero_gpu(fn: Callable[..., Any], *, duration: int | None = None, env: Mapping[str, str] | None = None):
-    """``fn`` wrapped in ``spaces.GPU`` on ZeroGPU hardware (CUDA is only usable inside it there), else ``fn``.
-
-    Wrap model calls when the registry is built, before ``launch``: ZeroGPU looks for decorated functions
-    at start-up. The ``spaces`` package is preinstalled on ZeroGPU Spaces.
-    """
-    if hardware(env, cuda_available=False) != "zerogpu":
-        return fn
-    import spaces
-
-    return spaces.GPU(duration=duration)(fn) if duration else spaces.GPU(fn)
-
-
-# -- Hub backup ----------------------------------------------------------------------------------
 @functools.cache
 def _scheduler_class() -> type:
     from huggingface_hub import CommitScheduler
