@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -201,7 +202,7 @@ def cached_bank_vectors(index: BankIndex, model: str | None, cache_dir: Path | N
     return vectors
 
 
-SELECTOR_FACTORIES: dict[str, Callable[..., Selector]] = {name: Selector for name in setting_names()}
+SELECTOR_FACTORIES: Mapping[str, Callable[..., Selector]] = MappingProxyType({name: Selector for name in setting_names()})
 
 
 def make_selector(index: BankIndex, spec: SelectorSpec, cache_dir: Path | None = None) -> Selector:

@@ -125,18 +125,16 @@ def chosen_index(item_meta: dict, letters: frozenset[str] | None) -> int | None:
 
 # -- baselines as models --------------------------------------------------------------------------
 
-_KB_LOCK = threading.Lock()
-
-
 class _KnowledgeBackend(ABC):
     """Shared plumbing: build the model once per database the items come from."""
 
     def __init__(self, spec: ModelSpec) -> None:
         self.spec = spec
         self._models: dict[str, Any] = {}
+        self._lock = threading.Lock()
 
-    def _model_for(self, db_path: str):
-        with _KB_LOCK:
+    def _model_for(self, db_path: str) -> Any:
+        with self._lock:
             if db_path not in self._models:
                 from backend.storage import Database
 
