@@ -229,3 +229,14 @@ def test_sigterm_takes_a_last_snapshot_before_exiting(ctx):
         signal.signal(signal.SIGTERM, previous)
     assert service._thread is None
     assert backup.count_rows(backup.list_snapshots(backup.backups_dir(ctx.settings))[0].path)["users"] == 1
+
+
+def test_the_context_carries_a_stopped_backup_service_and_only_admins_use_it(ctx):
+    auth.add_user(ctx.database, "ada", "admin", "password1")
+    auth.add_user(ctx.database, "ann", "annotator", "password2")
+    assert ctx.backup._thread is None  # commands and tests never start it; app.py does
+    with pytest.raises(PermissionDenied):
+        ctx.backup.back_up_now("ann")
+    taken = ctx.backup.back_up_now("ada")
+    assert Path(taken["path"]).exists()
+    assert ctx.backup.status("ada")["snapshots"][0]["path"] == taken["path"]

@@ -110,3 +110,19 @@ def test_importing_the_inference_layer_imports_no_heavy_library():
         "assert not heavy, heavy"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_two_apps_in_one_process_share_no_models_benchmarks_or_loaded_backends(ctx, tmp_path):
+    from backend.context import build_context
+    from backend.inference.benchmarks import BenchmarkSpec
+    from backend.settings import Settings
+
+    other = build_context(Settings(data_dir=tmp_path / "other", demo_content=False))
+    ctx.models.register_model(ModelSpec("only-here", "python", "inference_helpers:echo_factory"))
+    ctx.benchmarks.register(BenchmarkSpec("only-here-bench", "one app's benchmark", lambda ctx: []))
+    assert "only-here" in list_models(ctx) and "only-here" not in list_models(other)
+    assert "only-here-bench" in ctx.benchmarks.all() and "only-here-bench" not in other.benchmarks.all()
+    assert {"nsplan-lite", "bigram-prior"} <= set(list_models(other))  # each app gets the providers' models
+    loaded = get_model(ctx, "random")
+    assert ctx.pool.loaded() == ["random"] and other.pool.loaded() == []
+    assert get_model(other, "random") is not loaded
