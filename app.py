@@ -8,13 +8,13 @@ on a Space).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import gc
 import importlib
 import importlib.util
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
@@ -22,7 +22,7 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 import anyio  # noqa: E402
 import gradio as gr  # noqa: E402
 
-from backend import auth  # noqa: E402
+from backend.accounts import auth  # noqa: E402
 from backend.context import AppContext, build_context  # noqa: E402
 from backend.settings import Settings, load_settings  # noqa: E402
 from components import TABS, intents  # noqa: E402
@@ -98,22 +98,20 @@ def build_demo(ctx: AppContext) -> gr.Blocks:
     return demo
 
 
-def build_app(settings: Settings, *, notices: tuple[str, ...] = (), hf_api=None) -> tuple[gr.Blocks, AppContext]:
-    """The app and its context. The backup service is created here; ``main`` starts it."""
-    from backend.backup import BackupService
-
-    ctx = build_context(settings)
+def build_app(
+    settings: Settings, *, notices: tuple[str, ...] = (), hf_api: Any = None
+) -> tuple[gr.Blocks, AppContext]:
+    """The app and its context (whose backup service ``main`` starts)."""
+    ctx = build_context(settings, notices=notices, hf_api=hf_api)
     if settings.demo_content:
-        from backend.demo import ensure_demo_content, ensure_vilpact_demo
         from backend.icl.demo import ensure_icl_demo
+        from backend.vilpact.demo import ensure_demo_content, ensure_vilpact_demo
         from backend.vqa.demo import ensure_vqa_demo
 
         ensure_demo_content(ctx)
         ensure_vilpact_demo(ctx)
         ensure_vqa_demo(ctx)
         ensure_icl_demo(ctx)
-    ctx = dataclasses.replace(ctx, notices=notices)
-    ctx = dataclasses.replace(ctx, backup=BackupService(ctx, hf_api=hf_api))
     return build_demo(ctx), ctx
 
 
@@ -144,7 +142,7 @@ def login_help(ctx: AppContext) -> str:
         return "Sign in with Hugging Face on the page."
     lines = ["Sign in with an account (create one: python -m backend users add NAME --role admin --password PW)."]
     if ctx.settings.demo_content:
-        from backend.demo import ensure_demo_accounts
+        from backend.accounts.demo import ensure_demo_accounts
 
         accounts = ensure_demo_accounts(ctx)
         lines.append(f"Demo accounts (passwords also in {accounts.path}):")
@@ -169,13 +167,13 @@ def main(argv: list[str] | None = None) -> None:
                         "else 7860)")
     parser.add_argument("--data-dir", type=Path, default=None, help="data folder (default ./data; COMPSTUDIO_DATA_DIR)")
     args = parser.parse_args(argv)
-    from backend import spaces
-    from backend.backup import stop_on_sigterm
-    from backend.inference import gpu  # noqa: F401  (registers the spaces.GPU wrapper before launch on ZeroGPU)
+    from backend.inference import hardware  # noqa: F401  (registers the spaces.GPU wrapper before launch on ZeroGPU)
+    from backend.operations import start as space_start
+    from backend.operations.service import stop_on_sigterm
 
     mark_matplotlib_absent()
     settings = load_settings(host=args.host, port=args.port, data_dir=args.data_dir)
-    start = spaces.prepare_start(settings)  # data folder on a Space; Hub restore into an empty one
+    start = space_start.prepare_start(settings)  # data folder on a Space; Hub restore into an empty one
     demo, ctx = build_app(start.settings, notices=tuple(start.notices()))
     print(f"CompStudio: data in {ctx.settings.data_dir.resolve()}; listening on "
           f"{ctx.settings.host}:{ctx.settings.port}")

@@ -1,7 +1,7 @@
 """``python -m backend ...``: a thin shell over the library. Every command prints one JSON value.
 
-Each domain package contributes its sub-commands through a ``register(sub, groups, common)`` function in
-its ``cli`` module, listed in ``COMMAND_MODULES``: ``sub`` takes top-level commands, ``groups["import"]`` and
+Each package contributes its sub-commands through a ``register(sub, groups, common)`` function in
+its ``cli`` module (this module registers only ``settings``), listed in ``COMMAND_MODULES``: ``sub`` takes top-level commands, ``groups["import"]`` and
 ``groups["export"]`` take ``import KIND`` / ``export KIND`` commands, ``common`` is the parent parser with
 ``--data-dir``. A handler takes the parsed args and returns what to print as JSON. Errors a person can fix print ``error: ...`` and exit 2.
 """
@@ -12,16 +12,20 @@ import argparse
 import importlib
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from backend.context import AppContext, build_context
 from backend.errors import CompStudioError
-from backend.settings import load_settings
+from backend.settings import load_settings, settings_markdown
 
 COMMAND_MODULES = (
-    "backend.cli_core",
-    "backend.backup_cli",
+    "backend.accounts.cli",
+    "backend.vilpact.cli",
+    "backend.intents.cli",
+    "backend.cli",  # the ``settings`` command, below
+    "backend.operations.cli",
     "backend.inference.cli",
     "backend.review.cli",
     "backend.vqa.cli",
@@ -36,6 +40,30 @@ def context_from(args: argparse.Namespace) -> AppContext:
 
 def emit(value: Any) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+README_START, README_END = "<!-- settings:start -->", "<!-- settings:end -->"
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    if args.update_readme:
+        readme = Path(__file__).resolve().parent.parent / "README.md"
+        text = readme.read_text(encoding="utf-8")
+        head, _, rest = text.partition(README_START)
+        _, _, tail = rest.partition(README_END)
+        readme.write_text(f"{head}{README_START}\n{settings_markdown()}\n{README_END}{tail}", encoding="utf-8")
+        return {"updated": str(readme)}
+    if args.markdown:
+        print(settings_markdown())
+        return None
+    return dict(asdict(load_settings()))
+
+
+def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) -> None:
+    settings = sub.add_parser("settings", help="show settings (or the README table with --markdown)")
+    settings.add_argument("--markdown", action="store_true")
+    settings.add_argument("--update-readme", action="store_true", help="rewrite the settings table in README.md")
+    settings.set_defaults(handler=_settings)
 
 
 def build_parser() -> argparse.ArgumentParser:

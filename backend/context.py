@@ -1,10 +1,15 @@
-"""AppContext: settings + database, built once at start-up and handed to every tab."""
+"""AppContext: everything the process holds, built once at start-up by :func:`build_context` and handed to
+every tab, command and service. There are no process globals beside it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from backend.icl.service import IclWorkspace
+from backend.inference.benchmarks import BenchmarkRegistry
+from backend.inference.registry import ModelPool, ModelRegistry
+from backend.operations.service import BackupService
 from backend.settings import Settings
 from backend.storage import Database
 
@@ -13,14 +18,32 @@ from backend.storage import Database
 class AppContext:
     settings: Settings
     database: Database
-    backup: Any = None  # backend.backup.BackupService, when the app runs one
+    models: ModelRegistry  # backends and in-process models beside <data>/models.json
+    pool: ModelPool  # the loaded models
+    benchmarks: BenchmarkRegistry
+    icl: IclWorkspace  # loaded in-context example sets and prepared selectors
+    backup: BackupService  # snapshots (and Hub push); app.py starts it, commands leave it stopped
     notices: tuple[str, ...] = ()  # start-up notices for admins (ephemeral storage, what was restored)
 
 
-def build_context(settings: Settings) -> AppContext:
-    """Create the data folder, open the database and apply migrations."""
+def build_context(settings: Settings, *, notices: tuple[str, ...] = (), hf_api: Any = None) -> AppContext:
+    """Create the data folder, open the database, apply migrations and build the services.
+
+    ``hf_api`` stands in for the Hugging Face Hub in the backup service (tests); ``notices`` are shown to
+    admins.
+    """
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     settings.media_dir.mkdir(parents=True, exist_ok=True)
     database = Database(settings.db_path, busy_timeout_ms=settings.busy_timeout_ms)
     database.migrate()
-    return AppContext(settings=settings, database=database)
+    models = ModelRegistry(settings)
+    return AppContext(
+        settings=settings,
+        database=database,
+        models=models,
+        pool=ModelPool(models),
+        benchmarks=BenchmarkRegistry(),
+        icl=IclWorkspace(settings.data_dir / "cache" / "icl"),
+        backup=BackupService(settings, database, hf_api=hf_api),
+        notices=notices,
+    )

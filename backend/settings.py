@@ -135,7 +135,7 @@ class Settings:
     """The resolved settings. Build with :func:`load_settings`; tests use ``Settings(data_dir=...)``."""
 
     data_dir: Path = Path("data")
-    host: str = ""  # "" and 0: decided at start by backend.spaces.listen_address
+    host: str = ""  # "" and 0: decided at start by backend.operations.space.listen_address
     port: int = 0
     auth_mode: str = "auto"
     admins: tuple[str, ...] = ()

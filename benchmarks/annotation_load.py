@@ -30,7 +30,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from e2e_helpers import free_port, kill_hard, start_app_process, wait_http_ok  # noqa: E402
 from load_driver import percentile, run_annotators, throughput  # noqa: E402
 
-from backend import auth  # noqa: E402
+from backend.accounts import auth  # noqa: E402
 from backend.context import build_context  # noqa: E402
 from backend.settings import Settings  # noqa: E402
 from backend.vilpact.importer import import_vilpact  # noqa: E402

@@ -27,10 +27,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from backend.context import build_context  # noqa: E402
-from backend.inference.benchmarks import get_benchmark  # noqa: E402
 from backend.inference.registry import ModelSpec, build_backend, write_models  # noqa: E402
 from backend.inference.request import GenerationParams  # noqa: E402
 from backend.inference.runner import run_eval  # noqa: E402
+from backend.inference.toy import TOY  # noqa: E402
 from backend.settings import Settings  # noqa: E402
 
 PARAMS = GenerationParams(max_new_tokens=8)
@@ -56,7 +56,7 @@ def _line(label: str, baseline: float, ours: float, unit: str, target: float) ->
 def tiny_models(count: int) -> None:
     from tiny_models import tiny_spec
 
-    bench = get_benchmark("toy-colors")
+    bench = TOY
     requests = [bench.build_request(item) for item in bench.load_items(None, count=count)]
     for kind in ("llava", "qwen2vl"):
         backend = build_backend(tiny_spec(kind))

@@ -10,10 +10,11 @@ from pathlib import Path
 import gradio as gr
 import pandas as pd
 
-from backend import admin, backup
-from backend.auth import ROLES
+from backend.accounts import admin
+from backend.accounts.auth import ROLES
 from backend.context import AppContext
-from backend.intents.export import FORMATS
+from backend.intents.export import FORMATS, export_for_download
+from backend.vilpact.importer import import_release
 from components.common import TabHandle, caller, ui_errors
 
 USER_COLUMNS = ["username", "role", "disabled", "source", "created_at"]
@@ -62,17 +63,17 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
         _register_api(ctx)
 
     def users_frame(name: str) -> pd.DataFrame:
-        return pd.DataFrame(admin.list_users_as(db, name), columns=USER_COLUMNS)
+        return pd.DataFrame(admin.list_accounts(db, name), columns=USER_COLUMNS)
 
     @ui_errors
     def admin_ui_import(folder: str, video_folder: str, request: gr.Request) -> dict:
         if not folder.strip():
             raise gr.Error("Enter the folder of ViLPAct's data/ on the server.")
-        return admin.import_vilpact_as(db, settings, caller(ctx, request), folder.strip(), video_folder.strip() or None)
+        return import_release(db, settings, caller(ctx, request), folder.strip(), video_folder.strip() or None)
 
     @ui_errors
     def on_export(chosen: str, request: gr.Request) -> str:
-        exported = Path(admin.export_intents_as(db, settings, caller(ctx, request), chosen)["path"])
+        exported = Path(export_for_download(db, settings, caller(ctx, request), chosen)["path"])
         download = Path(tempfile.mkdtemp(prefix="compstudio-export-")) / exported.name
         shutil.copyfile(exported, download)  # handed to Gradio's cache under an unguessable name
         return str(download)
@@ -80,7 +81,7 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
     @ui_errors
     def on_add(name: str, role: str, password: str, request: gr.Request):
         me = caller(ctx, request)
-        admin.add_user_as(db, me, name.strip(), role, password)
+        admin.add_account(db, me, name.strip(), role, password)
         return users_frame(me), ""
 
     def _change(action):
@@ -94,7 +95,7 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
 
     @ui_errors
     def on_audit(request: gr.Request) -> pd.DataFrame:
-        rows = admin.audit_log_as(db, caller(ctx, request), limit=200)
+        rows = admin.audit_log(db, caller(ctx, request), limit=200)
         frame = pd.DataFrame(rows, columns=["at", "actor", "action", "target", "detail"])
         frame["detail"] = frame["detail"].map(lambda d: json.dumps(json.loads(d))[:200] if d else "")
         return frame
@@ -102,7 +103,7 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
     @ui_errors
     def on_load(request: gr.Request):
         name = caller(ctx, request)
-        from backend.auth import get_user
+        from backend.accounts.auth import get_user
 
         user = get_user(db, name) if name else None
         if user is None or not user.has_role("admin"):
@@ -111,13 +112,11 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
 
     @ui_errors
     def on_backup_status(request: gr.Request) -> dict:
-        return backup.backup_status_as(db, settings, caller(ctx, request))
+        return ctx.backup.status(caller(ctx, request))
 
     @ui_errors
     def on_backup_now(request: gr.Request) -> dict:
-        if ctx.backup is None:
-            raise gr.Error("No backup service runs in this process.")
-        return backup.backup_now_as(ctx.backup, caller(ctx, request))
+        return ctx.backup.back_up_now(caller(ctx, request))
 
     private = {"api_visibility": "private"}
     backup_refresh.click(on_backup_status, None, backup_info, **private)
@@ -125,10 +124,10 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
     import_button.click(admin_ui_import, [root, videos], import_result, **private)
     export_button.click(on_export, [fmt], export_file, **private)
     add_button.click(on_add, [new_name, new_role, new_password], [users, new_password], **private)
-    role_button.click(_change(lambda me, n, r: admin.set_role_as(db, me, n, r)), [new_name, new_role], users, **private)
-    disable_button.click(_change(lambda me, n, r: admin.set_disabled_as(db, me, n, True)), [new_name, new_role],
+    role_button.click(_change(lambda me, n, r: admin.change_role(db, me, n, r)), [new_name, new_role], users, **private)
+    disable_button.click(_change(lambda me, n, r: admin.set_account_disabled(db, me, n, True)), [new_name, new_role],
                          users, **private)
-    enable_button.click(_change(lambda me, n, r: admin.set_disabled_as(db, me, n, False)), [new_name, new_role],
+    enable_button.click(_change(lambda me, n, r: admin.set_account_disabled(db, me, n, False)), [new_name, new_role],
                         users, **private)
     refresh_audit.click(on_audit, None, audit_table, **private)
     return TabHandle(tab=tab, min_role="admin", on_load=(on_load, [users]))
@@ -141,32 +140,32 @@ def _register_api(ctx: AppContext) -> None:
     @ui_errors
     def admin_import_vilpact(folder: str, video_folder: str, request: gr.Request) -> dict:
         """Import ViLPAct's released data/ folder (on the server); video_folder may be empty."""
-        return admin.import_vilpact_as(db, settings, caller(ctx, request), folder, video_folder or None)
+        return import_release(db, settings, caller(ctx, request), folder, video_folder or None)
 
     @ui_errors
     def admin_export_intents(fmt: str, request: gr.Request) -> dict:
         """Export intent annotations (jsonl, csv or parquet); returns the row count and the file name."""
-        return admin.export_intents_as(db, settings, caller(ctx, request), fmt)
+        return export_for_download(db, settings, caller(ctx, request), fmt)
 
     @ui_errors
     def admin_users(request: gr.Request) -> list:
         """All accounts."""
-        return admin.list_users_as(db, caller(ctx, request))
+        return admin.list_accounts(db, caller(ctx, request))
 
     @ui_errors
     def admin_user_add(name: str, role: str, password: str, request: gr.Request) -> dict:
         """Create an account."""
-        return admin.add_user_as(db, caller(ctx, request), name, role, password)
+        return admin.add_account(db, caller(ctx, request), name, role, password)
 
     @ui_errors
     def admin_user_set_role(name: str, role: str, request: gr.Request) -> dict:
         """Change an account's role."""
-        return admin.set_role_as(db, caller(ctx, request), name, role)
+        return admin.change_role(db, caller(ctx, request), name, role)
 
     @ui_errors
     def admin_user_disable(name: str, request: gr.Request) -> dict:
         """Disable an account (it can no longer sign in or call anything)."""
-        return admin.set_disabled_as(db, caller(ctx, request), name, True)
+        return admin.set_account_disabled(db, caller(ctx, request), name, True)
 
     for fn in (admin_import_vilpact, admin_export_intents, admin_users, admin_user_add, admin_user_set_role,
                admin_user_disable):

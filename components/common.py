@@ -10,7 +10,7 @@ from typing import Any
 
 import gradio as gr
 
-from backend import spaces
+from backend.accounts import oauth
 from backend.context import AppContext
 from backend.errors import CompStudioError, PermissionDenied
 
@@ -51,7 +51,7 @@ def caller(ctx: AppContext, request: gr.Request | None) -> str | None:
         userinfo = _oauth_userinfo(request)
         if userinfo:
             try:
-                return spaces.oauth_sign_in(ctx.database, ctx.settings, userinfo).username
+                return oauth.oauth_sign_in(ctx.database, ctx.settings, userinfo).username
             except PermissionDenied:
                 return None
     return None

@@ -106,7 +106,7 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
         name = caller(ctx, request)
         if name is None:
             return {progress: "Sign in to annotate."}
-        from backend.auth import get_user
+        from backend.accounts.auth import get_user
 
         user = get_user(db, name)
         if user is None or not user.has_role("annotator"):

@@ -74,7 +74,7 @@ def _model_names(ctx: AppContext) -> list[str]:
     from backend.inference.registry import list_models
 
     try:
-        return sorted(list_models(ctx.settings))
+        return sorted(list_models(ctx))
     except CompStudioError:
         return ["nsplan-lite", "bigram-prior", "random"]
 

@@ -10,7 +10,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from backend import auth
+from backend.accounts import auth
 from backend.context import AppContext
 from backend.review import agreement, dashboard, dataset, inspection, publish
 from backend.review import service as review
@@ -421,11 +421,11 @@ def build_review_tab(ctx: AppContext) -> TabHandle:
         )
 
     def on_export(fmt: str, request: gr.Request) -> list[str]:
-        result = publish.export_as(db, settings, caller(ctx, request), fmt)
+        result = publish.export_for_download(db, settings, caller(ctx, request), fmt)
         return [result["path"], result["card"]]
 
     def on_publish(repo_id: str, is_private: bool, request: gr.Request, token: gr.OAuthToken | None = None) -> dict:
-        return publish.publish_as(
+        return publish.publish_dataset(
             db, settings, caller(ctx, request), repo_id, is_private, token=token.token if token else None
         )
 
@@ -530,7 +530,7 @@ def _register_api(ctx: AppContext) -> None:
     @ui_errors
     def dataset_publish(repo_id: str, private: bool, request: gr.Request) -> dict:
         """Push the final dataset to a Hugging Face dataset repo (admins)."""
-        return publish.publish_as(db, settings, caller(ctx, request), repo_id, bool(private))
+        return publish.publish_dataset(db, settings, caller(ctx, request), repo_id, bool(private))
 
     for fn in (review_next, review_submit, review_dashboard, dataset_publish):
         gr.api(fn, api_name=fn.__name__, queue=False)

@@ -139,7 +139,7 @@ def _model_names(ctx: AppContext) -> list[str]:
     from backend.inference.registry import list_models
 
     try:
-        return sorted(list_models(ctx.settings))
+        return sorted(list_models(ctx))
     except Exception:  # a broken registry file is reported in the Models tab; keep this tab usable
         return []
 

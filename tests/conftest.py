@@ -51,7 +51,7 @@ def database(ctx: AppContext):
 @pytest.fixture(scope="session")
 def demo_media_cache(tmp_path_factory) -> Path:
     """The demo videos, generated once per test session (about a second each)."""
-    from backend.demo import ensure_demo_content
+    from backend.vilpact.demo import ensure_demo_content
 
     cache_settings = Settings(data_dir=tmp_path_factory.mktemp("demo-cache") / "data")
     ensure_demo_content(build_context(cache_settings))
@@ -68,7 +68,7 @@ def seed_demo_media(settings: Settings, cache: Path) -> None:
 @pytest.fixture
 def demo_ctx(settings: Settings, demo_media_cache: Path) -> AppContext:
     """A fresh database with the demo content (classes, five demo sequences in the pool)."""
-    from backend.demo import ensure_demo_content
+    from backend.vilpact.demo import ensure_demo_content
 
     seed_demo_media(settings, demo_media_cache)
     context = build_context(settings)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from backend import assignment, auth
+from backend import assignment
+from backend.accounts import auth
 from backend.intents import service as intents
 from backend.review import service as review
 from backend.storage import Database, utcnow

@@ -11,7 +11,7 @@ import pytest
 from conftest import seed_demo_media
 from e2e_helpers import ROOT, ApiClient, ApiError, app_in_process
 
-from backend import auth
+from backend.accounts import auth
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend import auth
+from backend.accounts import auth
 from backend.errors import NotFound, PermissionDenied, ValidationError
 
 

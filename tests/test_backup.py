@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from backend import auth, backup
+from backend.accounts import auth
 from backend.cli import main as cli_main
 from backend.context import build_context
 from backend.errors import BackupError, PermissionDenied
+from backend.operations import backup
+from backend.operations.service import BackupService, stop_on_sigterm
 from backend.storage import Database, audit, utcnow
 
 
@@ -168,7 +170,7 @@ def test_service_loop_snapshots_changes_stops_cleanly_and_admins_see_the_time(ct
     auth.add_user(ctx.database, "ada", "admin", "password1")
     auth.add_user(ctx.database, "ann", "annotator", "password2")
     settings = ctx.settings.replace(backup_every_minutes=0.0005, backup_keep=3)  # every 30 ms
-    service = backup.BackupService(ctx, settings).start()
+    service = BackupService(settings, ctx.database).start()
     directory = backup.backups_dir(settings)
     try:
         _wait_for(lambda: backup.list_snapshots(directory))
@@ -182,16 +184,16 @@ def test_service_loop_snapshots_changes_stops_cleanly_and_admins_see_the_time(ct
     assert 2 <= len(snapshots) <= 3
     assert backup.count_rows(snapshots[0].path)["users"] == 3
 
-    status = backup.backup_status_as(ctx.database, settings, "ada")
+    status = service.status("ada")
     assert status["last_local_ok_at"] is not None
     assert status["last_failure"] is None
     assert status["keep"] == 3 and len(status["snapshots"]) == len(snapshots)
     with pytest.raises(PermissionDenied):
-        backup.backup_status_as(ctx.database, settings, "ann")
+        service.status("ann")
 
 
 def test_idle_database_is_not_snapshotted_again(ctx):
-    service = backup.BackupService(ctx)
+    service = BackupService(ctx.settings, ctx.database)
     assert service.run_once(skip_unchanged=True) is not None
     assert service.run_once(skip_unchanged=True) is None
     auth.add_user(ctx.database, "ada", "admin", "password1")
@@ -205,20 +207,20 @@ def test_a_failing_backup_is_recorded_not_raised(ctx):
     auth.add_user(ctx.database, "ada", "admin", "password1")
     backup.backups_dir(ctx.settings).parent.mkdir(parents=True, exist_ok=True)
     backup.backups_dir(ctx.settings).write_text("a file where the folder should be")
-    service = backup.BackupService(ctx)
+    service = BackupService(ctx.settings, ctx.database)
     assert service.run_once() is None
-    status = backup.backup_status_as(ctx.database, ctx.settings, "ada")
+    status = service.status("ada")
     assert status["last_local_ok_at"] is None
     assert status["last_failure"]["kind"] == "local"
     with pytest.raises(PermissionDenied):
-        backup.backup_now_as(service, "nobody")
+        service.back_up_now("nobody")
 
 
 def test_sigterm_takes_a_last_snapshot_before_exiting(ctx):
     previous = signal.getsignal(signal.SIGTERM)
-    service = backup.BackupService(ctx, ctx.settings.replace(backup_every_minutes=60)).start()
+    service = BackupService(ctx.settings.replace(backup_every_minutes=60), ctx.database).start()
     try:
-        handler = backup.stop_on_sigterm(service)
+        handler = stop_on_sigterm(service)
         assert signal.getsignal(signal.SIGTERM) is handler
         auth.add_user(ctx.database, "ada", "admin", "password1")
         with pytest.raises(SystemExit):
@@ -227,3 +229,14 @@ def test_sigterm_takes_a_last_snapshot_before_exiting(ctx):
         signal.signal(signal.SIGTERM, previous)
     assert service._thread is None
     assert backup.count_rows(backup.list_snapshots(backup.backups_dir(ctx.settings))[0].path)["users"] == 1
+
+
+def test_the_context_carries_a_stopped_backup_service_and_only_admins_use_it(ctx):
+    auth.add_user(ctx.database, "ada", "admin", "password1")
+    auth.add_user(ctx.database, "ann", "annotator", "password2")
+    assert ctx.backup._thread is None  # commands and tests never start it; app.py does
+    with pytest.raises(PermissionDenied):
+        ctx.backup.back_up_now("ann")
+    taken = ctx.backup.back_up_now("ada")
+    assert Path(taken["path"]).exists()
+    assert ctx.backup.status("ada")["snapshots"][0]["path"] == taken["path"]

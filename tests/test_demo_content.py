@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from backend.demo import ensure_vilpact_demo
+from backend.vilpact.demo import ensure_vilpact_demo
 
 
 def test_vilpact_demo_imports_once_and_keeps_the_intent_pool_to_the_demo_videos(demo_ctx):

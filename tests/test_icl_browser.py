@@ -10,9 +10,8 @@ import pytest
 from e2e_helpers import ApiClient, app_in_process, browser_login, chromium_browser
 from playwright.sync_api import expect
 
-from backend import auth
+from backend.accounts import auth
 from backend.icl.store import import_set
-from backend.inference.registry import register_model
 from tests.conftest import shared_data
 from tests.tiny_models import tiny_spec
 
@@ -31,8 +30,8 @@ def small_files(tmp_path_factory):
 
 @pytest.fixture
 def app(settings, small_files):
-    register_model(tiny_spec("causal", name="tiny-icl", max_new_tokens=4))
     with app_in_process(settings.replace(demo_content=False)) as running:
+        running.ctx.models.register_model(tiny_spec("causal", name="tiny-icl", max_new_tokens=4))
         db = running.ctx.database
         auth.add_user(db, "res", "reviewer", PASSWORD)
         auth.add_user(db, "ann", "annotator", PASSWORD)

@@ -136,17 +136,16 @@ def test_bad_file_imports_nothing(database, tmp_path):
 def test_icl_benchmark_exact_match_per_category(ctx, small_files):
     from backend.icl.evaluation import evaluate_by_category, load_items
     from backend.inference.benchmarks import get_benchmark
-    from backend.inference.registry import register_model
     from tests.tiny_models import tiny_spec
 
     bank, tests = small_files
     import_set(ctx.database, "cli", bank, "bank", "bank")
     import_set(ctx.database, "cli", tests, "phrareco", "tests")
-    assert "icl" in [get_benchmark("icl").name]
+    assert "icl" in [get_benchmark(ctx, "icl").name]
     items = load_items(ctx, setting="high_diversity", n=3)
     assert len(items) == 5 and items[0].answer == "SCREAM ( ON ( BABY , IN ( TRAY , HOUSE ) ) , NONE , NONE )"
     assert items[0].request[0]["text"].count("input: ") == 4
-    register_model(tiny_spec("causal", name="tiny-icl-eval", max_new_tokens=3))
+    ctx.models.register_model(tiny_spec("causal", name="tiny-icl-eval", max_new_tokens=3))
     result = evaluate_by_category(ctx, "tiny-icl-eval", {"n": 2}, limit=2)
     assert result["items"] == 2
     assert result["exact_match_by_category"] == {"phrareco": 0.0, "all": 0.0}

@@ -7,7 +7,7 @@ import pytest
 from e2e_helpers import CHROMIUM, CHROMIUM_ARGS, free_port
 from playwright.sync_api import expect, sync_playwright
 
-from backend import auth
+from backend.accounts import auth
 from components.models import build_models_tab
 
 

@@ -22,7 +22,7 @@ def test_model_calls_go_through_spaces_gpu_on_zerogpu(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "spaces", types.SimpleNamespace(GPU=gpu))
     monkeypatch.setenv("SPACES_ZERO_GPU", "true")
-    import backend.inference.gpu as module
+    import backend.inference.hardware as module
 
     zero = importlib.reload(module)
     assert zero.run(max, 3, 9) == 9 and calls == [120]

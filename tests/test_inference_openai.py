@@ -6,7 +6,7 @@ import pytest
 from fake_openai_server import FakeOpenAIServer
 
 from backend.errors import InferenceError
-from backend.inference.benchmarks import BenchmarkSpec, EvalItem, register_benchmark
+from backend.inference.benchmarks import BenchmarkSpec, EvalItem
 from backend.inference.registry import ModelSpec, build_backend, write_models
 from backend.inference.request import GenerationParams, image, text, video
 from backend.inference.runner import run_eval
@@ -31,9 +31,6 @@ def _flaky_items(ctx=None) -> list[EvalItem]:
     return [EvalItem(f"f{i}", [text(p)], ("yes", "no"), frozenset("A")) for i, p in enumerate(prompts)]
 
 
-register_benchmark(BenchmarkSpec("test-flaky", "server failures", _flaky_items))
-
-
 def test_answers_round_trip_with_images_as_data_urls(server):
     backend = build_backend(_spec(server))
     server.reset()
@@ -51,6 +48,7 @@ def test_unknown_served_model_is_an_error_not_a_retry(server):
 
 
 def test_failures_are_retried_then_recorded_without_stopping_the_run(ctx, server):
+    ctx.benchmarks.register(BenchmarkSpec("test-flaky", "server failures", _flaky_items))
     write_models(ctx.settings, [_spec(server)])
     server.reset()
     summary = run_eval(ctx, "test-flaky", "fake")

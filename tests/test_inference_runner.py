@@ -12,8 +12,7 @@ import time
 import inference_helpers
 import pytest
 
-from backend.inference import registry
-from backend.inference.benchmarks import BenchmarkSpec, EvalItem, register_benchmark
+from backend.inference.benchmarks import BenchmarkSpec, EvalItem
 from backend.inference.registry import ModelSpec, write_models
 from backend.inference.request import text
 from backend.inference.runner import answer_item, run_eval
@@ -33,8 +32,10 @@ def _items(ctx=None, count: int = 10, boom: tuple[int, ...] = ()) -> list[EvalIt
     ]
 
 
-register_benchmark(BenchmarkSpec("test-yesno", "ten yes/no items", _items))
-register_benchmark(BenchmarkSpec("test-boom", "item 3 fails", lambda ctx: _items(boom=(3,))))
+@pytest.fixture(autouse=True)
+def _test_benchmarks(ctx):
+    ctx.benchmarks.register(BenchmarkSpec("test-yesno", "ten yes/no items", _items))
+    ctx.benchmarks.register(BenchmarkSpec("test-boom", "item 3 fails", lambda ctx: _items(boom=(3,))))
 
 
 def _use_models(ctx, *specs: ModelSpec) -> None:
@@ -48,10 +49,10 @@ def _echo(name: str = "echo", **changes) -> ModelSpec:
 def test_random_baseline_is_seeded_and_rerun_comes_from_the_store(ctx):
     first = run_eval(ctx, "toy-colors", "random")
     assert first.items == 24 and first.newly_computed == 24 and first.parse_failures == 0
-    registry.pool_of(ctx).unload()
+    ctx.pool.unload()
     again = run_eval(ctx, "toy-colors", "random")
     assert again.newly_computed == 0 and again.from_store == 24 and again.score == first.score
-    assert registry.pool_of(ctx).loaded() == []  # a finished benchmark does not even load the model
+    assert ctx.pool.loaded() == []  # a finished benchmark does not even load the model
 
 
 def test_rerun_makes_no_model_calls_and_limit_extends(ctx):

@@ -7,11 +7,10 @@ import pytest
 from tiny_models import tiny_spec
 
 from backend.errors import ValidationError
-from backend.inference.benchmarks import get_benchmark
 from backend.inference.registry import build_backend, write_models
 from backend.inference.request import GenerationParams, image, text, video
 from backend.inference.runner import run_eval
-from backend.inference.toy import _square
+from backend.inference.toy import TOY, _square
 
 PARAMS = GenerationParams(max_new_tokens=5)
 
@@ -39,7 +38,7 @@ def causal():
 
 @pytest.fixture(scope="module")
 def toy_requests():
-    bench = get_benchmark("toy-colors")
+    bench = TOY
     return [bench.build_request(item) for item in bench.load_items(None, count=8)]
 
 
@@ -61,7 +60,7 @@ def test_llava_counts_image_tokens_per_image(llava):
 
 
 def test_qwen_native_video_from_frames_and_from_a_file(qwen, tmp_path):
-    from backend.media.demo_video import write_demo_video
+    from backend.vilpact.demo_video import write_demo_video
 
     clip = write_demo_video(tmp_path / "clip.mp4", [("Opening a door", 0.0, 1.0)], 1.0, 120)
     frames = [video(frames=[_square("red"), _square("red"), _square("blue"), _square("blue")]), text("What?")]

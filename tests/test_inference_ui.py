@@ -7,7 +7,7 @@ import pytest
 from e2e_helpers import free_port
 from gradio_client import Client
 
-from backend import auth
+from backend.accounts import auth
 from backend.inference.benchmarks import get_benchmark
 from backend.inference.registry import list_models
 from components.models import build_ask_model, build_models_tab
@@ -23,7 +23,7 @@ def served(tmp_path_factory):
     ctx = build_context(Settings(data_dir=tmp_path_factory.mktemp("models-ui"), demo_content=False))
     for name, role in (("ann", "annotator"), ("rev", "reviewer"), ("boss", "admin")):
         auth.add_user(ctx.database, name, role, PASSWORD)
-    items = {item.item_id: item for item in get_benchmark("toy-colors").load_items(ctx)}
+    items = {item.item_id: item for item in get_benchmark(ctx, "toy-colors").load_items(ctx)}
     with gr.Blocks() as demo:
         with gr.Tabs():
             build_models_tab(ctx)
@@ -63,7 +63,7 @@ def test_annotator_cannot_run_or_edit(served):
         client.predict('{"name": "evil", "backend": "random"}', api_name="/models_save")
     with pytest.raises(Exception, match="reviewer role"):
         client.predict("random", "toy-000", api_name="/toy_ask")
-    assert "evil" not in list_models(ctx.settings)
+    assert "evil" not in list_models(ctx)
     assert ctx.database.scalar("SELECT COUNT(*) FROM predictions") == 0
 
 
@@ -82,6 +82,6 @@ def test_admin_edits_the_registry(served):
     ctx, _, url = served
     client = _client(url, "boss")
     result = client.predict('{"name": "m2", "backend": "random", "options": {"seed": 3}}', api_name="/models_save")
-    assert "Saved" in result[0] and list_models(ctx.settings)["m2"].options == {"seed": 3}
+    assert "Saved" in result[0] and list_models(ctx)["m2"].options == {"seed": 3}
     with pytest.raises(Exception, match="valid backends"):
         client.predict('{"name": "m3", "backend": "tensorflow"}', api_name="/models_save")

@@ -7,11 +7,11 @@ import json
 import pandas as pd
 import pytest
 
-from backend import auth
-from backend.demo import ensure_demo_content
+from backend.accounts import auth
 from backend.errors import PermissionDenied, ValidationError
 from backend.intents import service
 from backend.intents.export import export_intents
+from backend.vilpact.demo import ensure_demo_content
 
 GOOD = ("S/He wants to have a drink", "S/He is thirsty")
 

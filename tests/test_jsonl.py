@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from backend.errors import ImportFileError
-from backend.jsonl import read_jsonl
+from backend.storage.jsonl import read_jsonl
 
 
 def test_lines_keep_their_numbers_and_failures_are_named(tmp_path):

@@ -14,7 +14,7 @@ import pytest
 from e2e_helpers import free_port, kill_hard, start_app_process, wait_http_ok
 from load_driver import run_annotators
 
-from backend import auth
+from backend.accounts import auth
 from backend.context import build_context
 from backend.settings import Settings
 from backend.vilpact.importer import import_vilpact

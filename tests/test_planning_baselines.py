@@ -60,13 +60,12 @@ def ctx(tmp_path_factory):
 
 
 def test_baselines_run_through_the_shared_runner(ctx, monkeypatch):
-    import backend.embeddings
-    from backend.inference.registry import PROCESS_POOL
+    import backend.inference.embeddings
     from backend.inference.runner import run_eval
     from backend.planning.leaderboard import leaderboard
 
-    monkeypatch.setattr(backend.embeddings, "embed_texts", lambda texts, model=None: hashing_embed(list(texts)))
-    PROCESS_POOL.unload()
+    monkeypatch.setattr(backend.inference.embeddings, "embed_texts", lambda texts, model=None: hashing_embed(list(texts)))
+    ctx.pool.unload()
     for model in ("nsplan-lite", "bigram-prior", "random"):
         summary = run_eval(ctx, "vilpact-planning", model, limit=40)
         assert summary.items == 40 and summary.errors == 0 and summary.parse_failures == 0
@@ -78,7 +77,7 @@ def test_baselines_run_through_the_shared_runner(ctx, monkeypatch):
     assert board["runs"]["random"]["refusals"] == 0 and board["runs"]["random"]["parse_failures"] == 0
     assert "mcnemar_vs_bigram-prior" in board["runs"]["random"]
     assert set(board["runs"]["random"]["by_length"]) <= {"1", "2", "3", "4+"}
-    PROCESS_POOL.unload()
+    ctx.pool.unload()
 
 
 def test_circular_items_rotate_the_choices(ctx):

@@ -7,7 +7,7 @@ import pytest
 from e2e_helpers import app_in_process, browser_login
 from playwright.sync_api import expect
 
-from backend import auth
+from backend.accounts import auth
 from backend.planning.media import write_synthetic_video
 from backend.planning.questions import import_planning
 from backend.vilpact.importer import import_vilpact

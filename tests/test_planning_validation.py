@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend import auth
+from backend.accounts import auth
 from backend.errors import PermissionDenied, ValidationError
 from backend.planning.authoring import author_question
 from backend.planning.catalog import load_catalog

@@ -156,14 +156,14 @@ class OfflineHub(HfApi):
 
 def test_publish_uploads_the_export_with_a_card(database, reviewed, settings):
     hub = OfflineHub()
-    result = publish.publish_as(database, settings, "boss", "team/vilpact-intents", private=True, api=hub)
+    result = publish.publish_dataset(database, settings, "boss", "team/vilpact-intents", private=True, api=hub)
     repo = hub.repos["team/vilpact-intents"]
     assert repo["private"] is True and repo["type"] == "dataset" and result["commit"] == "commit-1"
     assert sorted(repo["files"]) == ["README.md", "all_gt_seq.csv", "dataset.jsonl"]
     assert repo["files"]["dataset.jsonl"].count(b"\n") == 2 and b"| sequences | 2 |" in repo["files"]["README.md"]
     assert database.query_one("SELECT actor FROM audit_log WHERE action = 'dataset.publish'")["actor"] == "boss"
     with pytest.raises(Exception, match="OWNER/NAME"):
-        publish.publish_as(database, settings, "boss", "not a repo", api=hub)
+        publish.publish_dataset(database, settings, "boss", "not a repo", api=hub)
 
 
 def test_cli_export_import_and_compare(database, reviewed, settings, tmp_path, capsys):

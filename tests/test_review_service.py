@@ -236,15 +236,15 @@ def test_annotators_are_refused_everywhere(database, settings, people, tmp_path)
         lambda u: inspection.next_item(database, u, 1),
         lambda u: inspection.judge(database, u, 1, "S1", inspection.InspectionJudgment(True, True, True)),
         lambda u: inspection.report(database, u, 1),
-        lambda u: publish.export_as(database, settings, u, "jsonl"),
-        lambda u: publish.publish_as(database, settings, u, "team/data", api=object()),
+        lambda u: publish.export_for_download(database, settings, u, "jsonl"),
+        lambda u: publish.publish_dataset(database, settings, u, "team/data", api=object()),
     ]
     for call in calls:
         for user in ("a1", None, "nobody"):
             with pytest.raises(PermissionDenied):
                 call(user)
     with pytest.raises(PermissionDenied):  # publishing is for admins only
-        publish.publish_as(database, settings, "rev", "team/data", api=object())
+        publish.publish_dataset(database, settings, "rev", "team/data", api=object())
     assert assignment.pool_progress(database.db, "review", "a1")["mine_total"] == 0
 
 

@@ -16,7 +16,11 @@ import gradio.oauth
 import httpx
 import pytest
 
-from backend import assignment, backup, spaces
+from backend import assignment
+from backend.operations import backup
+from backend.operations.hub import hub_snapshots
+from backend.operations.service import BackupService
+from backend.operations.start import SpaceStart, prepare_start
 from backend.settings import Settings
 from backend.storage import utcnow
 from tests.e2e_helpers import app_in_process
@@ -79,8 +83,8 @@ def seed_sequences(ctx, count: int = 3) -> None:
         assignment.add_tasks(db, "intent", ids, 1)
 
 
-def start(base: Settings, persistent: Path, hub: FakeHub) -> spaces.SpaceStart:
-    return spaces.prepare_start(base, SPACE_ENV, api=hub, persistent_root=persistent)
+def start(base: Settings, persistent: Path, hub: FakeHub) -> SpaceStart:
+    return prepare_start(base, SPACE_ENV, api=hub, persistent_root=persistent)
 
 
 def annotate(client: httpx.Client, n: int) -> list[str]:
@@ -112,7 +116,7 @@ def test_simulated_space_signs_in_backs_up_and_restores(tmp_path, mocked_oauth):
     assert first.banner is None and first.restored.snapshot is None  # the repo does not exist yet
     with app_in_process(first.settings) as app:
         seed_sequences(app.ctx)
-        service = backup.BackupService(app.ctx, hf_api=hub).start()
+        service = BackupService(app.ctx.settings, app.ctx.database, hf_api=hub).start()
         try:
             owner = sign_in(app.url, mocked_oauth, OWNER)
             users, error = call(owner, "admin_users")
@@ -132,7 +136,7 @@ def test_simulated_space_signs_in_backs_up_and_restores(tmp_path, mocked_oauth):
             service.stop()  # a last snapshot with all three, pushed
     assert backup.backup_status(app.ctx.database, first.settings).last_hub_ok_at is not None
 
-    snapshots = spaces.hub_snapshots(list(hub.repos[REPO]))
+    snapshots = hub_snapshots(list(hub.repos[REPO]))
     assert len(snapshots) >= 2
     hub.repos[REPO][snapshots[0]] = hub.repos[REPO][snapshots[0]][:4096]  # the newest upload is corrupted
 

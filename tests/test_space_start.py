@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from e2e_helpers import ROOT, free_port, kill_hard, wait_http_ok
 
-from backend import spaces
+from backend.operations import space
+from backend.operations.start import prepare_start
 from backend.settings import Settings, load_settings
 
 LISTEN = "0A"  # TCP state code for LISTEN in /proc/net/tcp
@@ -82,15 +83,15 @@ def test_on_a_space_the_app_listens_on_all_interfaces_at_gradios_port(tmp_path):
 
 
 def test_the_address_comes_from_flags_then_gradio_then_the_platform():
-    space = {"SPACE_ID": "someone/compstudio"}
-    assert spaces.listen_address(load_settings({}), {}) == ("127.0.0.1", 7860)
-    assert spaces.listen_address(load_settings({}), space) == ("0.0.0.0", 7860)
-    gradio_env = {**space, "GRADIO_SERVER_NAME": "0.0.0.0", "GRADIO_SERVER_PORT": "7861"}
-    assert spaces.listen_address(load_settings({}), gradio_env) == ("0.0.0.0", 7861)
+    on_space = {"SPACE_ID": "someone/compstudio"}
+    assert space.listen_address(load_settings({}), {}) == ("127.0.0.1", 7860)
+    assert space.listen_address(load_settings({}), on_space) == ("0.0.0.0", 7860)
+    gradio_env = {**on_space, "GRADIO_SERVER_NAME": "0.0.0.0", "GRADIO_SERVER_PORT": "7861"}
+    assert space.listen_address(load_settings({}), gradio_env) == ("0.0.0.0", 7861)
     explicit = load_settings({"COMPSTUDIO_HOST": "127.0.0.1"}, port=9000)
-    assert spaces.listen_address(explicit, gradio_env) == ("127.0.0.1", 9000)
+    assert space.listen_address(explicit, gradio_env) == ("127.0.0.1", 9000)
     with pytest.raises(Exception, match="GRADIO_SERVER_PORT='http' is not a port number"):
-        spaces.listen_address(load_settings({}), {"GRADIO_SERVER_PORT": "http"})
+        space.listen_address(load_settings({}), {"GRADIO_SERVER_PORT": "http"})
 
 
 def test_hub_backup_without_a_token_is_turned_off_with_a_notice(tmp_path, monkeypatch):
@@ -98,7 +99,7 @@ def test_hub_backup_without_a_token_is_turned_off_with_a_notice(tmp_path, monkey
 
     monkeypatch.setattr(huggingface_hub, "get_token", lambda: None)
     settings = Settings(data_dir=tmp_path / "data", hub_backup_repo="someone/backup")
-    start = spaces.prepare_start(settings, {"SPACE_ID": "someone/compstudio"}, persistent_root=tmp_path / "none")
+    start = prepare_start(settings, {"SPACE_ID": "someone/compstudio"}, persistent_root=tmp_path / "none")
     assert start.settings.hub_backup_repo == "" and start.restored is None
     notices = "\n".join(start.notices())
     assert "Hub backup to `someone/backup` is OFF" in notices
@@ -107,16 +108,16 @@ def test_hub_backup_without_a_token_is_turned_off_with_a_notice(tmp_path, monkey
 
     monkeypatch.setattr(huggingface_hub, "get_token", lambda: "hf_token")  # with a token the restore is tried
     with pytest.raises(Exception, match="could not list the Hub backup repo someone/backup"):
-        spaces.prepare_start(settings, {"SPACE_ID": "someone/compstudio"}, persistent_root=tmp_path / "none")
+        prepare_start(settings, {"SPACE_ID": "someone/compstudio"}, persistent_root=tmp_path / "none")
 
 
 def test_a_persistent_folder_left_unwritable_falls_back_with_the_banner(tmp_path, monkeypatch):
     """``/data/compstudio`` left by an earlier container under another user id: writable ``/data`` is not enough."""
     persistent = tmp_path / "data-disk"
-    (persistent / spaces.DATA_SUBDIR).mkdir(parents=True)
-    writable = spaces._writable  # root may write anywhere, so the other user's folder is simulated
-    monkeypatch.setattr(spaces, "_writable", lambda folder: folder != persistent / spaces.DATA_SUBDIR and writable(folder))
+    (persistent / space.DATA_SUBDIR).mkdir(parents=True)
+    writable = space._writable  # root may write anywhere, so the other user's folder is simulated
+    monkeypatch.setattr(space, "_writable", lambda folder: folder != persistent / space.DATA_SUBDIR and writable(folder))
     settings = Settings(data_dir=tmp_path / "ephemeral")
-    data_dir, banner = spaces.resolve_data_dir(settings, {"SPACE_ID": "a/b"}, persistent)
+    data_dir, banner = space.resolve_data_dir(settings, {"SPACE_ID": "a/b"}, persistent)
     assert data_dir == tmp_path / "ephemeral"
     assert banner and "Data will be lost on restart" in banner

@@ -11,9 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from backend import auth, backup, spaces
+from backend.accounts import auth, oauth
 from backend.context import build_context
 from backend.errors import BackupError, PermissionDenied
+from backend.inference import hardware
+from backend.operations import backup, space
+from backend.operations.hub import HubBackup, hub_snapshots, restore_from_hub_if_empty
+from backend.operations.service import BackupService
+from backend.operations.start import prepare_start
 from backend.settings import Settings
 from tests.fake_hub import FakeHub
 
@@ -29,71 +34,71 @@ def persistent(tmp_path: Path) -> Path:
 
 
 def test_off_a_space_nothing_changes(settings):
-    assert spaces.resolve_data_dir(settings, env={}) == (settings.data_dir, None)
-    start = spaces.prepare_start(settings, env={})
+    assert space.resolve_data_dir(settings, env={}) == (settings.data_dir, None)
+    start = prepare_start(settings, env={})
     assert start.settings == settings.replace(host="127.0.0.1", port=7860) and start.notices() == []
 
 
 def test_on_a_space_with_persistent_storage_data_goes_to_data_compstudio(settings, persistent):
-    data_dir, banner = spaces.resolve_data_dir(settings, env=SPACE, persistent_root=persistent)
+    data_dir, banner = space.resolve_data_dir(settings, env=SPACE, persistent_root=persistent)
     assert (data_dir, banner) == (persistent / "compstudio", None)
 
 
 def test_on_a_space_without_persistent_storage_admins_are_warned(settings, tmp_path):
     missing = tmp_path / "no-such-mount"
-    data_dir, banner = spaces.resolve_data_dir(settings, env=SPACE, persistent_root=missing)
+    data_dir, banner = space.resolve_data_dir(settings, env=SPACE, persistent_root=missing)
     assert data_dir == settings.data_dir
     assert "lost on restart" in banner and "COMPSTUDIO_HUB_BACKUP_REPO" in banner
 
     with_hub = settings.replace(hub_backup_repo=REPO)
-    _, banner = spaces.resolve_data_dir(with_hub, env=SPACE, persistent_root=missing)
+    _, banner = space.resolve_data_dir(with_hub, env=SPACE, persistent_root=missing)
     assert REPO in banner and "since the last snapshot is lost" in banner
 
 
 def test_an_explicit_data_dir_wins_and_is_judged_by_where_it_is(settings, persistent):
     env = {**SPACE, "COMPSTUDIO_DATA_DIR": "x"}
     inside = settings.replace(data_dir=persistent / "mine")
-    assert spaces.resolve_data_dir(inside, env=env, persistent_root=persistent) == (persistent / "mine", None)
-    _, banner = spaces.resolve_data_dir(settings, env=env, persistent_root=persistent)
+    assert space.resolve_data_dir(inside, env=env, persistent_root=persistent) == (persistent / "mine", None)
+    _, banner = space.resolve_data_dir(settings, env=env, persistent_root=persistent)
     assert "lost on restart" in banner
 
 
 def test_owner_and_named_users_are_admins_everyone_else_annotator(database):
     settings = Settings(admins=("grace",))
-    assert spaces.space_admins(settings, SPACE) == ("grace", "ada")
-    assert spaces.space_admins(settings, {}) == ("grace",)
-    assert spaces.space_admins(settings, {"SPACE_ID": "lab/compstudio"}) == ("grace", "lab")
+    assert space.space_admins(settings, SPACE) == ("grace", "ada")
+    assert space.space_admins(settings, {}) == ("grace",)
+    assert space.space_admins(settings, {"SPACE_ID": "lab/compstudio"}) == ("grace", "lab")
 
     def sign_in(name: str, **extra):
-        return spaces.oauth_sign_in(database, settings, {"preferred_username": name, **extra}, env=SPACE)
+        return oauth.oauth_sign_in(database, settings, {"preferred_username": name, **extra}, env=SPACE)
 
     assert sign_in("ada").role == "admin"
     assert sign_in("grace").role == "admin"
     assert sign_in("stranger").role == "annotator"
     assert auth.get_user(database, "stranger").source == "oauth"
     with pytest.raises(PermissionDenied, match="no user name"):
-        spaces.oauth_sign_in(database, settings, {}, env=SPACE)
+        oauth.oauth_sign_in(database, settings, {}, env=SPACE)
 
 
 def test_organisation_restriction(database):
     settings = Settings(allowed_orgs=("LabA",))
     member = {"preferred_username": "mia", "orgs": [{"preferred_username": "laba", "name": "Lab A"}]}
-    assert spaces.oauth_sign_in(database, settings, member, env=SPACE).role == "annotator"
+    assert oauth.oauth_sign_in(database, settings, member, env=SPACE).role == "annotator"
     with pytest.raises(PermissionDenied, match="members of LabA only"):
-        spaces.oauth_sign_in(database, settings, {"preferred_username": "out", "orgs": []}, env=SPACE)
+        oauth.oauth_sign_in(database, settings, {"preferred_username": "out", "orgs": []}, env=SPACE)
     assert auth.get_user(database, "out") is None
-    assert spaces.oauth_sign_in(database, settings, {"preferred_username": "ada"}, env=SPACE).role == "admin"
+    assert oauth.oauth_sign_in(database, settings, {"preferred_username": "ada"}, env=SPACE).role == "admin"
 
 
 def test_hardware_detection_and_zero_gpu_wrapping(monkeypatch):
-    assert spaces.hardware({}, cuda_available=True) == "gpu"
-    assert spaces.hardware({}, cuda_available=False) == "cpu"
-    assert spaces.hardware({"SPACES_ZERO_GPU": "true"}, cuda_available=True) == "zerogpu"
+    assert hardware.hardware({}, cuda_available=True) == "gpu"
+    assert hardware.hardware({}, cuda_available=False) == "cpu"
+    assert hardware.hardware({"SPACES_ZERO_GPU": "true"}, cuda_available=True) == "zerogpu"
 
     def model_call(x):
         return x + 1
 
-    assert spaces.zero_gpu(model_call, env={}) is model_call
+    assert hardware.zero_gpu(model_call, env={}) is model_call
     wrapped_with = []
     fake_spaces = types.ModuleType("spaces")
 
@@ -107,8 +112,8 @@ def test_hardware_detection_and_zero_gpu_wrapping(monkeypatch):
     fake_spaces.GPU = gpu
     monkeypatch.setitem(sys.modules, "spaces", fake_spaces)
     env = {"SPACES_ZERO_GPU": "true"}
-    assert spaces.zero_gpu(model_call, env=env)(1) == ("on-gpu", 2)
-    assert spaces.zero_gpu(model_call, duration=120, env=env)(1) == ("on-gpu", 2)
+    assert hardware.zero_gpu(model_call, env=env)(1) == ("on-gpu", 2)
+    assert hardware.zero_gpu(model_call, duration=120, env=env)(1) == ("on-gpu", 2)
     assert wrapped_with == [None, 120]
 
 
@@ -125,8 +130,8 @@ def test_hub_backup_pushes_snapshots_and_uploaded_media_never_the_live_database(
     (settings.media_dir / "uploads" / "clip.mp4").write_bytes(b"video bytes")
     (settings.media_dir / "demo").mkdir(parents=True)
     (settings.media_dir / "demo" / "demo.mp4").write_bytes(b"regenerated on start")
-    service = backup.BackupService(ctx, hf_api=hub)
-    service.hub = spaces.HubBackup(settings, ctx.database, api=hub)
+    service = BackupService(ctx.settings, ctx.database, hf_api=hub)
+    service.hub = HubBackup(settings, ctx.database, api=hub)
     try:
         assert hub.private[REPO] is True
         for _ in range(3):
@@ -136,7 +141,7 @@ def test_hub_backup_pushes_snapshots_and_uploaded_media_never_the_live_database(
     finally:
         service.hub.scheduler.stop()
     files = sorted(hub.repos[REPO])
-    snapshots = spaces.hub_snapshots(files)
+    snapshots = hub_snapshots(files)
     assert len(snapshots) == 2  # backup_keep on the Hub too (4 were pushed)
     assert files == sorted([*snapshots, "media/uploads/clip.mp4"])
     assert hub.repos[REPO][snapshots[0]] == (settings.data_dir / snapshots[0]).read_bytes()
@@ -151,7 +156,7 @@ def _backed_up_hub(settings: Settings) -> tuple[FakeHub, Settings]:
     ctx = build_context(settings)
     (settings.media_dir / "uploads").mkdir(parents=True)
     (settings.media_dir / "uploads" / "clip.mp4").write_bytes(b"video bytes")
-    backup_hub = spaces.HubBackup(settings, ctx.database, api=hub)
+    backup_hub = HubBackup(settings, ctx.database, api=hub)
     try:
         for name in ("ada", "bob"):
             auth.add_user(ctx.database, name, "annotator", "password1")
@@ -165,21 +170,21 @@ def _backed_up_hub(settings: Settings) -> tuple[FakeHub, Settings]:
 def test_empty_data_folder_is_restored_from_the_newest_hub_snapshot(tmp_path, settings):
     hub, old = _backed_up_hub(settings)
     fresh = old.replace(data_dir=tmp_path / "fresh")
-    report = spaces.restore_from_hub_if_empty(fresh, api=hub)
+    report = restore_from_hub_if_empty(fresh, api=hub)
     assert report.snapshot.startswith(f"{REPO}/backups/compstudio-")
     assert report.rows["users"] == 2 and report.media_files == 1 and report.skipped == []
     assert "Restored" in report.message() and "2 users" in report.message()
     assert (fresh.media_dir / "uploads" / "clip.mp4").read_bytes() == b"video bytes"
     assert sorted(u.username for u in auth.list_users(build_context(fresh).database)) == ["ada", "bob"]
-    assert spaces.restore_from_hub_if_empty(fresh, api=hub) is None  # not empty any more
+    assert restore_from_hub_if_empty(fresh, api=hub) is None  # not empty any more
 
 
 def test_a_corrupted_newest_snapshot_is_skipped_for_the_one_before(tmp_path, settings):
     hub, old = _backed_up_hub(settings)
-    newest = spaces.hub_snapshots(list(hub.repos[REPO]))[0]
+    newest = hub_snapshots(list(hub.repos[REPO]))[0]
     hub.repos[REPO][newest] = hub.repos[REPO][newest][:8192]  # truncated upload
     fresh = old.replace(data_dir=tmp_path / "fresh")
-    report = spaces.restore_from_hub_if_empty(fresh, api=hub)
+    report = restore_from_hub_if_empty(fresh, api=hub)
     assert [s["snapshot"] for s in report.skipped] == [newest]
     assert report.rows["users"] == 1
     assert newest in report.message()
@@ -188,19 +193,19 @@ def test_a_corrupted_newest_snapshot_is_skipped_for_the_one_before(tmp_path, set
 def test_restore_with_no_repo_or_no_usable_snapshot_starts_empty_but_an_unreachable_hub_stops(tmp_path):
     settings = Settings(data_dir=tmp_path / "a", hub_backup_repo=REPO)
     hub = FakeHub()
-    report = spaces.restore_from_hub_if_empty(settings, api=hub)
+    report = restore_from_hub_if_empty(settings, api=hub)
     assert report.snapshot is None and "does not exist yet" in report.message()
 
     hub.create_repo(REPO, repo_type="dataset", private=True)
     hub.repos[REPO]["backups/compstudio-20261129T120000000000Z.db"] = b"garbage" * 100
-    report = spaces.restore_from_hub_if_empty(settings, api=hub)
+    report = restore_from_hub_if_empty(settings, api=hub)
     assert report.snapshot is None and len(report.skipped) == 1 and "no usable snapshot" in report.message()
     assert not settings.db_path.exists()
 
     hub.fail_list = True
     with pytest.raises(BackupError, match="could not list the Hub backup repo"):
-        spaces.restore_from_hub_if_empty(settings, api=hub)
-    assert spaces.restore_from_hub_if_empty(Settings(data_dir=tmp_path / "b"), api=hub) is None  # no repo set
+        restore_from_hub_if_empty(settings, api=hub)
+    assert restore_from_hub_if_empty(Settings(data_dir=tmp_path / "b"), api=hub) is None  # no repo set
 
 
 def test_a_hub_that_refuses_at_start_leaves_local_snapshots_running_and_admins_told(settings):
@@ -211,9 +216,9 @@ def test_a_hub_that_refuses_at_start_leaves_local_snapshots_running_and_admins_t
     settings = _hub_settings(settings)
     ctx = build_context(settings)
     auth.add_user(ctx.database, "ada", "admin", "password1")
-    service = backup.BackupService(ctx, hf_api=ReadOnlyToken()).start()
+    service = BackupService(ctx.settings, ctx.database, hf_api=ReadOnlyToken()).start()
     assert service.hub is None
     service.stop()
-    status = backup.backup_status_as(ctx.database, settings, "ada")
+    status = service.status("ada")
     assert status["last_local_ok_at"] is not None
     assert "403" in status["last_failure"]["detail"] and status["last_failure"]["kind"] == "hub"

@@ -8,7 +8,7 @@ import pytest
 from e2e_helpers import ApiClient, app_in_process, browser_login
 from playwright.sync_api import expect
 
-from backend import auth
+from backend.accounts import auth
 from backend.vqa.demo import DEMO_FILE
 from backend.vqa.permissions import set_permission
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from backend import auth
+from backend.accounts import auth
 from backend.cli import main
 from backend.context import build_context
 from backend.vqa.demo import DEMO_FILE

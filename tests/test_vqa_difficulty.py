@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from backend import auth
+from backend.accounts import auth
 from backend.errors import PermissionDenied, ValidationError
 from backend.vqa.compose import compose_and_export
 from backend.vqa.demo import ensure_vqa_demo

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from backend import auth
+from backend.accounts import auth
 from backend.errors import NotFound, PermissionDenied, ValidationError
 from backend.vqa import service
 from backend.vqa.demo import DEMO_FILE

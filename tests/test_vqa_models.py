@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend import auth
+from backend.accounts import auth
 from backend.errors import PermissionDenied
 from backend.inference.registry import ModelSpec, write_models
 from backend.vqa.demo import ensure_vqa_demo

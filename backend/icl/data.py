@@ -16,7 +16,7 @@ from typing import Any
 from backend.errors import ImportFileError
 from backend.icl.grammar import parse_sentence
 from backend.icl.trees import Tree, TreeError, TreeFeatures, parse_logical_form, tree_features, tree_from_json
-from backend.jsonl import read_jsonl
+from backend.storage.jsonl import read_jsonl
 
 PREFIX = "Form one: "
 

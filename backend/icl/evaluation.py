@@ -12,15 +12,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backend.icl.build import build_case
 from backend.icl.selectors import SelectorSpec
-from backend.icl.service import workspace_of
 from backend.icl.store import list_sets
-from backend.inference.benchmarks import BenchmarkSpec, EvalItem, register_benchmark
+from backend.inference.benchmarks import BenchmarkSpec, EvalItem
 from backend.inference.outcomes import outcome_counts
 from backend.inference.request import GenerationParams, text
+
+if TYPE_CHECKING:
+    from backend.context import AppContext
 
 BENCHMARK = "icl"
 
@@ -35,7 +37,7 @@ def case_item(tests: str, line: int, result, setting: str) -> EvalItem:
 
 
 def load_items(
-    ctx,
+    ctx: AppContext,
     bank: str | None = None,
     tests: str | Iterable[str] | None = None,
     setting: str = "full_similarity",
@@ -55,7 +57,7 @@ def load_items(
         test_sets = sorted(r["name"] for r in rows if r["kind"] == "tests")
     else:
         test_sets = [tests] if isinstance(tests, str) else list(tests)
-    workspace = workspace_of(ctx)
+    workspace = ctx.icl
     selector = workspace.selector(ctx.database, bank, SelectorSpec(name=setting, seed=int(seed)))
     flag = fictional if isinstance(fictional, bool) else str(fictional).lower() in {"1", "true", "yes"}
     items = []
@@ -80,7 +82,7 @@ def accuracy_by_category(items: list[EvalItem], scores: list[float]) -> dict[str
     return {k: sum(v) / len(v) for k, v in groups.items()}
 
 
-register_benchmark(
+BENCHMARKS = (
     BenchmarkSpec(
         name=BENCHMARK,
         description="CoFe in-context compositional generalization: prompts from a stored bank and test set, "
@@ -88,12 +90,12 @@ register_benchmark(
         load_items=load_items,
         params=GenerationParams(max_new_tokens=256, stop=("\n",)),
         metric="exact_match",
-    )
+    ),
 )
 
 
 def evaluate_by_category(
-    ctx, model: str, load_options: dict[str, Any] | None = None, limit: int | None = None, actor: str = "cli"
+    ctx: AppContext, model: str, load_options: dict[str, Any] | None = None, limit: int | None = None, actor: str = "cli"
 ) -> dict[str, Any]:
     """Run (or resume) ``model`` on the ``icl`` benchmark and add exact match per category."""
     from backend.inference.benchmarks import get_benchmark
@@ -102,7 +104,7 @@ def evaluate_by_category(
     from backend.inference.store import lookup, settings_hash
 
     summary = run_eval(ctx, BENCHMARK, model, limit=limit, actor=actor, load_options=load_options)
-    bench, spec = get_benchmark(BENCHMARK), get_spec(ctx.settings, model)
+    bench, spec = get_benchmark(ctx, BENCHMARK), get_spec(ctx, model)
     items = load_items(ctx, **(load_options or {}))
     prepared = prepare(bench, items[:limit] if limit is not None else items)
     stored = lookup(ctx.database, spec.name, bench.name, settings_hash(spec, effective_params(bench, spec)))

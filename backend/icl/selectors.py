@@ -8,7 +8,7 @@ static equation-1 counts |P(T) ∩ P(T_c)| and |S(T) ∩ S(T_c)|, shown for comp
 - ``random``: n examples drawn uniformly (seeded per test input);
 - ``bm25``: Okapi BM25 over the bank inputs (``bm25s``: sparse precomputed scores, one query scores the
   whole bank in a few milliseconds, where rank-bm25 loops over every document in Python);
-- ``embedding``: nearest neighbours by cosine similarity of sentence embeddings (backend.embeddings);
+- ``embedding``: nearest neighbours by cosine similarity of sentence embeddings (backend.inference.embeddings);
 - ``mmr``: maximal marginal relevance (Carbonell & Goldstein 1998) over the same embeddings,
   argmax λ·sim(q, d) − (1−λ)·max_{c∈C} sim(d, c), among the ``pool`` most similar examples.
 """
@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -140,7 +141,7 @@ class Selector:
     def query_vector(self, text: str) -> np.ndarray:
         if text in self._queries:
             return self._queries[text]
-        from backend.embeddings import embed_texts
+        from backend.inference.embeddings import embed_texts
 
         return embed_texts([text], model=self.spec.embedding_model)[0]
 
@@ -148,7 +149,7 @@ class Selector:
         """Embed many test inputs in batches up front (a batch build), for the embedding selectors."""
         if self.spec.name not in {"embedding", "mmr"} or not texts:
             return
-        from backend.embeddings import embed_texts
+        from backend.inference.embeddings import embed_texts
 
         self.bank_vectors()
         unique = sorted(set(texts))
@@ -184,7 +185,7 @@ def mmr_order(relevance: np.ndarray, similarity: np.ndarray, n: int, lam: float,
 
 def cached_bank_vectors(index: BankIndex, model: str | None, cache_dir: Path | None) -> np.ndarray:
     """Embeddings of the bank inputs, stored as .npy under ``cache_dir`` keyed by bank and model."""
-    from backend.embeddings import embed_texts, resolve_model
+    from backend.inference.embeddings import embed_texts, resolve_model
     from backend.settings import load_settings
 
     model_name = model or load_settings().embedding_model
@@ -201,7 +202,7 @@ def cached_bank_vectors(index: BankIndex, model: str | None, cache_dir: Path | N
     return vectors
 
 
-SELECTOR_FACTORIES: dict[str, Callable[..., Selector]] = {name: Selector for name in setting_names()}
+SELECTOR_FACTORIES: Mapping[str, Callable[..., Selector]] = MappingProxyType({name: Selector for name in setting_names()})
 
 
 def make_selector(index: BankIndex, spec: SelectorSpec, cache_dir: Path | None = None) -> Selector:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from backend.auth import require_role
+from backend.accounts.auth import require_role
 from backend.errors import NotFound, ValidationError
 from backend.icl.build import CaseResult, build_case
 from backend.icl.data import IclExample
@@ -20,6 +20,9 @@ from backend.icl.prompts import ORDERS
 from backend.icl.selection import preset_weights
 from backend.icl.selectors import Selector, SelectorSpec, make_selector, setting_names
 from backend.icl.store import list_sets, load_set, set_info
+
+if TYPE_CHECKING:
+    from backend.context import AppContext
 
 VIEW_ROLE = "annotator"
 
@@ -67,22 +70,6 @@ class IclWorkspace:
             return self._selectors[key]
 
 
-_WORKSPACES: dict[str, IclWorkspace] = {}
-_WORKSPACES_LOCK = threading.Lock()
-
-
-def workspace_of(ctx) -> IclWorkspace:
-    """``ctx.icl`` when the AppContext carries one, else the process-wide workspace of its database."""
-    own = getattr(ctx, "icl", None)
-    if isinstance(own, IclWorkspace):
-        return own
-    key = str(ctx.settings.db_path)
-    with _WORKSPACES_LOCK:
-        if key not in _WORKSPACES:
-            _WORKSPACES[key] = IclWorkspace(ctx.settings.data_dir / "cache" / "icl")
-        return _WORKSPACES[key]
-
-
 @dataclass(frozen=True)
 class CaseRequest:
     """One selection as the tab asks for it."""
@@ -112,17 +99,17 @@ class CaseRequest:
         return SelectorSpec(self.setting, preset_weights(self.setting, self), self.seed, self.mmr_lambda)
 
 
-def sets(ctx, username: str | None) -> dict[str, list[str]]:
+def sets(ctx: AppContext, username: str | None) -> dict[str, list[str]]:
     rows = list_sets(ctx.database, username)
     return {kind: [r["name"] for r in rows if r["kind"] == kind] for kind in ("bank", "tests")}
 
 
 def search_cases(
-    ctx, username: str | None, tests: str, category: str = "", query: str = "", limit: int = 200
+    ctx: AppContext, username: str | None, tests: str, category: str = "", query: str = "", limit: int = 200
 ) -> list[dict[str, Any]]:
     """Test cases whose input contains ``query`` (case-insensitive), optionally of one category."""
     require_role(ctx.database, username, VIEW_ROLE)
-    examples = workspace_of(ctx).examples(ctx.database, tests)
+    examples = ctx.icl.examples(ctx.database, tests)
     needle = query.strip().lower()
     rows = []
     for line, example in enumerate(examples):
@@ -136,9 +123,9 @@ def search_cases(
     return rows
 
 
-def categories(ctx, username: str | None, tests: str) -> list[str]:
+def categories(ctx: AppContext, username: str | None, tests: str) -> list[str]:
     require_role(ctx.database, username, VIEW_ROLE)
-    return sorted({e.category for e in workspace_of(ctx).examples(ctx.database, tests)})
+    return sorted({e.category for e in ctx.icl.examples(ctx.database, tests)})
 
 
 @dataclass
@@ -166,18 +153,18 @@ class CaseView:
         ]
 
 
-def case_test(ctx, request: CaseRequest) -> IclExample:
-    examples = workspace_of(ctx).examples(ctx.database, request.tests)
+def case_test(ctx: AppContext, request: CaseRequest) -> IclExample:
+    examples = ctx.icl.examples(ctx.database, request.tests)
     if not 0 <= request.line < len(examples):
         raise NotFound(f"test set {request.tests!r} has no line {request.line}")
     return examples[request.line]
 
 
-def select_case(ctx, username: str | None, request: CaseRequest) -> CaseView:
+def select_case(ctx: AppContext, username: str | None, request: CaseRequest) -> CaseView:
     """One test case under one selector: chosen examples, prompt, statistics and what stays uncovered."""
     require_role(ctx.database, username, VIEW_ROLE)
     spec = request.spec()
-    workspace = workspace_of(ctx)
+    workspace = ctx.icl
     test = case_test(ctx, request)
     selector = workspace.selector(ctx.database, request.bank, spec)
     result = build_case(selector, test, request.n, request.order, request.seed, request.fictional)

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from backend.auth import require_role
+from backend.accounts.auth import require_role
 from backend.errors import NotFound, ValidationError
 from backend.icl.data import IclExample, make_example, read_examples, write_examples
 from backend.storage.db import Database, audit, utcnow

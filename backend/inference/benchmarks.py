@@ -1,8 +1,9 @@
 """Benchmarks described as data: a :class:`BenchmarkSpec` names how to load items, build prompts, parse
 and score answers. The runner (:mod:`backend.inference.runner`) needs nothing else.
 
-Other packages add theirs by appending their module to :data:`BENCHMARK_MODULES` (the module calls
-:func:`register_benchmark` when imported), e.g. ``vilpact-planning``, ``mmcomposition``, ``icl``.
+Other packages add theirs by appending their module to :data:`BENCHMARK_MODULES` (the module defines
+``BENCHMARKS``, a tuple of specs), e.g. ``vilpact-planning``, ``mmcomposition``, ``icl``. An app's
+:class:`BenchmarkRegistry` (``AppContext.benchmarks``) imports them on first use.
 
 An :class:`EvalItem` is one question: ``request`` (the interleaved parts of the question itself, without
 the options), ``options`` (texts, lettered A, B, ...), ``answer`` (the set of correct letters, or a
@@ -14,18 +15,22 @@ lettered options and an instruction (:func:`choice_request`); the default score 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backend.errors import NotFound
 from backend.inference.parsing import ParsedAnswer, letters_for, parse_choice, parse_text
 from backend.inference.request import GenerationParams, Request, text
 
-#: Modules that register benchmarks when imported (append one line per benchmark package).
-BENCHMARK_MODULES: list[str] = [
+if TYPE_CHECKING:
+    from backend.context import AppContext
+
+#: Modules that define ``BENCHMARKS: tuple[BenchmarkSpec, ...]`` (append one line per benchmark package).
+BENCHMARK_MODULES: tuple[str, ...] = (
     "backend.inference.toy", "backend.vqa.models", "backend.planning.evaluation", "backend.icl.evaluation",
-]
+)
 
 
 @dataclass(frozen=True)
@@ -108,22 +113,40 @@ class BenchmarkSpec:
     metric: str = "accuracy"
 
 
-_BENCHMARKS: dict[str, BenchmarkSpec] = {}
+class BenchmarkRegistry:
+    """The benchmarks of one app (``AppContext.benchmarks``): those of :data:`BENCHMARK_MODULES`, imported on
+    first use, plus any registered at run time."""
+
+    def __init__(self, modules: Sequence[str] = BENCHMARK_MODULES):
+        self._modules = list(modules)
+        self._specs: dict[str, BenchmarkSpec] = {}
+        self._lock = threading.Lock()
+
+    def _load(self) -> None:
+        with self._lock:
+            while self._modules:
+                for spec in importlib.import_module(self._modules.pop(0)).BENCHMARKS:
+                    self._specs.setdefault(spec.name, spec)
+
+    def register(self, spec: BenchmarkSpec) -> BenchmarkSpec:
+        self._load()
+        self._specs[spec.name] = spec
+        return spec
+
+    def all(self) -> dict[str, BenchmarkSpec]:
+        self._load()
+        return dict(sorted(self._specs.items()))
+
+    def get(self, name: str) -> BenchmarkSpec:
+        benchmarks = self.all()
+        if name not in benchmarks:
+            raise NotFound(f"unknown benchmark {name!r}; valid benchmarks: {', '.join(benchmarks) or '(none)'}")
+        return benchmarks[name]
 
 
-def register_benchmark(spec: BenchmarkSpec) -> BenchmarkSpec:
-    _BENCHMARKS[spec.name] = spec
-    return spec
+def list_benchmarks(ctx: AppContext) -> dict[str, BenchmarkSpec]:
+    return ctx.benchmarks.all()
 
 
-def list_benchmarks() -> dict[str, BenchmarkSpec]:
-    for module in BENCHMARK_MODULES:
-        importlib.import_module(module)
-    return dict(sorted(_BENCHMARKS.items()))
-
-
-def get_benchmark(name: str) -> BenchmarkSpec:
-    benchmarks = list_benchmarks()
-    if name not in benchmarks:
-        raise NotFound(f"unknown benchmark {name!r}; valid benchmarks: {', '.join(benchmarks) or '(none)'}")
-    return benchmarks[name]
+def get_benchmark(ctx: AppContext, name: str) -> BenchmarkSpec:
+    return ctx.benchmarks.get(name)

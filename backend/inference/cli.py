@@ -47,13 +47,15 @@ def _models(args: argparse.Namespace):
     from backend.cli import context_from
     from backend.inference.registry import list_models
 
-    return [spec.as_dict() for spec in list_models(context_from(args).settings).values()]
+    return [spec.as_dict() for spec in list_models(context_from(args)).values()]
 
 
 def _benchmarks(args: argparse.Namespace):
+    from backend.cli import context_from
     from backend.inference.benchmarks import list_benchmarks
 
-    return [{"name": b.name, "description": b.description, "metric": b.metric} for b in list_benchmarks().values()]
+    benchmarks = list_benchmarks(context_from(args)).values()
+    return [{"name": b.name, "description": b.description, "metric": b.metric} for b in benchmarks]
 
 
 def _export_predictions(args: argparse.Namespace):

@@ -3,13 +3,16 @@
 * A model is a :class:`ModelSpec` row. The registry file is ``<data_dir>/models.json``
   (``{"models": [spec, ...]}``); when it does not exist, :data:`DEFAULT_MODELS` are used. Admins edit it
   from the Models tab (:func:`backend.inference.service.save_model`) or by hand.
-* A backend is a name mapped to a lazily imported class or factory (``"module:attr"``) in
-  :data:`BACKENDS`; ``factory(spec) -> Backend``. :func:`register_backend` adds one at run time.
+* A backend is a name mapped to a lazily imported class or factory (``"module:attr"``);
+  ``factory(spec) -> Backend``. :data:`BACKENDS` are the built-in ones; an app's :class:`ModelRegistry`
+  (``AppContext.models``) adds more with :meth:`ModelRegistry.register_backend`.
 * In-process models (baselines that need no file entry, e.g. ``nsplan-lite``) are added with
-  :func:`register_model`; they are listed beside the file's models and cannot be edited. Modules that
-  register such models on import are named in :data:`PROVIDER_MODULES` (append one line).
-* :func:`get_model` returns a loaded backend, cached in a :class:`ModelPool` (weights load once, on
-  first use, and :meth:`ModelPool.unload` frees them). Unknown names fail with the list of valid names.
+  :meth:`ModelRegistry.register_model`; they are listed beside the file's models and cannot be edited.
+  Modules that provide such models define ``provide_models(registry, settings)`` and are named in
+  :data:`PROVIDER_MODULES` (append one line); the registry calls them on first use.
+* :func:`get_model` returns a loaded backend, cached in the app's :class:`ModelPool` (``AppContext.pool``:
+  weights load once, on first use, and :meth:`ModelPool.unload` frees them). Unknown names fail with the
+  list of valid names.
 
 Importing this module imports no heavy library.
 """
@@ -21,27 +24,31 @@ import importlib
 import json
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 from backend.errors import NotFound, ValidationError
 from backend.settings import Settings
 
+if TYPE_CHECKING:
+    from backend.context import AppContext
+
 BackendFactory = Callable[["ModelSpec"], Any]
 
-#: backend name -> "module:attr" (imported on first use) or a factory ``factory(spec) -> Backend``.
-BACKENDS: dict[str, str | BackendFactory] = {
+#: Built-in backends: name -> "module:attr" (imported on first use) or a factory ``factory(spec) -> Backend``.
+BACKENDS: Mapping[str, str | BackendFactory] = MappingProxyType({
     "transformers": "backend.inference.backends.hf:TransformersBackend",
     "openai": "backend.inference.backends.openai_compat:OpenAIBackend",
     "random": "backend.inference.backends.random_baseline:RandomBackend",
     # "python": ``spec.path`` is "module:factory", a callable ``factory(spec) -> Backend``.
     "python": "backend.inference.registry:_python_factory",
-}
+})
 
-#: Modules that call :func:`register_model` / :func:`register_backend` when imported (in-process models).
-PROVIDER_MODULES: list[str] = ["backend.planning.evaluation"]
+#: Modules with a ``provide_models(registry, settings)`` function (in-process models and their backends).
+PROVIDER_MODULES: tuple[str, ...] = ("backend.planning.evaluation",)
 
 PROMPT_STYLES = ("chat", "plain")
 SCORING = ("generate", "likelihood")
@@ -132,36 +139,17 @@ DEFAULT_MODELS: tuple[ModelSpec, ...] = (
     ),
 )
 
-_EXTRA_MODELS: dict[str, ModelSpec] = {}
-
-
-def register_backend(name: str, target: str | BackendFactory) -> None:
-    """Add (or replace) a backend: ``target`` is ``"module:attr"`` or ``factory(spec) -> Backend``."""
-    BACKENDS[name] = target
-
-
-def register_model(spec: ModelSpec) -> None:
-    """Add an in-process model (listed with the file's models; not editable, not saved to the file)."""
-    check_spec(spec)
-    _EXTRA_MODELS[spec.name] = spec
-
-
-def _load_providers() -> None:
-    for module in PROVIDER_MODULES:
-        importlib.import_module(module)
-
-
 def registry_path(settings: Settings) -> Path:
     return Path(settings.data_dir) / "models.json"
 
 
-def check_spec(spec: ModelSpec) -> None:
-    """Raise ``ValidationError`` listing every problem with a spec."""
+def check_spec(spec: ModelSpec, backends: Collection[str] = BACKENDS) -> None:
+    """Raise ``ValidationError`` listing every problem with a spec (``backends``: the valid backend names)."""
     problems = []
     if not spec.name or not spec.name.replace("-", "").replace("_", "").replace(".", "").isalnum():
         problems.append(f"model name {spec.name!r}: use letters, digits, '-', '_' or '.'")
-    if spec.backend not in BACKENDS:
-        problems.append(f"unknown backend {spec.backend!r}; valid backends: {', '.join(sorted(BACKENDS))}")
+    if spec.backend not in backends:
+        problems.append(f"unknown backend {spec.backend!r}; valid backends: {', '.join(sorted(backends))}")
     if spec.backend in {"transformers", "openai", "python"} and not spec.path:
         problems.append(f"backend {spec.backend} needs a path (model folder, Hub id, served name or module:factory)")
     if spec.prompt_style not in PROMPT_STYLES:
@@ -175,7 +163,7 @@ def check_spec(spec: ModelSpec) -> None:
         raise ValidationError(problems)
 
 
-def spec_from_dict(data: dict[str, Any]) -> ModelSpec:
+def spec_from_dict(data: dict[str, Any], backends: Collection[str] = BACKENDS) -> ModelSpec:
     """A spec from a JSON object; unknown keys are an error (they are usually typos)."""
     known = {f.name for f in fields(ModelSpec)}
     unknown = sorted(set(data) - known)
@@ -185,7 +173,7 @@ def spec_from_dict(data: dict[str, Any]) -> ModelSpec:
         spec = ModelSpec(**data)
     except TypeError as exc:
         raise ValidationError(f"model entry is missing a field: {exc}") from exc
-    check_spec(spec)
+    check_spec(spec, backends)
     return spec
 
 
@@ -204,7 +192,7 @@ def default_models(env: Mapping[str, str] | None = None) -> tuple[ModelSpec, ...
     >>> len(default_models({})) == len(DEFAULT_MODELS)
     True
     """
-    from backend.spaces import hardware
+    from backend.inference.hardware import hardware
 
     env = os.environ if env is None else env
     if not env.get("SPACE_ID") or hardware(env, cuda_available=Path("/dev/nvidia0").exists()) != "cpu":
@@ -219,7 +207,7 @@ def default_models(env: Mapping[str, str] | None = None) -> tuple[ModelSpec, ...
     return tuple(keep)
 
 
-def file_models(settings: Settings) -> dict[str, ModelSpec]:
+def file_models(settings: Settings, backends: Collection[str] = BACKENDS) -> dict[str, ModelSpec]:
     """The models of the registry file (the defaults for this hardware when it does not exist)."""
     path = registry_path(settings)
     if not path.exists():
@@ -228,7 +216,7 @@ def file_models(settings: Settings) -> dict[str, ModelSpec]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise ValidationError(f"{path}: not valid JSON ({exc}); fix or delete it to get the defaults") from exc
-    specs = [spec_from_dict(row) for row in data.get("models", [])]
+    specs = [spec_from_dict(row, backends) for row in data.get("models", [])]
     return {spec.name: spec for spec in specs}
 
 
@@ -242,26 +230,6 @@ def write_models(settings: Settings, specs: list[ModelSpec]) -> Path:
     return path
 
 
-def list_models(settings: Settings) -> dict[str, ModelSpec]:
-    """Every model, by name: the registry file's, then in-process ones (which win on a name clash)."""
-    _load_providers()
-    models = file_models(settings)
-    models.update(_EXTRA_MODELS)
-    return models
-
-
-def is_builtin(name: str) -> bool:
-    _load_providers()
-    return name in _EXTRA_MODELS
-
-
-def get_spec(settings: Settings, name: str) -> ModelSpec:
-    models = list_models(settings)
-    if name not in models:
-        raise NotFound(f"unknown model {name!r}; valid models: {', '.join(sorted(models))}")
-    return models[name]
-
-
 def _resolve(target: str | BackendFactory) -> BackendFactory:
     if callable(target):
         return target
@@ -269,7 +237,7 @@ def _resolve(target: str | BackendFactory) -> BackendFactory:
     return getattr(importlib.import_module(module), attr)
 
 
-def _python_factory(spec: ModelSpec):
+def _python_factory(spec: ModelSpec) -> Any:
     try:
         factory = _resolve(spec.path)
     except (ImportError, AttributeError, ValueError) as exc:
@@ -277,11 +245,68 @@ def _python_factory(spec: ModelSpec):
     return factory(spec)
 
 
-def build_backend(spec: ModelSpec):
+def build_backend(spec: ModelSpec, backends: Mapping[str, str | BackendFactory] = BACKENDS) -> Any:
     """Construct (load) the backend of ``spec``."""
-    if spec.backend not in BACKENDS:
-        raise NotFound(f"unknown backend {spec.backend!r}; valid backends: {', '.join(sorted(BACKENDS))}")
-    return _resolve(BACKENDS[spec.backend])(spec)
+    if spec.backend not in backends:
+        raise NotFound(f"unknown backend {spec.backend!r}; valid backends: {', '.join(sorted(backends))}")
+    return _resolve(backends[spec.backend])(spec)
+
+
+class ModelRegistry:
+    """The backends and in-process models of one app (``AppContext.models``), beside the registry file.
+
+    Provider modules (:data:`PROVIDER_MODULES`) are imported and asked for their models on first use, with
+    the app's settings.
+    """
+
+    def __init__(self, settings: Settings, providers: Sequence[str] = PROVIDER_MODULES):
+        self.settings = settings
+        self.backends: dict[str, str | BackendFactory] = dict(BACKENDS)
+        self.builtin: dict[str, ModelSpec] = {}
+        self._providers = list(providers)
+        self._lock = threading.RLock()
+
+    def _load_providers(self) -> None:
+        with self._lock:
+            while self._providers:
+                importlib.import_module(self._providers.pop(0)).provide_models(self, self.settings)
+
+    def register_backend(self, name: str, target: str | BackendFactory) -> None:
+        """Add (or replace) a backend: ``target`` is ``"module:attr"`` or ``factory(spec) -> Backend``."""
+        self.backends[name] = target
+
+    def register_model(self, spec: ModelSpec) -> None:
+        """Add an in-process model (listed with the file's models; not editable, not saved to the file)."""
+        check_spec(spec, self.backends)
+        self.builtin[spec.name] = spec
+
+    def file_models(self, settings: Settings) -> dict[str, ModelSpec]:
+        self._load_providers()
+        return file_models(settings, self.backends)
+
+    def list_models(self, settings: Settings) -> dict[str, ModelSpec]:
+        """Every model, by name: the registry file's, then in-process ones (which win on a name clash)."""
+        models = self.file_models(settings)
+        models.update(self.builtin)
+        return models
+
+    def is_builtin(self, name: str) -> bool:
+        self._load_providers()
+        return name in self.builtin
+
+    def get_spec(self, settings: Settings, name: str) -> ModelSpec:
+        models = self.list_models(settings)
+        if name not in models:
+            raise NotFound(f"unknown model {name!r}; valid models: {', '.join(sorted(models))}")
+        return models[name]
+
+    def check(self, spec: ModelSpec) -> None:
+        self._load_providers()
+        check_spec(spec, self.backends)
+
+    def build_backend(self, spec: ModelSpec) -> Any:
+        self._load_providers()
+        return build_backend(spec, self.backends)
 
 
 class ModelPool:
@@ -290,18 +315,19 @@ class ModelPool:
     A spec edited in the registry (different fingerprint) is reloaded on next use.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, registry: ModelRegistry) -> None:
+        self.registry = registry
         self._loaded: dict[str, tuple[str, Any]] = {}
         self._lock = threading.Lock()
 
-    def get(self, spec: ModelSpec):
+    def get(self, spec: ModelSpec) -> Any:
         with self._lock:
             current = self._loaded.get(spec.name)
             if current is not None and current[0] == spec.fingerprint() + str(spec.batch_size):
                 return current[1]
             if current is not None:
                 current[1].unload()
-            backend = build_backend(spec)
+            backend = self.registry.build_backend(spec)
             self._loaded[spec.name] = (spec.fingerprint() + str(spec.batch_size), backend)
             return backend
 
@@ -322,24 +348,19 @@ class ModelPool:
             return sorted(self._loaded)
 
 
-#: The process's loaded models when the caller's context carries no pool of its own.
-PROCESS_POOL = ModelPool()
+def list_models(ctx: AppContext) -> dict[str, ModelSpec]:
+    """Every model of the app, by name: the registry file's, then in-process ones."""
+    return ctx.models.list_models(ctx.settings)
 
 
-def _settings_of(ctx_or_settings: Any) -> Settings:
-    return ctx_or_settings if isinstance(ctx_or_settings, Settings) else ctx_or_settings.settings
+def get_spec(ctx: AppContext, name: str) -> ModelSpec:
+    """The spec of model ``name``; ``NotFound`` naming every valid model when it is unknown."""
+    return ctx.models.get_spec(ctx.settings, name)
 
 
-def pool_of(ctx_or_settings: Any) -> ModelPool:
-    """``ctx.models`` when the AppContext carries a pool, else the process-wide one."""
-    pool = getattr(ctx_or_settings, "models", None)
-    return pool if isinstance(pool, ModelPool) else PROCESS_POOL
-
-
-def get_model(ctx_or_settings: Any, name: str):
-    """The loaded backend for model ``name`` (loading it on first use).
+def get_model(ctx: AppContext, name: str) -> Any:
+    """The loaded backend for model ``name`` (loading it on first use into ``ctx.pool``).
 
     Raises ``NotFound`` naming every valid model when ``name`` is unknown.
     """
-    spec = get_spec(_settings_of(ctx_or_settings), name)
-    return pool_of(ctx_or_settings).get(spec)
+    return ctx.pool.get(get_spec(ctx, name))

@@ -19,15 +19,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backend.inference.base import ItemAnswerer, best_option
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem, get_benchmark
 from backend.inference.outcomes import outcome_counts
 from backend.inference.parsing import ParsedAnswer, parse_choice
-from backend.inference.registry import ModelSpec, get_spec, pool_of
+from backend.inference.registry import ModelSpec, get_spec
 from backend.inference.request import GenerationParams, Request, request_hash, text
 from backend.inference.store import Prediction, finish_run, lookup, save, settings_hash, start_run
+
+if TYPE_CHECKING:
+    from backend.context import AppContext
 
 Progress = Callable[[int, int], None]
 
@@ -156,12 +159,12 @@ def judge_prediction(judge_backend, judge_name: str, prepared: Prepared, predict
 
 
 def _compute(
-    ctx, bench, spec, shash, todo: list[Prepared], params, run_id: int, progress, done_before: int, total: int
+    ctx: AppContext, bench, spec, shash, todo: list[Prepared], params, run_id: int, progress, done_before: int, total: int
 ) -> int:
     """Answer ``todo`` chunk by chunk, saving each chunk at once. Returns the number computed."""
     if not todo:
         return 0
-    backend = pool_of(ctx).get(spec)
+    backend = ctx.pool.get(spec)
     step = max(spec.batch_size, spec.concurrency)
     computed = 0
     for start in range(0, len(todo), step):
@@ -180,7 +183,7 @@ def _compute(
     return computed
 
 
-def _run_judge(ctx, judge: str, prepared: list[Prepared], stored: dict, bench) -> dict[str, Any]:
+def _run_judge(ctx: AppContext, judge: str, prepared: list[Prepared], stored: dict, bench) -> dict[str, Any]:
     """Resolve unparsed choice answers with ``judge`` (cached in the row's ``judge`` column)."""
     judge_backend = None
     resolved, asked, judged_total = 0, 0, 0.0
@@ -188,7 +191,7 @@ def _run_judge(ctx, judge: str, prepared: list[Prepared], stored: dict, bench) -
         prediction = stored[(p.item.item_id, p.prompt_hash)]
         verdict = prediction.judge if prediction.judge and prediction.judge.get("model") == judge else None
         if prediction.status in {"unparsed", "refusal"} and p.item.options and verdict is None:
-            judge_backend = judge_backend or pool_of(ctx).get(get_spec(ctx.settings, judge))
+            judge_backend = judge_backend or ctx.pool.get(get_spec(ctx, judge))
             verdict = judge_prediction(judge_backend, judge, p, prediction)
             prediction = replace(prediction, judge=verdict)
             stored[(p.item.item_id, p.prompt_hash)] = prediction
@@ -209,7 +212,7 @@ def _run_judge(ctx, judge: str, prepared: list[Prepared], stored: dict, bench) -
 
 
 def run_eval(
-    ctx,
+    ctx: AppContext,
     benchmark: str,
     model: str,
     *,
@@ -222,9 +225,9 @@ def run_eval(
 ) -> RunSummary:
     """Evaluate ``model`` on ``benchmark`` (the first ``limit`` items), reusing stored predictions."""
     began = time.perf_counter()
-    bench, spec = get_benchmark(benchmark), get_spec(ctx.settings, model)
+    bench, spec = get_benchmark(ctx, benchmark), get_spec(ctx, model)
     if judge is not None:
-        get_spec(ctx.settings, judge)  # fail before any work when the judge is unknown
+        get_spec(ctx, judge)  # fail before any work when the judge is unknown
     items = bench.load_items(ctx, **(load_options or {}))
     prepared = prepare(bench, items[:limit] if limit is not None else items)
     params = effective_params(bench, spec)
@@ -303,11 +306,11 @@ class Answer:
     from_store: bool
 
 
-def answer_item(ctx, benchmark: str, model: str, item: EvalItem) -> Answer:
+def answer_item(ctx: AppContext, benchmark: str, model: str, item: EvalItem) -> Answer:
     """Ask ``model`` one item of ``benchmark`` through the store (a stored answer is reused)."""
     from backend.inference.request import request_text
 
-    bench, spec = get_benchmark(benchmark), get_spec(ctx.settings, model)
+    bench, spec = get_benchmark(ctx, benchmark), get_spec(ctx, model)
     params = effective_params(bench, spec)
     shash = settings_hash(spec, params)
     prepared = prepare(bench, [item])[0]
@@ -316,7 +319,7 @@ def answer_item(ctx, benchmark: str, model: str, item: EvalItem) -> Answer:
     from_store = key in stored and not stored[key].failed
     if not from_store:
         began = time.perf_counter()
-        answer = call_model(pool_of(ctx).get(spec), spec, [prepared], params)[0]
+        answer = call_model(ctx.pool.get(spec), spec, [prepared], params)[0]
         prediction = to_prediction(bench, spec, shash, prepared, answer, (time.perf_counter() - began) * 1000)
         save(ctx.database, [prediction])
     else:

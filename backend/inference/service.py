@@ -7,9 +7,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from backend.auth import require_role
+from backend.accounts.auth import require_role
 from backend.errors import ValidationError
 from backend.inference import registry
 from backend.inference.benchmarks import EvalItem, get_benchmark, list_benchmarks
@@ -17,32 +17,35 @@ from backend.inference.runner import Answer, Progress, RunSummary, answer_item, 
 from backend.inference.store import list_runs
 from backend.storage import audit
 
+if TYPE_CHECKING:
+    from backend.context import AppContext
+
 RUN_ROLE = "reviewer"
 REGISTRY_ROLE = "admin"
 
 
-def model_table(ctx, username: str | None) -> list[dict[str, Any]]:
+def model_table(ctx: AppContext, username: str | None) -> list[dict[str, Any]]:
     """Every registered model with whether it is loaded and whether it can be edited."""
     require_role(ctx.database, username, RUN_ROLE)
-    loaded = set(registry.pool_of(ctx).loaded())
+    loaded = set(ctx.pool.loaded())
     return [
-        {**spec.as_dict(), "loaded": spec.name in loaded, "builtin": registry.is_builtin(spec.name)}
-        for spec in registry.list_models(ctx.settings).values()
+        {**spec.as_dict(), "loaded": spec.name in loaded, "builtin": ctx.models.is_builtin(spec.name)}
+        for spec in registry.list_models(ctx).values()
     ]
 
 
-def benchmark_names(ctx, username: str | None) -> list[str]:
+def benchmark_names(ctx: AppContext, username: str | None) -> list[str]:
     require_role(ctx.database, username, RUN_ROLE)
-    return list(list_benchmarks())
+    return list(list_benchmarks(ctx))
 
 
-def save_model(ctx, username: str | None, data: dict[str, Any]) -> registry.ModelSpec:
+def save_model(ctx: AppContext, username: str | None, data: dict[str, Any]) -> registry.ModelSpec:
     """Add or replace a model in ``models.json`` (admins only)."""
     require_role(ctx.database, username, REGISTRY_ROLE)
-    spec = registry.spec_from_dict(data)
-    if registry.is_builtin(spec.name):
+    spec = registry.spec_from_dict(data, ctx.models.backends)
+    if ctx.models.is_builtin(spec.name):
         raise ValidationError(f"{spec.name!r} is a built-in model and cannot be changed; choose another name")
-    models = registry.file_models(ctx.settings)
+    models = ctx.models.file_models(ctx.settings)
     models[spec.name] = spec
     with ctx.database.write() as db:
         registry.write_models(ctx.settings, list(models.values()))
@@ -50,27 +53,27 @@ def save_model(ctx, username: str | None, data: dict[str, Any]) -> registry.Mode
     return spec
 
 
-def delete_model(ctx, username: str | None, name: str) -> list[str]:
+def delete_model(ctx: AppContext, username: str | None, name: str) -> list[str]:
     """Remove a model from ``models.json`` (admins only). Returns the remaining names."""
     require_role(ctx.database, username, REGISTRY_ROLE)
-    models = registry.file_models(ctx.settings)
+    models = ctx.models.file_models(ctx.settings)
     if name not in models:
         raise ValidationError(f"no model {name!r} in the registry file; models there: {', '.join(sorted(models))}")
     del models[name]
     with ctx.database.write() as db:
         registry.write_models(ctx.settings, list(models.values()))
         audit(db, username, "models.delete", name)
-    registry.pool_of(ctx).unload(name)
+    ctx.pool.unload(name)
     return sorted(models)
 
 
-def unload_model(ctx, username: str | None, name: str | None = None) -> list[str]:
+def unload_model(ctx: AppContext, username: str | None, name: str | None = None) -> list[str]:
     require_role(ctx.database, username, REGISTRY_ROLE)
-    return registry.pool_of(ctx).unload(name)
+    return ctx.pool.unload(name)
 
 
 def start_run(
-    ctx,
+    ctx: AppContext,
     username: str | None,
     benchmark: str,
     model: str,
@@ -94,13 +97,13 @@ def start_run(
     )
 
 
-def ask_model(ctx, username: str | None, benchmark: str, model: str, item: EvalItem) -> Answer:
+def ask_model(ctx: AppContext, username: str | None, benchmark: str, model: str, item: EvalItem) -> Answer:
     """ "Ask a model" on one item of a benchmark tab: prompt, raw output, parsed answer, correctness, latency."""
     require_role(ctx.database, username, RUN_ROLE)
-    get_benchmark(benchmark)
+    get_benchmark(ctx, benchmark)
     return answer_item(ctx, benchmark, model, item)
 
 
-def recent_runs(ctx, username: str | None, limit: int = 20) -> list[dict[str, Any]]:
+def recent_runs(ctx: AppContext, username: str | None, limit: int = 20) -> list[dict[str, Any]]:
     require_role(ctx.database, username, RUN_ROLE)
     return list_runs(ctx.database, limit)

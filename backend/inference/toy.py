@@ -4,8 +4,13 @@ two images, a question on video frames, and free-text items."""
 
 from __future__ import annotations
 
-from backend.inference.benchmarks import BenchmarkSpec, EvalItem, register_benchmark
+from typing import TYPE_CHECKING
+
+from backend.inference.benchmarks import BenchmarkSpec, EvalItem
 from backend.inference.request import image, text, video
+
+if TYPE_CHECKING:
+    from backend.context import AppContext
 
 COLOURS = {
     "red": (220, 30, 30),
@@ -26,7 +31,7 @@ def _square(colour: str, size: int = 48):
     return img
 
 
-def load_toy_items(ctx=None, count: int = 24) -> list[EvalItem]:
+def load_toy_items(ctx: AppContext=None, count: int = 24) -> list[EvalItem]:
     """``count`` items, cycling through four kinds; deterministic."""
     items = []
     for index in range(count):
@@ -85,10 +90,9 @@ def load_toy_items(ctx=None, count: int = 24) -> list[EvalItem]:
     return items
 
 
-TOY = register_benchmark(
-    BenchmarkSpec(
-        name="toy-colors",
-        description="24 generated colour questions (single, indefinite, video frames, free text). For tests and demos.",
-        load_items=load_toy_items,
-    )
+TOY = BenchmarkSpec(
+    name="toy-colors",
+    description="24 generated colour questions (single, indefinite, video frames, free text). For tests and demos.",
+    load_items=load_toy_items,
 )
+BENCHMARKS = (TOY,)

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from backend.accounts import auth
 from backend.errors import ValidationError
-from backend.storage import Database
+from backend.settings import Settings
+from backend.storage import Database, utcnow
 
 FORMATS = ("jsonl", "csv", "parquet")
 COLUMNS = [
@@ -43,3 +45,11 @@ def export_intents(database: Database, fmt: str, out: Path | str, source: str | 
         frame.to_parquet(tmp, index=False)
     tmp.replace(out)
     return {"path": str(out), "rows": len(frame), "format": fmt}
+
+
+def export_for_download(database: Database, settings: Settings, username: str | None, fmt: str) -> dict:
+    """An admin's export from the web app, into ``<data>/exports/`` (never a path the caller chooses, never
+    inside the served media folder)."""
+    auth.require_role(database, username, "admin")
+    stamp = utcnow().replace(":", "").replace("-", "")[:15]
+    return export_intents(database, fmt, settings.data_dir / "exports" / f"intents-{stamp}.{fmt}")

@@ -11,13 +11,14 @@ import json
 from datetime import datetime
 from typing import Any
 
-from backend import assignment, auth
+from backend import assignment
+from backend.accounts import auth
 from backend.errors import ValidationError
 from backend.intents.rules import check_intent_pair
-from backend.media.video import servable_video
 from backend.settings import Settings
 from backend.storage import Database, audit, utcnow
 from backend.vilpact.sequences import get_sequence
+from backend.vilpact.video import servable_video
 
 KIND = "intent"
 

@@ -15,7 +15,7 @@ import random
 from collections.abc import Sequence
 
 from backend import assignment
-from backend.auth import require_role
+from backend.accounts.auth import require_role
 from backend.errors import NotFound, ValidationError
 from backend.planning.catalog import Catalog, load_catalog
 from backend.planning.knowledge import build_knowledge_base, observed_count

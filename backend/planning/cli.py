@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from backend.errors import ImportFileError
-from backend.jsonl import read_jsonl
+from backend.storage.jsonl import read_jsonl
 
 
 def _ctx(args):
@@ -100,7 +100,7 @@ def _run(args: argparse.Namespace):
             ctx, BENCHMARK, model, limit=args.limit, load_options={"mode": args.mode, "circular": args.circular}
         )
         summaries[model] = {k: summary.as_dict()[k] for k in _RUN_KEYS}
-    board = leaderboard(ctx.database, args.baseline, args.circular, ctx.settings.bootstrap_samples, ctx.settings)
+    board = leaderboard(ctx.database, args.baseline, args.circular, ctx.settings.bootstrap_samples, ctx)
     return {"runs": summaries, "leaderboard": _brief(board) if args.brief else board}
 
 
@@ -121,7 +121,7 @@ def _results(args: argparse.Namespace):
     from backend.planning.leaderboard import leaderboard
 
     ctx = _ctx(args)
-    board = leaderboard(ctx.database, args.baseline, args.circular, ctx.settings.bootstrap_samples, ctx.settings)
+    board = leaderboard(ctx.database, args.baseline, args.circular, ctx.settings.bootstrap_samples, ctx)
     return _brief(board) if args.brief else board
 
 

@@ -18,13 +18,17 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from backend.inference.benchmarks import BenchmarkSpec, EvalItem, register_benchmark
-from backend.inference.registry import ModelSpec, register_backend, register_model
+from backend.inference.benchmarks import BenchmarkSpec, EvalItem
+from backend.inference.registry import ModelRegistry, ModelSpec
 from backend.inference.request import GenerationParams, text, video
 from backend.planning.catalog import load_catalog
 from backend.planning.questions import PlanningQuestion, list_questions
+from backend.settings import Settings
+
+if TYPE_CHECKING:
+    from backend.context import AppContext
 
 BENCHMARK = "vilpact-planning"
 LETTERS = "ABCDEF"
@@ -48,12 +52,12 @@ def question_prompt(question: PlanningQuestion, observed_names: list[str], with_
     return f"{first}\nTheir intent: {question.intent}.\nWhich future sequence of actions is the most plausible?"
 
 
-def _video_path(ctx, question: PlanningQuestion) -> str | None:
+def _video_path(ctx: AppContext, question: PlanningQuestion) -> str | None:
     row = ctx.database.query_one("SELECT video_path FROM sequences WHERE id = ?", (question.sequence_id,))
     return row["video_path"] if row and row["video_path"] else None
 
 
-def planning_item(ctx, question: PlanningQuestion, catalog, mode: str = "frames", rotation: int = 0) -> EvalItem:
+def planning_item(ctx: AppContext, question: PlanningQuestion, catalog, mode: str = "frames", rotation: int = 0) -> EvalItem:
     """One question as an item; ``rotation`` shifts the choices (option i shows choice (i + r) mod 6)."""
     from PIL import Image
 
@@ -91,7 +95,7 @@ def planning_item(ctx, question: PlanningQuestion, catalog, mode: str = "frames"
     )
 
 
-def load_planning_items(ctx, mode: str = "frames", circular: bool = False, limit: int | None = None) -> list[EvalItem]:
+def load_planning_items(ctx: AppContext, mode: str = "frames", circular: bool = False, limit: int | None = None) -> list[EvalItem]:
     """Items of the questions that count (released and validated), in id order."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}")
@@ -101,15 +105,14 @@ def load_planning_items(ctx, mode: str = "frames", circular: bool = False, limit
     return [planning_item(ctx, q, catalog, mode, r) for q in questions for r in rotations]
 
 
-SPEC = register_benchmark(
-    BenchmarkSpec(
-        name=BENCHMARK,
-        description="ViLPAct multiple-choice planning: the first 20% of a video and an intent; pick the most "
-        "plausible future action sequence of six (A-F).",
-        load_items=load_planning_items,
-        params=GenerationParams(max_new_tokens=16),
-    )
+SPEC = BenchmarkSpec(
+    name=BENCHMARK,
+    description="ViLPAct multiple-choice planning: the first 20% of a video and an intent; pick the most "
+    "plausible future action sequence of six (A-F).",
+    load_items=load_planning_items,
+    params=GenerationParams(max_new_tokens=16),
 )
+BENCHMARKS = (SPEC,)
 
 
 def chosen_index(item_meta: dict, letters: frozenset[str] | None) -> int | None:
@@ -122,18 +125,16 @@ def chosen_index(item_meta: dict, letters: frozenset[str] | None) -> int | None:
 
 # -- baselines as models --------------------------------------------------------------------------
 
-_KB_LOCK = threading.Lock()
-
-
 class _KnowledgeBackend(ABC):
     """Shared plumbing: build the model once per database the items come from."""
 
     def __init__(self, spec: ModelSpec) -> None:
         self.spec = spec
         self._models: dict[str, Any] = {}
+        self._lock = threading.Lock()
 
-    def _model_for(self, db_path: str):
-        with _KB_LOCK:
+    def _model_for(self, db_path: str) -> Any:
+        with self._lock:
             if db_path not in self._models:
                 from backend.storage import Database
 
@@ -168,7 +169,7 @@ class _KnowledgeBackend(ABC):
 
 class NSPlanLiteBackend(_KnowledgeBackend):
     def build(self, database):
-        from backend.embeddings import embed_texts
+        from backend.inference.embeddings import embed_texts
         from backend.planning.baselines import BigramPrior, NSPlanLite
         from backend.planning.knowledge import build_knowledge_base
 
@@ -213,13 +214,11 @@ class BigramPriorBackend(_KnowledgeBackend):
         return pick(scores, item.meta["question_id"])
 
 
-def _register() -> None:
-    from backend.settings import load_settings
-
-    settings = load_settings()
-    register_backend("nsplan-lite", NSPlanLiteBackend)
-    register_backend("bigram-prior", BigramPriorBackend)
-    register_model(
+def provide_models(registry: ModelRegistry, settings: Settings) -> None:
+    """The planning baselines as in-process models of ``registry`` (see ``PROVIDER_MODULES``)."""
+    registry.register_backend("nsplan-lite", NSPlanLiteBackend)
+    registry.register_backend("bigram-prior", BigramPriorBackend)
+    registry.register_model(
         ModelSpec(
             "nsplan-lite",
             "nsplan-lite",
@@ -235,7 +234,7 @@ def _register() -> None:
             },
         )
     )
-    register_model(
+    registry.register_model(
         ModelSpec(
             "bigram-prior",
             "bigram-prior",
@@ -244,6 +243,3 @@ def _register() -> None:
             options={"weight": settings.bigram_weight},
         )
     )
-
-
-_register()

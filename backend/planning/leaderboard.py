@@ -6,6 +6,7 @@ every stored run, its answers read, refused and unparsed (:mod:`backend.inferenc
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from backend.inference.outcomes import outcome_counts
 from backend.inference.store import list_runs, lookup
@@ -13,6 +14,10 @@ from backend.planning.evaluation import BENCHMARK
 from backend.planning.questions import list_questions
 from backend.planning.results import report
 from backend.planning.validation import human_answers
+from backend.storage import Database
+
+if TYPE_CHECKING:
+    from backend.context import AppContext
 
 _ROTATED = re.compile(r"^(?P<qid>.+)#(?P<mode>frames|text)-r(?P<rotation>\d)$")
 LETTERS = "ABCDEF"
@@ -24,26 +29,30 @@ def _index(letters, rotation: int) -> int | None:
     return (LETTERS.index(next(iter(letters))) + rotation) % 6
 
 
-def _current_hashes(settings) -> dict[str, str]:
+def _current_hashes(ctx: AppContext) -> dict[str, str]:
     """The settings hash each registered model would be run under now (to name older runs apart)."""
     from backend.inference.benchmarks import get_benchmark
     from backend.inference.registry import list_models
     from backend.inference.runner import effective_params
     from backend.inference.store import settings_hash
 
-    bench = get_benchmark(BENCHMARK)
-    return {name: settings_hash(spec, effective_params(bench, spec)) for name, spec in list_models(settings).items()}
+    bench = get_benchmark(ctx, BENCHMARK)
+    return {name: settings_hash(spec, effective_params(bench, spec)) for name, spec in list_models(ctx).items()}
 
 
-def stored_answers(database, circular: bool = False, settings=None) -> dict[str, dict[str, int | None]]:
+def stored_answers(
+    database: Database, circular: bool = False, ctx: AppContext | None = None
+) -> dict[str, dict[str, int | None]]:
     """Per ``model`` (a run under settings other than the current ones is named ``model [earlier settings
-    abc123]``; without ``settings`` every model run under several settings is named so): question id ->
+    abc123]``; without ``ctx`` every model run under several settings is named so): question id ->
     chosen index. With ``circular``, only questions answered right under all six rotations keep their key
     (the others get None), from runs made with ``circular=True``."""
-    return {name: answers for name, (answers, _) in stored_runs(database, circular, settings).items()}
+    return {name: answers for name, (answers, _) in stored_runs(database, circular, ctx).items()}
 
 
-def stored_runs(database, circular: bool = False, settings=None) -> dict[str, tuple[dict[str, int | None], dict]]:
+def stored_runs(
+    database: Database, circular: bool = False, ctx: AppContext | None = None
+) -> dict[str, tuple[dict[str, int | None], dict]]:
     """:func:`stored_answers` with each run's outcomes (:func:`backend.inference.outcomes.outcome_counts`)
     over the predictions the report reads: one per question (rotation 0), or all six rotations when
     ``circular``; rates are shares of the questions (of six per question when ``circular``)."""
@@ -52,7 +61,7 @@ def stored_runs(database, circular: bool = False, settings=None) -> dict[str, tu
         if run["benchmark"] == BENCHMARK:
             seen.setdefault((run["model"], run["settings_hash"]), None)
     out: dict[str, tuple[dict[str, int | None], dict]] = {}
-    current = _current_hashes(settings) if settings is not None else None
+    current = _current_hashes(ctx) if ctx is not None else None
     questions = {q.id: q for q in list_questions(database)}
     for model, shash in seen:
         answers, statuses = _answers(lookup(database, model, BENCHMARK, shash), questions, circular)
@@ -89,11 +98,15 @@ def _answers(predictions: dict, questions: dict, circular: bool) -> tuple[dict[s
 
 
 def leaderboard(
-    database, baseline: str | None = "bigram-prior", circular: bool = False, samples: int = 2000, settings=None
+    database: Database,
+    baseline: str | None = "bigram-prior",
+    circular: bool = False,
+    samples: int = 2000,
+    ctx: AppContext | None = None,
 ) -> dict:
     """The report of :func:`backend.planning.results.report` over every stored run plus the human row."""
     questions = list_questions(database)
-    stored = stored_runs(database, circular, settings)
+    stored = stored_runs(database, circular, ctx)
     runs = {name: answers for name, (answers, _) in stored.items()}
     human = human_answers(database)
     if human:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from backend.auth import require_role
+from backend.accounts.auth import require_role
 from backend.errors import MediaError
 from backend.planning.catalog import load_catalog
 from backend.planning.questions import PlanningQuestion, get_question, list_questions
 from backend.planning.strips import check_question
+
+if TYPE_CHECKING:
+    from backend.context import AppContext
 
 
 @dataclass(frozen=True)
@@ -21,18 +25,18 @@ class QuestionView:
     text_only_reason: str | None
 
 
-def question_ids(ctx, username: str | None) -> list[str]:
+def question_ids(ctx: AppContext, username: str | None) -> list[str]:
     require_role(ctx.database, username, "annotator")
     return [q.id for q in list_questions(ctx.database, ("released", "validated", "pending"))]
 
 
-def view_question(ctx, username: str | None, question_id: str, with_clip: bool = True) -> QuestionView:
+def view_question(ctx: AppContext, username: str | None, question_id: str, with_clip: bool = True) -> QuestionView:
     """A question with its choices' STRIPS checks and its observed-window clip (or why it is text only)."""
     require_role(ctx.database, username, "annotator")
     return build_view(ctx, get_question(ctx.database, question_id), with_clip)
 
 
-def build_view(ctx, question: PlanningQuestion, with_clip: bool = True) -> QuestionView:
+def build_view(ctx: AppContext, question: PlanningQuestion, with_clip: bool = True) -> QuestionView:
     from backend.planning.media import observed_clip, window_seconds
 
     catalog = load_catalog(ctx.database)
@@ -55,7 +59,7 @@ def build_view(ctx, question: PlanningQuestion, with_clip: bool = True) -> Quest
     )
 
 
-def ask_model(ctx, username: str | None, question_id: str, model: str, mode: str = "frames"):
+def ask_model(ctx: AppContext, username: str | None, question_id: str, model: str, mode: str = "frames"):
     """Ask one model one question live (through the prediction store; reviewers and admins)."""
     from backend.inference.service import ask_model as ask
     from backend.planning.evaluation import BENCHMARK, planning_item
@@ -66,7 +70,7 @@ def ask_model(ctx, username: str | None, question_id: str, model: str, mode: str
 
 
 def run_batch(
-    ctx,
+    ctx: AppContext,
     username: str | None,
     model: str,
     mode: str = "frames",
@@ -91,12 +95,12 @@ def run_batch(
     return summary.as_dict()
 
 
-def results(ctx, username: str | None, baseline: str | None = "bigram-prior", circular: bool = False) -> dict:
+def results(ctx: AppContext, username: str | None, baseline: str | None = "bigram-prior", circular: bool = False) -> dict:
     """The leaderboard (everyone signed in) and human accuracy against the key."""
     from backend.planning.leaderboard import leaderboard
     from backend.planning.validation import human_accuracy
 
     require_role(ctx.database, username, "annotator")
-    board = leaderboard(ctx.database, baseline, circular, ctx.settings.bootstrap_samples, ctx.settings)
+    board = leaderboard(ctx.database, baseline, circular, ctx.settings.bootstrap_samples, ctx)
     board["human_accuracy"] = human_accuracy(ctx.database, ctx.settings.bootstrap_samples)
     return board

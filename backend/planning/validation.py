@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from backend import assignment
-from backend.auth import require_role
+from backend.accounts.auth import require_role
 from backend.errors import NotFound, ValidationError
 from backend.planning.questions import PlanningQuestion, get_question
 from backend.planning.results import bootstrap_accuracy

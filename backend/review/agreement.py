@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from backend import auth
+from backend.accounts import auth
 from backend.errors import ValidationError
 from backend.review.stats import cohen_kappa, krippendorff_alpha_nominal, mean_pairwise_cosine, wilcoxon_signed_rank
 from backend.settings import Settings
@@ -22,7 +22,7 @@ Embed = Callable[[list[str]], np.ndarray]
 
 def _default_embed(settings: Settings) -> Embed:
     def embed(texts: list[str]) -> np.ndarray:
-        from backend.embeddings import embed_texts
+        from backend.inference.embeddings import embed_texts
 
         return embed_texts(texts, model=settings.embedding_model)
 
@@ -34,7 +34,7 @@ def semantic_agreement(
 ) -> dict[str, Any]:
     """Mean pairwise cosine similarity of the annotators' intents, per sequence round with 2+ annotations.
 
-    ``embed`` maps texts to L2-normalised rows (default: ``backend.embeddings.embed_texts`` with the
+    ``embed`` maps texts to L2-normalised rows (default: ``backend.inference.embeddings.embed_texts`` with the
     ``embedding_model`` setting). All texts are embedded in one batch.
     """
     auth.require_role(database, username, "reviewer")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from backend import auth
+from backend.accounts import auth
 from backend.storage import Database
 
 

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from backend.errors import ImportFileError, ValidationError
-from backend.jsonl import read_jsonl
 from backend.review.dashboard import per_round, totals
 from backend.storage import Database, audit, utcnow
+from backend.storage.jsonl import read_jsonl
 from backend.vilpact.importer import SEQUENCE_COLUMNS
 
 FORMATS = ("vilpact", "jsonl", "parquet")

@@ -10,7 +10,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from backend import auth
+from backend.accounts import auth
 from backend.errors import NotFound, ValidationError
 from backend.settings import Settings
 from backend.storage import Database, audit, utcnow

@@ -12,7 +12,7 @@ import re
 import shutil
 from typing import Any
 
-from backend import auth
+from backend.accounts import auth
 from backend.errors import CompStudioError, ValidationError
 from backend.review.dataset import export_dataset
 from backend.settings import Settings
@@ -87,7 +87,7 @@ def publish(
     }
 
 
-def publish_as(
+def publish_dataset(
     database: Database,
     settings: Settings,
     username: str,
@@ -97,12 +97,12 @@ def publish_as(
     api: Any = None,
     token: str | None = None,
 ) -> dict[str, Any]:
-    """The admin button: same as the CLI, behind the admin role."""
-    auth.require_role(database, username, "admin")
-    return publish(database, settings, repo_id, private, api=api, token=token, actor=username)
+    """The admin button: same as the CLI's ``publish``, behind the admin role."""
+    admin = auth.require_role(database, username, "admin")
+    return publish(database, settings, repo_id, private, api=api, token=token, actor=admin.username)
 
 
-def export_as(database: Database, settings: Settings, username: str, fmt: str) -> dict[str, Any]:
+def export_for_download(database: Database, settings: Settings, username: str, fmt: str) -> dict[str, Any]:
     """Export into ``<media>/exports/dataset-<fmt>`` (never a path the caller chooses), for download."""
     auth.require_role(database, username, "admin")
     return export_dataset(database, fmt, settings.media_dir / "exports" / f"dataset-{fmt}", actor=username)

@@ -26,13 +26,14 @@ from typing import Any
 
 import sqlite_utils
 
-from backend import assignment, auth
+from backend import assignment
+from backend.accounts import auth
 from backend.errors import ValidationError
 from backend.intents.rules import check_intent_pair
-from backend.media.video import servable_video
 from backend.settings import Settings
 from backend.storage import Database, audit, utcnow
 from backend.vilpact.sequences import get_sequence
+from backend.vilpact.video import servable_video
 
 KIND = "review"
 INTENT_KIND = "intent"

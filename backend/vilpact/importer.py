@@ -24,9 +24,12 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from backend import assignment
+from backend.accounts import auth
 from backend.errors import ImportFileError
+from backend.settings import Settings
 from backend.storage import Database, audit, utcnow
 
 _CLASS_LINE = re.compile(r"^(c\d{3})\s+(\S.*)$")
@@ -280,3 +283,15 @@ def import_vilpact(
         )
         audit(db, actor, "import.vilpact", str(Path(root).resolve()), report.as_dict())
     return report
+
+
+def import_release(
+    database: Database, settings: Settings, username: str | None, root: str, videos: str | None = None
+) -> dict[str, Any]:
+    """An admin's import from the web app: the same import as the CLI's, behind the admin role."""
+    admin = auth.require_role(database, username, "admin")
+    report = import_vilpact(
+        database, Path(root), videos=Path(videos) if videos else None, actor=admin.username,
+        annotators_per_sequence=settings.annotators_per_sequence,
+    )
+    return report.as_dict()

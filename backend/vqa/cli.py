@@ -10,12 +10,15 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backend.errors import ImportFileError, ValidationError
-from backend.jsonl import read_jsonl
+from backend.storage.jsonl import read_jsonl
 from backend.vqa.io import FORMATS
 from backend.vqa.items import VqaItem, make_item, parse_letters
+
+if TYPE_CHECKING:
+    from backend.context import AppContext
 
 
 def _context(args: argparse.Namespace):
@@ -97,7 +100,7 @@ def _grant(args: argparse.Namespace) -> dict[str, Any]:
     from backend.vqa.permissions import has_permission
 
     ctx = _context(args)
-    from backend import auth
+    from backend.accounts import auth
 
     if auth.get_user(ctx.database, args.name) is None:
         raise ValidationError(f"no user named {args.name!r}")
@@ -120,9 +123,9 @@ def _grant(args: argparse.Namespace) -> dict[str, Any]:
     return {"user": args.name, "author": has_permission(ctx.database, args.name, "author")}
 
 
-def _cli_admin(ctx) -> str:
+def _cli_admin(ctx: AppContext) -> str:
     """The CLI is trusted: it acts as the first enabled admin account (model runs are audited under it)."""
-    from backend import auth
+    from backend.accounts import auth
 
     admins = [u.username for u in auth.list_users(ctx.database) if u.role == "admin" and not u.disabled]
     if not admins:

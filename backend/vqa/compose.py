@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from backend import auth
+from backend.accounts import auth
 from backend.settings import Settings
 from backend.storage import Database
 from backend.vqa.difficulty import compose_benchmark, level_distribution

@@ -29,9 +29,9 @@ from typing import Any
 
 from backend import assignment
 from backend.errors import CompStudioError, ImportFileError, MediaError, ValidationError
-from backend.jsonl import read_jsonl
 from backend.settings import Settings
 from backend.storage import Database, audit
+from backend.storage.jsonl import read_jsonl
 from backend.vqa.images import build_composite, image_format, media_path, store_image
 from backend.vqa.items import LETTERS, VqaItem, insert_item, list_items, make_item, parse_letters
 
@@ -289,7 +289,7 @@ def import_upload(database: Database, settings: Settings, username: str | None, 
     import tempfile
     import zipfile
 
-    from backend import auth
+    from backend.accounts import auth
 
     admin = auth.require_role(database, username, "admin")
     upload = Path(upload)
@@ -318,7 +318,7 @@ def export_download(
     status: str | None = "verified",
 ) -> str:
     """Export items (reviewers) into ``<out_dir>/vqa_items.zip``; returns the zip's path."""
-    from backend import auth
+    from backend.accounts import auth
 
     auth.require_role(database, username, "reviewer")
     folder = Path(out_dir) / "vqa_items"

@@ -17,11 +17,11 @@ package's ``vqa_predictions`` under a run named after the model (``<model>``, ``
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from backend import auth
+from backend.accounts import auth
 from backend.errors import ValidationError
-from backend.inference.benchmarks import BenchmarkSpec, EvalItem, choice_request, get_benchmark, register_benchmark
+from backend.inference.benchmarks import BenchmarkSpec, EvalItem, choice_request, get_benchmark
 from backend.inference.parsing import ParsedAnswer
 from backend.inference.request import image, text
 from backend.storage import audit, utcnow
@@ -30,6 +30,9 @@ from backend.vqa.images import media_path
 from backend.vqa.items import VqaItem, get_item, list_items
 from backend.vqa.runs import save_predictions
 from backend.vqa.scoring import partial_credit
+
+if TYPE_CHECKING:
+    from backend.context import AppContext
 
 BENCHMARK = "mmcomposition"
 # a run's summary: answers read, refused and unparsed apart, and failed calls (backend.inference.outcomes)
@@ -73,7 +76,7 @@ def eval_item(settings, item: VqaItem, image_mode: str = "composite", blind: boo
 
 
 def _load(
-    ctx,
+    ctx: AppContext,
     *,
     status: str = "verified",
     ids: Sequence[str] | None = None,
@@ -85,7 +88,7 @@ def _load(
     return [eval_item(ctx.settings, i, mode, blind) for i in items]
 
 
-def _load_blind(ctx, **options: Any) -> list[EvalItem]:
+def _load_blind(ctx: AppContext, **options: Any) -> list[EvalItem]:
     return _load(ctx, **(options | {"blind": True}))
 
 
@@ -96,7 +99,7 @@ def partial_credit_score(item: EvalItem, parsed: ParsedAnswer) -> float:
     return float(partial_credit(parsed.letters, item.answer))
 
 
-register_benchmark(
+BENCHMARKS = (
     BenchmarkSpec(
         BENCHMARK,
         "MMComposition-style compositional VQA (verified items; partial credit)",
@@ -104,9 +107,7 @@ register_benchmark(
         build_request=choice_request,
         score=partial_credit_score,
         metric="partial_credit",
-    )
-)
-register_benchmark(
+    ),
     BenchmarkSpec(
         BLIND_BENCHMARK,
         "MMComposition-style VQA without images (blind baseline)",
@@ -114,7 +115,7 @@ register_benchmark(
         build_request=choice_request,
         score=partial_credit_score,
         metric="partial_credit",
-    )
+    ),
 )
 
 
@@ -123,7 +124,7 @@ def run_name(model: str, blind: bool, image_mode: str) -> str:
 
 
 def _stored_letters(
-    ctx, bench_name: str, model: str, items: list[EvalItem]
+    ctx: AppContext, bench_name: str, model: str, items: list[EvalItem]
 ) -> tuple[dict[str, tuple[tuple[str, ...], str]], dict[str, str]]:
     """The store's parsed letters and raw text for ``items`` (what the runner just computed or reused), and
     how each answer was read (its status: ``ok``, ``refusal``, ``unparsed`` or ``error``)."""
@@ -131,7 +132,7 @@ def _stored_letters(
     from backend.inference.runner import effective_params, prepare
     from backend.inference.store import lookup, settings_hash
 
-    bench, spec = get_benchmark(bench_name), get_spec(ctx.settings, model)
+    bench, spec = get_benchmark(ctx, bench_name), get_spec(ctx, model)
     stored = lookup(ctx.database, spec.name, bench.name, settings_hash(spec, effective_params(bench, spec)))
     out, statuses = {}, {}
     for prepared in prepare(bench, items):
@@ -144,7 +145,7 @@ def _stored_letters(
 
 
 def run_model(
-    ctx,
+    ctx: AppContext,
     username: str | None,
     model: str,
     *,
@@ -161,7 +162,7 @@ def run_model(
     bench_name = BLIND_BENCHMARK if blind else BENCHMARK
     options = {"image_mode": mode, "ids": list(ids) if ids is not None else None}
     summary = run_eval(ctx, bench_name, model, progress=progress, actor=user.username, load_options=options)
-    items = get_benchmark(bench_name).load_items(ctx, **options)
+    items = get_benchmark(ctx, bench_name).load_items(ctx, **options)
     answers, statuses = _stored_letters(ctx, bench_name, model, items)
     name = run_name(model, blind, mode)
     save_predictions(
@@ -185,7 +186,7 @@ def run_model(
 
 
 def ask_model(
-    ctx, username: str | None, model: str, item_id: str, *, blind: bool = False, image_mode: str | None = None
+    ctx: AppContext, username: str | None, model: str, item_id: str, *, blind: bool = False, image_mode: str | None = None
 ) -> dict[str, Any]:
     """One live answer (stored like a batch answer, so the leaderboard includes it)."""
     from backend.inference.runner import answer_item
@@ -220,7 +221,7 @@ def ask_model(
     }
 
 
-def record_votes(ctx, model: str, answers: dict[str, tuple[tuple[str, ...], str]], actor: str) -> int:
+def record_votes(ctx: AppContext, model: str, answers: dict[str, tuple[tuple[str, ...], str]], actor: str) -> int:
     """Store one panel model's votes: fully correct (score 1) or not, per item."""
     keys = {i.id: i.answer for i in list_items(ctx.database, ids=list(answers))}
     now = utcnow()
@@ -238,7 +239,7 @@ def record_votes(ctx, model: str, answers: dict[str, tuple[tuple[str, ...], str]
     return len(answers)
 
 
-def apply_levels(ctx, panel: Sequence[str], actor: str) -> dict[str, int]:
+def apply_levels(ctx: AppContext, panel: Sequence[str], actor: str) -> dict[str, int]:
     """Set each item's level from the votes of ``panel`` (items without a vote from every member: no level)."""
     marks = ",".join("?" * len(panel))
     rows = ctx.database.query(
@@ -261,7 +262,7 @@ def apply_levels(ctx, panel: Sequence[str], actor: str) -> dict[str, int]:
 
 
 def vote_difficulty(
-    ctx,
+    ctx: AppContext,
     username: str | None,
     panel: Sequence[str] | None = None,
     *,
@@ -280,7 +281,7 @@ def vote_difficulty(
     if len(set(panel)) != len(panel):
         raise ValidationError("each panel model may vote once: the panel lists a model twice")
     for model in panel:
-        get_spec(ctx.settings, model)
+        get_spec(ctx, model)
     ids = [i.id for i in list_items(ctx.database, status=status)]
     if not ids:
         raise ValidationError(f"there are no {status} items to vote on")
@@ -289,6 +290,6 @@ def vote_difficulty(
     for index, model in enumerate(panel):
         step = (lambda done, _n, base=index * len(ids): progress(base + done, total)) if progress else None
         run_eval(ctx, BENCHMARK, model, progress=step, actor=user.username, load_options=options)
-        items = get_benchmark(BENCHMARK).load_items(ctx, **options)
+        items = get_benchmark(ctx, BENCHMARK).load_items(ctx, **options)
         record_votes(ctx, model, _stored_letters(ctx, BENCHMARK, model, items)[0], user.username)
     return {"panel": panel, "items": len(ids), "levels": apply_levels(ctx, panel, user.username)}

@@ -6,8 +6,8 @@ by an admin, stored in ``vqa_permissions``. Reviewers and admins may author with
 
 from __future__ import annotations
 
-from backend import auth
-from backend.auth import User
+from backend.accounts import auth
+from backend.accounts.auth import User
 from backend.errors import NotFound, PermissionDenied, ValidationError
 from backend.storage import Database, audit, utcnow
 

@@ -24,11 +24,11 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from backend import auth
+from backend.accounts import auth
 from backend.errors import ImportFileError, NotFound, ValidationError
 from backend.inference.outcomes import outcome_counts
-from backend.jsonl import read_jsonl
 from backend.storage import Database, audit, utcnow
+from backend.storage.jsonl import read_jsonl
 from backend.vqa.categories import CATEGORIES, SHORT_NAMES
 from backend.vqa.difficulty import level_distribution
 from backend.vqa.items import VqaItem, list_items, parse_letters

@@ -23,8 +23,9 @@ from typing import Any
 
 import sqlite_utils
 
-from backend import assignment, auth
-from backend.auth import User
+from backend import assignment
+from backend.accounts import auth
+from backend.accounts.auth import User
 from backend.errors import PermissionDenied, ValidationError
 from backend.settings import Settings
 from backend.storage import Database, audit, utcnow

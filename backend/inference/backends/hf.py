@@ -124,9 +124,9 @@ class TransformersBackend:
 
     # -- the contract --------------------------------------------------------------------------------
     def generate(self, requests: Sequence[Request], params: GenerationParams) -> list[str]:
-        from backend.inference import gpu
+        from backend.inference import hardware
 
-        return gpu.run(self._generate, requests, params)
+        return hardware.run(self._generate, requests, params)
 
     def _generate(self, requests: Sequence[Request], params: GenerationParams) -> list[str]:
         import torch
@@ -154,9 +154,9 @@ class TransformersBackend:
 
     def score_options(self, request: Request, options: Sequence[str]) -> list[OptionScore]:
         """Log-likelihood of each option's tokens after the prompt (one forward pass per option)."""
-        from backend.inference import gpu
+        from backend.inference import hardware
 
-        return gpu.run(self._score_options, request, options)
+        return hardware.run(self._score_options, request, options)
 
     def _score_options(self, request: Request, options: Sequence[str]) -> list[OptionScore]:
         import torch

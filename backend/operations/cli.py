@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from backend import backup
+from backend.operations import backup
 
 
 def _backup(args: argparse.Namespace):

@@ -5,9 +5,9 @@
   ``PRAGMA integrity_check`` and then renamed, so a file with the final name is always whole.
 * The backup API copies a consistent state while other threads keep writing (WAL readers never block
   writers): a snapshot holds every transaction committed before it started and none half-done.
-* :class:`BackupService` runs the loop in a daemon thread with a stop event, and pushes each new snapshot
-  to the Hub when ``hub_backup_repo`` is set (see :mod:`backend.spaces`).
-* Each attempt is a row in ``backup_runs``; :func:`backup_status_as` shows admins the last success.
+* :class:`backend.operations.service.BackupService` runs the loop in a daemon thread with a stop event, and
+  pushes each new snapshot to the Hub when ``hub_backup_repo`` is set (see :mod:`backend.operations.hub`).
+* Each attempt is a row in ``backup_runs``; :func:`backup_status` tells admins the last success.
 """
 
 from __future__ import annotations
@@ -15,23 +15,17 @@ from __future__ import annotations
 import logging
 import os
 import re
-import signal
 import sqlite3
-import threading
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from backend import auth
 from backend.errors import BackupError
 from backend.storage import Database, audit, utcnow
 
 if TYPE_CHECKING:
-    from backend.context import AppContext
     from backend.settings import Settings
-    from backend.spaces import HubBackup
 
 log = logging.getLogger(__name__)
 
@@ -288,118 +282,3 @@ def backup_status(database: Database, settings: Settings) -> BackupStatus:
         keep=settings.backup_keep,
         hub_repo=settings.hub_backup_repo or None,
     )
-
-
-def backup_status_as(database: Database, settings: Settings, username: str | None) -> dict[str, Any]:
-    """What the admin tab shows: when the last local snapshot and Hub push succeeded, and any failure since."""
-    auth.require_role(database, username, "admin")
-    return backup_status(database, settings).as_dict()
-
-
-def backup_now_as(service: BackupService, username: str | None) -> dict[str, Any]:
-    """An admin's "back up now" button: a snapshot (and Hub push) right away."""
-    auth.require_role(service.ctx.database, username, "admin")
-    return service.snapshot_now().as_dict()
-
-
-class BackupService:
-    """Snapshots every ``backup_every_minutes`` in a daemon thread; the last ``backup_keep`` are kept.
-
-    ``start()`` also starts the Hub push when ``hub_backup_repo`` is set (``hf_api`` stands in for the Hub
-    in tests). ``stop()`` ends the loop, takes a last snapshot and pushes it.
-    """
-
-    def __init__(self, ctx: AppContext, settings: Settings | None = None, *, hf_api: Any = None):
-        self.ctx = ctx
-        self.settings = settings or ctx.settings
-        self.hf_api = hf_api
-        self.hub: HubBackup | None = None
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-        self._seen_version: tuple[int, int] | None = None  # (connection id, PRAGMA data_version)
-
-    @property
-    def directory(self) -> Path:
-        return backups_dir(self.settings)
-
-    def start(self) -> BackupService:
-        if self.settings.hub_backup_repo and self.hub is None:
-            from backend.spaces import HubBackup
-
-            try:
-                self.hub = HubBackup(self.settings, self.ctx.database, api=self.hf_api)
-            except Exception as exc:  # bad token, Hub down: keep the local snapshots going, tell the admins
-                log.exception("Hub backup to %s could not start", self.settings.hub_backup_repo)
-                detail = f"could not start: {type(exc).__name__}: {exc}"
-                record_run(self.ctx.database, "hub", False, self.settings.hub_backup_repo, detail=detail)
-        if self.settings.backup_every_minutes > 0 and self._thread is None:
-            self._stop.clear()
-            self._thread = threading.Thread(target=self._loop, name="compstudio-backup", daemon=True)
-            self._thread.start()
-        return self
-
-    def _loop(self) -> None:
-        interval = self.settings.backup_every_minutes * 60
-        while not self._stop.wait(interval):
-            self.run_once(skip_unchanged=True)
-
-    def stop(self, *, final_snapshot: bool = True, timeout: float = 30.0) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
-        if final_snapshot:
-            self.run_once(skip_unchanged=False)
-        if self.hub is not None:
-            self.hub.stop()
-
-    def _unchanged(self) -> bool:
-        """True when no other connection committed since this thread's last snapshot (PRAGMA data_version)."""
-        conn = self.ctx.database.conn
-        version = (id(conn), self.ctx.database.scalar("PRAGMA data_version"))
-        unchanged = version == self._seen_version
-        self._seen_version = version
-        return unchanged
-
-    def snapshot_now(self) -> Snapshot:
-        """Take, prune, record and push one snapshot (waits for the Hub commit). Raises BackupError or
-        sqlite3.Error when the snapshot fails; a failed push is recorded, not raised."""
-        with self._lock:
-            snapshot = take_snapshot(self.ctx.database, self.directory)
-            prune_snapshots(self.directory, self.settings.backup_keep)
-            record_run(self.ctx.database, "local", True, snapshot.path.name, snapshot.bytes)
-            if self.hub is not None:
-                self.hub.push_and_wait()
-        return snapshot
-
-    def run_once(self, *, skip_unchanged: bool = False) -> Snapshot | None:
-        """One loop step; failures are logged and recorded, never raised (the loop must go on)."""
-        try:
-            if self.hub is not None:
-                self.hub.flush_records()  # outcomes of the scheduler's own periodic pushes
-            if skip_unchanged and self._unchanged() and list_snapshots(self.directory):
-                return None
-            return self.snapshot_now()
-        except (BackupError, sqlite3.Error, OSError) as exc:
-            log.exception("backup failed")
-            record_run(self.ctx.database, "local", False, detail=str(exc))
-            return None
-
-
-def stop_on_sigterm(service: BackupService) -> Callable[[int, Any], None]:
-    """Make SIGTERM (what a Space sends on restart) stop ``service`` cleanly, then exit.
-
-    Python's default SIGTERM ends the process without ``finally`` blocks or ``atexit``, so the last
-    snapshot and Hub push would be lost. Call from the main thread; returns the installed handler.
-    """
-    previous = signal.getsignal(signal.SIGTERM)
-
-    def handler(signum: int, frame: Any) -> None:
-        service.stop()
-        if callable(previous):
-            previous(signum, frame)
-        raise SystemExit(0)
-
-    signal.signal(signal.SIGTERM, handler)
-    return handler

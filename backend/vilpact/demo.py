@@ -1,19 +1,17 @@
-"""Demo content for a fresh start: short generated videos with matching action sequences (source 'demo'),
-the 157 Charades action classes, and demo accounts. Idempotent: re-running changes nothing that exists."""
+"""Demo content for a fresh start: short generated videos with matching action sequences (source 'demo')
+and the 157 Charades action classes (demo accounts: :mod:`backend.accounts.demo`). Idempotent: re-running changes nothing that exists."""
 
 from __future__ import annotations
 
 import json
-import secrets
-from dataclasses import dataclass
 from pathlib import Path
 
-from backend import assignment, auth
+from backend import assignment
 from backend.context import AppContext
-from backend.media.demo_video import write_demo_video
 from backend.storage import audit, utcnow
+from backend.vilpact.demo_video import write_demo_video
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
 # (sequence id, scene, [(class id, start s, end s)]): real Charades classes, invented timings.
 DEMO_SEQUENCES: tuple[tuple[str, str, tuple[tuple[str, float, float], ...]], ...] = (
@@ -24,13 +22,6 @@ DEMO_SEQUENCES: tuple[tuple[str, str, tuple[tuple[str, float, float], ...]], ...
     ("DEMO-SANDWICH", "Kitchen", (("c069", 0.0, 1.2), ("c067", 0.8, 2.0), ("c065", 1.8, 3.6), ("c068", 3.4, 4.0))),
 )
 DEMO_DURATION = 4.0
-DEMO_ACCOUNTS = (("demo-admin", "admin"), ("demo-reviewer", "reviewer"), ("demo-annotator", "annotator"))
-
-
-@dataclass(frozen=True)
-class DemoAccounts:
-    path: Path
-    accounts: dict[str, str]  # user name -> password
 
 
 VILPACT = ASSETS / "vilpact"  # ViLPAct's released data/ (Apache-2.0), without the prototype features
@@ -39,19 +30,6 @@ VILPACT = ASSETS / "vilpact"  # ViLPAct's released data/ (Apache-2.0), without t
 def load_classes(path: Path = VILPACT / "Charades_v1_classes.txt") -> dict[str, str]:
     pairs = (line.split(" ", 1) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
     return {cid: name.strip() for cid, name in pairs}
-
-
-def ensure_demo_accounts(ctx: AppContext) -> DemoAccounts:
-    """Demo accounts with random passwords, written once to ``<data>/demo-accounts.json``."""
-    path = ctx.settings.data_dir / "demo-accounts.json"
-    accounts: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
-    for username, role in DEMO_ACCOUNTS:
-        if auth.get_user(ctx.database, username) is None:
-            accounts[username] = accounts.get(username) or secrets.token_urlsafe(9)
-            auth.add_user(ctx.database, username, role, accounts[username], actor="demo", source="demo")
-    path.write_text(json.dumps(accounts, indent=2))
-    path.chmod(0o600)
-    return DemoAccounts(path, accounts)
 
 
 def ensure_demo_content(ctx: AppContext) -> int:

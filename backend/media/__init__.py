@@ -1,1 +1,0 @@
-"""Media: videos the app serves, demo videos, frame sampling."""
