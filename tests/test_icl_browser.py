@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from backend import auth
 from backend.icl.store import import_set
 from backend.inference.registry import register_model
-from tests.conftest import shared_data
+from tests.conftest import COGS_BANK, COGS_TESTS
 from tests.tiny_models import tiny_spec
 
 PASSWORD = "password1"
@@ -23,9 +23,9 @@ PASSWORD = "password1"
 def small_files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("icl")
     bank = folder / "bank.jsonl"
-    bank.write_text("\n".join(shared_data("cogs", "example_bank.jsonl").read_text().splitlines()[:1200]) + "\n")
+    bank.write_text("\n".join(COGS_BANK.read_text().splitlines()[:1200]) + "\n")
     tests = folder / "test_phrareco_like.jsonl"
-    tests.write_text("\n".join(shared_data("cogs", "test_phrareco_like.jsonl").read_text().splitlines()[:4]) + "\n")
+    tests.write_text("\n".join(COGS_TESTS.joinpath("test_phrareco_like.jsonl").read_text().splitlines()[:4]) + "\n")
     return bank, tests
 
 

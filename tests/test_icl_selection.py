@@ -14,7 +14,7 @@ from backend.icl.prompts import fictional_words, order_examples
 from backend.icl.selection import PRESETS, aiming_keys, cofe_select, reference_select
 from backend.icl.selectors import SelectorSpec, make_selector, setting_names
 from backend.icl.stats import aggregate, case_stats
-from tests.conftest import shared_data
+from tests.conftest import COGS_BANK, COGS_BANK_MORE, COGS_TESTS
 
 TINY_BANK = [
     ("Liam ate .", "EAT ( LIAM , NONE , NONE )"),
@@ -32,13 +32,13 @@ def tiny():
 
 @pytest.fixture(scope="module")
 def cogs_sample():
-    """The first 3,000 bank lines and 12 test cases of each shared category."""
-    path = shared_data("cogs", "example_bank.jsonl")
-    lines = path.read_text().splitlines()[:3000]
+    """The release's first 3,000 bank lines (2,000 shipped in assets/, 1,000 in tests/data/) and 12 test cases of
+    each category."""
+    lines = COGS_BANK.read_text().splitlines() + COGS_BANK_MORE.read_text().splitlines()
     bank = [make_example(json.loads(line)) for line in lines]
     tests = []
     for name in ("test_longchain_like.jsonl", "test_phrareco_like.jsonl"):
-        tests += read_examples(shared_data("cogs", name))[::83][:12]
+        tests += read_examples(COGS_TESTS / name)
     return build_index(bank), bank, tests
 
 

@@ -1,4 +1,4 @@
-"""ViLPAct import on the real release in ../shared/data, and malformed copies of it."""
+"""ViLPAct import on the real release shipped in assets/vilpact, and malformed copies of it."""
 
 from __future__ import annotations
 
