@@ -161,8 +161,8 @@ def mark_matplotlib_absent() -> None:
         sys.modules.setdefault("matplotlib", None)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Run the CompStudio web app.")
+def main(argv: list[str] | None = None, prog: str | None = None) -> None:
+    parser = argparse.ArgumentParser(prog=prog, description="Run the CompStudio web app.")
     parser.add_argument("--host", default=None, help="address to bind (default 127.0.0.1; COMPSTUDIO_HOST)")
     parser.add_argument("--port", type=int, default=None, help="port (default 7860; COMPSTUDIO_PORT)")
     parser.add_argument("--data-dir", type=Path, default=None, help="data folder (default ./data; COMPSTUDIO_DATA_DIR)")
