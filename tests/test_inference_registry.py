@@ -111,3 +111,15 @@ def test_importing_the_inference_layer_imports_no_heavy_library():
         "assert not heavy, heavy"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_model_names_fall_back_to_the_built_in_models(settings):
+    """The one list the pickers offer: every model, sorted; a broken registry file leaves what no file gives."""
+    names = registry.model_names(settings)
+    assert names == sorted(list_models(settings))
+    assert {"nsplan-lite", "bigram-prior", "random"} <= set(names)
+    settings.data_dir.mkdir(parents=True)
+    registry.registry_path(settings).write_text("{not json")
+    with pytest.raises(ValidationError, match="not valid JSON"):
+        list_models(settings)
+    assert registry.model_names(settings) == names

@@ -250,6 +250,17 @@ def list_models(settings: Settings) -> dict[str, ModelSpec]:
     return models
 
 
+def model_names(settings: Settings) -> list[str]:
+    """Every model's name, sorted: the one list the model pickers (planning, VQA) offer. A registry file that does
+    not parse (the Models tab reports it) leaves what a missing file gives, the defaults for this hardware and the
+    built-in models, so the tabs stay usable."""
+    try:
+        return sorted(list_models(settings))
+    except ValidationError:
+        _load_providers()
+        return sorted({*(spec.name for spec in default_models()), *_EXTRA_MODELS})
+
+
 def is_builtin(name: str) -> bool:
     _load_providers()
     return name in _EXTRA_MODELS

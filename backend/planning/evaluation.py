@@ -24,10 +24,9 @@ from backend.inference.benchmarks import BenchmarkSpec, EvalItem, register_bench
 from backend.inference.registry import ModelSpec, register_backend, register_model
 from backend.inference.request import GenerationParams, text, video
 from backend.planning.catalog import load_catalog
-from backend.planning.questions import PlanningQuestion, list_questions
+from backend.planning.questions import CHOICE_LETTERS, N_CHOICES, PlanningQuestion, list_questions
 
 BENCHMARK = "vilpact-planning"
-LETTERS = "ABCDEF"
 MODES = ("frames", "text")
 
 
@@ -59,7 +58,7 @@ def planning_item(ctx, question: PlanningQuestion, catalog, mode: str = "frames"
 
     from backend.planning.media import sample_frames, window_seconds
 
-    order = [(i + rotation) % 6 for i in range(6)]
+    order = [(i + rotation) % N_CHOICES for i in range(N_CHOICES)]
     options = tuple(", ".join(catalog.names(question.choices[i])) for i in order)
     path = _video_path(ctx, question) if mode == "frames" else None
     request: list[dict[str, Any]] = []
@@ -75,7 +74,7 @@ def planning_item(ctx, question: PlanningQuestion, catalog, mode: str = "frames"
         item_id,
         request,
         options,
-        frozenset(LETTERS[order.index(question.answer_index)]),
+        frozenset(CHOICE_LETTERS[order.index(question.answer_index)]),
         meta={
             "question_id": question.id,
             "rotation": rotation,
@@ -116,7 +115,7 @@ def chosen_index(item_meta: dict, letters: frozenset[str] | None) -> int | None:
     """The original choice index behind an answered letter of a (possibly rotated) item."""
     if not letters or len(letters) != 1:
         return None
-    position = LETTERS.index(next(iter(letters)))
+    position = CHOICE_LETTERS.index(next(iter(letters)))
     return item_meta["order"][position] if position < len(item_meta["order"]) else None
 
 
@@ -153,7 +152,7 @@ class _KnowledgeBackend(ABC):
         for item in items:
             if "db_path" not in item.meta:
                 raise ValueError(f"{self.spec.name} answers only {BENCHMARK} items")
-            answers.append(LETTERS[self.choose(self._model_for(item.meta["db_path"]), item)])
+            answers.append(CHOICE_LETTERS[self.choose(self._model_for(item.meta["db_path"]), item)])
         return answers
 
     def generate(self, requests, params):

@@ -8,18 +8,17 @@ import re
 
 from backend.inference.store import list_runs, lookup
 from backend.planning.evaluation import BENCHMARK
-from backend.planning.questions import list_questions
+from backend.planning.questions import CHOICE_LETTERS, N_CHOICES, list_questions
 from backend.planning.results import report
 from backend.planning.validation import human_answers
 
 _ROTATED = re.compile(r"^(?P<qid>.+)#(?P<mode>frames|text)-r(?P<rotation>\d)$")
-LETTERS = "ABCDEF"
 
 
 def _index(letters, rotation: int) -> int | None:
     if not letters or len(letters) != 1:
         return None
-    return (LETTERS.index(next(iter(letters))) + rotation) % 6
+    return (CHOICE_LETTERS.index(next(iter(letters))) + rotation) % N_CHOICES
 
 
 def _current_hashes(settings) -> dict[str, str]:
