@@ -21,7 +21,7 @@ from backend.inference.benchmarks import EvalItem
 from components.common import TabHandle, caller, esc, ui_errors
 from components.models import build_ask_model
 
-ROW_COLUMNS = ["position", "line", "input", "output", "prim_score", "stru_score", "new_primitives", "new_structures"]
+ROW_COLUMNS = ["position", "line", "input", "output", "primitive_coverage", "structural_similarity", "new_primitives", "new_structures"]
 HELP = {**PRESET_HELP, **SETTINGS_HELP}
 
 

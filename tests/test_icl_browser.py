@@ -59,7 +59,7 @@ def test_select_compare_and_ask_a_model(app):
         summary = page.locator("#icl_summary")
         expect(summary).to_contain_text("SCREAM ( ON ( BABY , IN ( TRAY , HOUSE ) ) , NONE , NONE )", timeout=60_000)
         expect(summary).to_contain_text("subject[pp-mod]")
-        expect(page.locator("#icl_table")).to_contain_text("prim_score")
+        expect(page.locator("#icl_table")).to_contain_text("primitive_coverage")
         expect(_field(page, "icl_prompt")).to_have_value(
             re.compile(r"^input: .*\noutput: .*(\n.*)*input: The baby on a tray in the house screamed \.\noutput:$"),
         )

@@ -51,10 +51,10 @@ def test_hand_computed_scores(tiny):
     """
     index, _, test = tiny
     first = cofe_select(index, test, PRESETS["full_similarity"], n=1)[0]
-    assert (first.example_id, first.prim_score, first.stru_score, first.score) == (2, 5, 13, 513.0)
+    assert (first.example_id, first.primitive_coverage, first.structural_similarity, first.score) == (2, 5, 13, 513.0)
     assert len(first.new_primitives) == 5 and len(first.new_structures) == 13
     picks = cofe_select(index, test, PRESETS["full_similarity"], n=3)
-    assert [(c.example_id, c.prim_score, c.stru_score) for c in picks] == [(2, 5, 13), (0, 0, 14), (1, 0, 14)]
+    assert [(c.example_id, c.primitive_coverage, c.structural_similarity) for c in picks] == [(2, 5, 13), (0, 0, 14), (1, 0, 14)]
 
 
 def test_diversity_counts_only_uncovered_structures(tiny):
@@ -64,7 +64,7 @@ def test_diversity_counts_only_uncovered_structures(tiny):
     both AGENT[EMMA] and THEME[NONE] but not PRED-FUNC: 3."""
     index, _, test = tiny
     picks = cofe_select(index, test, PRESETS["high_diversity"], n=3)
-    assert [(c.example_id, c.stru_score) for c in picks] == [(2, 13), (0, 7), (1, 3)]
+    assert [(c.example_id, c.structural_similarity) for c in picks] == [(2, 13), (0, 7), (1, 3)]
 
 
 def test_complexity_penalty_uses_w_c_from_equation_1(tiny):
@@ -148,7 +148,7 @@ def test_random_is_seeded(cogs_sample):
 def test_orders_and_fictional_words(tiny):
     index, bank, test = tiny
     chosen = cofe_select(index, test, PRESETS["full_similarity"], n=3)
-    # structure closer: the highest stru_score last; ties keep the earlier pick nearer the test
+    # structure closer: the highest structural_similarity last; ties keep the earlier pick nearer the test
     assert [c.example_id for c in order_examples(chosen, "structure_closer")] == [2, 1, 0]
     assert [c.example_id for c in order_examples(chosen, "atom_closer")] == [1, 0, 2]
     shuffled = order_examples(chosen, "random", seed=3)

@@ -56,14 +56,14 @@ def planning_item(ctx, question: PlanningQuestion, catalog, mode: str = "frames"
     """One question as an item; ``rotation`` shifts the choices (option i shows choice (i + r) mod 6)."""
     from PIL import Image
 
-    from backend.planning.media import sample_frames, window_seconds
+    from backend.planning.media import observed_window_seconds, sample_frames
 
     order = [(i + rotation) % N_CHOICES for i in range(N_CHOICES)]
     options = tuple(", ".join(catalog.names(question.choices[i])) for i in order)
     path = _video_path(ctx, question) if mode == "frames" else None
     request: list[dict[str, Any]] = []
     if path:
-        start, end = window_seconds(question.ob_start_frame, question.ob_end_frame)
+        start, end = observed_window_seconds(question.ob_start_frame, question.ob_end_frame)
         arrays = sample_frames(
             ctx.settings, path, start, end, ctx.settings.planning_frames, ctx.settings.planning_decoder
         )

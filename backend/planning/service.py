@@ -33,7 +33,7 @@ def view_question(ctx, username: str | None, question_id: str, with_clip: bool =
 
 
 def build_view(ctx, question: PlanningQuestion, with_clip: bool = True) -> QuestionView:
-    from backend.planning.media import observed_clip, window_seconds
+    from backend.planning.media import observed_window_clip, observed_window_seconds
 
     catalog = load_catalog(ctx.database)
     checks = [c.describe(catalog) for c in check_question(question, catalog)]
@@ -44,8 +44,8 @@ def build_view(ctx, question: PlanningQuestion, with_clip: bool = True) -> Quest
     elif with_clip:
         try:
             clip = str(
-                observed_clip(
-                    ctx.settings, row["video_path"], *window_seconds(question.ob_start_frame, question.ob_end_frame)
+                observed_window_clip(
+                    ctx.settings, row["video_path"], *observed_window_seconds(question.ob_start_frame, question.ob_end_frame)
                 )
             )
         except MediaError as exc:
