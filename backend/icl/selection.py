@@ -112,8 +112,9 @@ PRESET_HELP = {
 
 @dataclass(frozen=True)
 class Chosen:
-    """One selected example: its bank line (0-based), the integer terms of equation 1 when it was picked,
-    and the test case's features it covered first."""
+    """One selected example: its bank line (0-based), the integer terms of equation 1 when it was picked
+    (``primitive_coverage`` and ``structural_similarity``, named for section 3.2's principles; appendix C.3
+    calls them prim_score and stru_score), and the test case's features it covered first."""
 
     example_id: int
     primitive_coverage: int
