@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # Tests read only what the repository ships: assets/ (the released ViLPAct data, the in-context bank) and
 # small cuts under tests/data/ (sources in tests/data/README.md). Never ../shared: a plain clone must pass.
 VILPACT_DATA = ROOT / "assets" / "vilpact"
-COGS_BANK = ROOT / "assets" / "icl" / "example_bank.jsonl"
+COGS_ASSETS = ROOT / "assets" / "icl"  # the bank's first 2,000 lines, the first 15 test cases of each category
+COGS_BANK = COGS_ASSETS / "example_bank.jsonl"
 COGS_TESTS = ROOT / "tests" / "data" / "cogs"  # 12 test cases of each category, cut from the full release
 COGS_BANK_MORE = COGS_TESTS / "example_bank_2001-3000.jsonl"  # the release's bank lines after the shipped 2,000
 

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from backend import auth
 from backend.icl.store import import_set
 from backend.inference.registry import register_model
-from tests.conftest import COGS_BANK, COGS_TESTS
+from tests.conftest import COGS_ASSETS, COGS_BANK
 from tests.tiny_models import tiny_spec
 
 PASSWORD = "password1"
@@ -25,7 +25,7 @@ def small_files(tmp_path_factory):
     bank = folder / "bank.jsonl"
     bank.write_text("\n".join(COGS_BANK.read_text().splitlines()[:1200]) + "\n")
     tests = folder / "test_phrareco_like.jsonl"
-    tests.write_text("\n".join(COGS_TESTS.joinpath("test_phrareco_like.jsonl").read_text().splitlines()[:4]) + "\n")
+    tests.write_text("\n".join(COGS_ASSETS.joinpath("test_phrareco_like.jsonl").read_text().splitlines()[:4]) + "\n")
     return bank, tests
 
 

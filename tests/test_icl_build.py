@@ -10,13 +10,13 @@ import pytest
 from backend.cli import main
 from backend.errors import ImportFileError, ValidationError
 from backend.icl.store import export_set, import_set, list_sets, load_set
-from tests.conftest import COGS_BANK, COGS_TESTS
+from tests.conftest import COGS_ASSETS, COGS_BANK
 
 
 @pytest.fixture
 def small_files(tmp_path: Path) -> tuple[Path, Path]:
     bank_lines = COGS_BANK.read_text().splitlines()[:1500]
-    test_lines = COGS_TESTS.joinpath("test_phrareco_like.jsonl").read_text().splitlines()[:5]
+    test_lines = COGS_ASSETS.joinpath("test_phrareco_like.jsonl").read_text().splitlines()[:5]
     bank = tmp_path / "bank.jsonl"
     bank.write_text("\n".join(bank_lines) + "\n")
     tests = tmp_path / "test_phrareco_like.jsonl"
