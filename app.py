@@ -159,8 +159,8 @@ def mark_matplotlib_absent() -> None:
         sys.modules.setdefault("matplotlib", None)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Run the CompStudio web app.")
+def main(argv: list[str] | None = None, prog: str | None = None) -> None:
+    parser = argparse.ArgumentParser(prog=prog, description="Run the CompStudio web app.")
     parser.add_argument("--host", default=None, help="address to bind (COMPSTUDIO_HOST; default GRADIO_SERVER_NAME, "
                         "else 0.0.0.0 on a Hugging Face Space, else 127.0.0.1)")
     parser.add_argument("--port", type=int, default=None, help="port (COMPSTUDIO_PORT; default GRADIO_SERVER_PORT, "

@@ -70,8 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--data-dir", type=Path, default=None,
                         help="data folder (default: COMPSTUDIO_DATA_DIR or ./data)")
-    parser = argparse.ArgumentParser(prog="python -m backend", description="CompStudio command line")
+    prog = "compstudio" if Path(sys.argv[0]).name == "compstudio" else "python -m backend"
+    parser = argparse.ArgumentParser(prog=prog, description="CompStudio command line")
     sub = parser.add_subparsers(dest="command", required=True)
+    # listed for --help only: main() hands `app ...` to app.py's own parser before this one parses
+    sub.add_parser("app", help="start the web app (the flags of `python app.py`: --host, --port, --data-dir)",
+                   add_help=False)
     groups = {
         "import": sub.add_parser("import", help="import data (one transaction)").add_subparsers(
             dest="kind", required=True),
@@ -83,6 +87,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["app"]:
+        from app import main as run_app  # the server's own entry point, so its flags are defined once
+
+        run_app(argv[1:], prog="compstudio app")
+        return 0
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

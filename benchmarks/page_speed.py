@@ -140,7 +140,7 @@ def tab_switch(page, label: str) -> float:
 
 # -- CompStudio ---------------------------------------------------------------------------------------------
 def prepare_data(data_dir: Path, load: int) -> None:
-    from backend import auth
+    from backend.accounts import auth
     from backend.context import build_context
     from backend.settings import Settings
     from backend.vilpact.importer import import_vilpact

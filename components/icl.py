@@ -13,16 +13,15 @@ import pandas as pd
 from backend.context import AppContext
 from backend.errors import PermissionDenied
 from backend.icl import service
-from backend.icl.evaluation import BENCHMARK
+from backend.icl.evaluation import BENCHMARK, eval_item
 from backend.icl.prompts import ORDERS
 from backend.icl.selection import PRESET_HELP
 from backend.icl.selectors import SETTINGS_HELP, setting_names
 from backend.inference.benchmarks import EvalItem
-from backend.inference.request import text
 from components.common import TabHandle, caller, esc, ui_errors
 from components.models import build_ask_model
 
-ROW_COLUMNS = ["position", "line", "input", "output", "prim_score", "stru_score", "new_primitives", "new_structures"]
+ROW_COLUMNS = ["position", "line", "input", "output", "primitive_coverage", "structural_similarity", "new_primitives", "new_structures"]
 HELP = {**PRESET_HELP, **SETTINGS_HELP}
 
 
@@ -212,9 +211,5 @@ def build_icl_tab(ctx: AppContext) -> TabHandle:
 def _item_of(value: dict[str, Any] | None) -> EvalItem:
     if not value:
         raise gr.Error("Select examples for a test case first.")
-    return EvalItem(
-        f"{value['tests']}:{value['line']}:{value['setting']}",
-        [text(value["prompt"])],
-        answer=value["truth"],
-        meta={"category": value.get("category", "")},
-    )
+    return eval_item(value["tests"], value["line"], value["setting"], value["prompt"], value["truth"],
+                     value.get("category", ""))

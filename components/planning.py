@@ -16,11 +16,12 @@ import pandas as pd
 
 from backend.context import AppContext
 from backend.errors import CompStudioError
+from backend.inference.registry import model_names
 from backend.planning import service, validation
 from backend.planning.authoring import author_question
+from backend.planning.questions import CHOICE_LETTERS
 from components.common import TabHandle, caller, esc, ui_errors
 
-LETTERS = "ABCDEF"
 NONE_LABEL = "None is plausible"
 CHECK_HELP = (
     "Watch the first 20% of the video (or read the observed actions), read the intent, then mark the **one** "
@@ -37,7 +38,7 @@ def question_markdown(view: service.QuestionView, show_key: bool) -> str:
     lines += [f"**Observed actions (first 20%):** {observed}", f"**Intent:** {esc(q.intent)}", ""]
     for index, (names, check) in enumerate(zip(view.choice_names, view.checks, strict=True)):
         key = " ✅ key" if show_key and index == q.answer_index else ""
-        lines.append(f"**{LETTERS[index]}.** {esc(', '.join(names))}  \n  _STRIPS: {esc(check)}_{key}")
+        lines.append(f"**{CHOICE_LETTERS[index]}.** {esc(', '.join(names))}  \n  _STRIPS: {esc(check)}_{key}")
     return "\n\n".join(lines)
 
 
@@ -70,15 +71,6 @@ def _leaderboard_frames(board: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.Dat
     return pd.DataFrame(rows), pd.DataFrame(lengths), pd.DataFrame(scenes)
 
 
-def _model_names(ctx: AppContext) -> list[str]:
-    from backend.inference.registry import list_models
-
-    try:
-        return sorted(list_models(ctx))
-    except CompStudioError:
-        return ["nsplan-lite", "bigram-prior", "random"]
-
-
 def _browse_panel(ctx: AppContext) -> None:
     with gr.Row():
         qid = gr.Dropdown(label="Question", choices=[], allow_custom_value=True, elem_id="planning-question-id")
@@ -88,7 +80,7 @@ def _browse_panel(ctx: AppContext) -> None:
         text = gr.Markdown(elem_id="planning-question")
     gr.Markdown("#### Ask a model (reviewers)")
     with gr.Row():
-        model = gr.Dropdown(label="Model", choices=_model_names(ctx), value="nsplan-lite", elem_id="planning-model")
+        model = gr.Dropdown(label="Model", choices=model_names(ctx), value="nsplan-lite", elem_id="planning-model")
         mode = gr.Radio(
             ["frames", "text"],
             value="frames",
@@ -162,7 +154,7 @@ def _check_panel(ctx: AppContext) -> dict[str, Any]:
     with gr.Row():
         clip = gr.Video(label="Observed window", interactive=False, elem_id="planning-check-clip")
         text = gr.Markdown(elem_id="planning-check-question")
-    choice = gr.Radio([*LETTERS, NONE_LABEL], label="The plausible future", elem_id="planning-check-choice")
+    choice = gr.Radio([*CHOICE_LETTERS, NONE_LABEL], label="The plausible future", elem_id="planning-check-choice")
     with gr.Row():
         fetch = gr.Button("Next question", elem_id="planning-check-next")
         submit = gr.Button("Submit", variant="primary", elem_id="planning-check-submit")
@@ -185,7 +177,7 @@ def _check_panel(ctx: AppContext) -> dict[str, Any]:
         if not picked:
             raise gr.Error("Mark one choice as plausible, or choose 'None is plausible'.")
         name = caller(ctx, request)
-        index = -1 if picked == NONE_LABEL else LETTERS.index(picked)
+        index = -1 if picked == NONE_LABEL else CHOICE_LETTERS.index(picked)
         validation.submit_check(
             ctx.database, name, question_id, index, round(time.time() - began, 1) if began else None
         )

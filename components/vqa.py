@@ -14,6 +14,7 @@ import pandas as pd
 
 from backend.context import AppContext
 from backend.errors import CompStudioError
+from backend.inference.registry import model_names
 from backend.vqa import compose, io, models, runs, service
 from backend.vqa.categories import CATEGORIES, SHORT_NAMES
 from backend.vqa.difficulty import LEVELS
@@ -135,18 +136,9 @@ def _answer_panel(ctx: AppContext) -> dict[str, Any]:
     return {"render": render, "outputs": outputs}
 
 
-def _model_names(ctx: AppContext) -> list[str]:
-    from backend.inference.registry import list_models
-
-    try:
-        return sorted(list_models(ctx))
-    except Exception:  # a broken registry file is reported in the Models tab; keep this tab usable
-        return []
-
-
 def _models_panel(ctx: AppContext) -> None:
     db, settings = ctx.database, ctx.settings
-    names = _model_names(ctx)
+    names = model_names(ctx)
     with gr.Row():
         model = gr.Dropdown(names, label="Model", value=names[0] if names else None, elem_id="vqa-model")
         mode = gr.Radio(list(models.IMAGE_MODES), value=settings.vqa_image_mode, label="Multi-image items as")

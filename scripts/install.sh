@@ -13,4 +13,5 @@ PYTHON=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -r requirements.txt
+.venv/bin/python -m pip install -q --no-deps -e .  # the `compstudio` command (pyproject.toml)
 echo "installed: $(.venv/bin/python -c 'import gradio, torch, transformers; print("gradio", gradio.__version__, "torch", torch.__version__, "transformers", transformers.__version__)')"

@@ -17,20 +17,18 @@ from backend.context import AppContext, build_context  # noqa: E402
 from backend.settings import Settings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = ROOT.parent / "shared" / "data"
-
-
-def shared_data(*parts: str) -> Path:
-    """A path in ../shared/data. Tests that need it fail loudly (never skip) when it is missing."""
-    path = SHARED_DATA.joinpath(*parts)
-    if not path.exists():
-        pytest.fail(f"shared data missing: {path} (CI must provide ../shared beside the clone)", pytrace=False)
-    return path
+# Tests read only what the repository ships: assets/ (the released ViLPAct data, the in-context bank) and
+# small cuts under tests/data/ (sources in tests/data/README.md). Never ../shared: a plain clone must pass.
+VILPACT_DATA = ROOT / "assets" / "vilpact"
+COGS_ASSETS = ROOT / "assets" / "icl"  # the bank's first 2,000 lines, the first 15 test cases of each category
+COGS_BANK = COGS_ASSETS / "example_bank.jsonl"
+COGS_TESTS = ROOT / "tests" / "data" / "cogs"  # 12 test cases of each category, cut from the full release
+COGS_BANK_MORE = COGS_TESTS / "example_bank_2001-3000.jsonl"  # the release's bank lines after the shipped 2,000
 
 
 @pytest.fixture
 def vilpact_dir() -> Path:
-    return shared_data("vilpact", "data")
+    return VILPACT_DATA
 
 
 @pytest.fixture

@@ -64,3 +64,13 @@ def test_oauth_users_become_annotators_unless_named_admin(database):
     auth.set_role(database, "stranger", "reviewer")
     assert auth.oauth_user(database, "stranger", admins=("owner",)).role == "reviewer"  # keeps what an admin gave
     assert not auth.authenticate(database, "stranger", "")  # no password login for OAuth accounts
+
+
+def test_insert_user_is_the_one_way_accounts_are_stored(database):
+    with database.write() as db:
+        assert auth.insert_user(db.conn, "carol", "reviewer", source="imported", disabled=True) is True
+        assert auth.insert_user(db.conn, "carol", "admin") is False
+    carol = auth.get_user(database, "carol")
+    assert (carol.role, carol.disabled) == ("reviewer", True)
+    with pytest.raises(ValidationError, match="already exists"):
+        auth.add_user(database, "carol", "admin", "password1")

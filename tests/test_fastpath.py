@@ -20,13 +20,13 @@ LEAN, GRADIO = "/gradio_api/run", "/gradio_api/api"
 
 @pytest.fixture(scope="module")
 def running(tmp_path_factory):
-    from conftest import shared_data
+    from conftest import VILPACT_DATA
 
     from backend.vilpact.importer import import_vilpact
 
     settings = Settings(data_dir=tmp_path_factory.mktemp("fastpath") / "data", demo_content=False)
     with app_in_process(settings) as app:
-        import_vilpact(app.ctx.database, shared_data("vilpact", "data"))
+        import_vilpact(app.ctx.database, VILPACT_DATA)
         for name in ("ann1", "ann2", "gone"):
             auth.add_user(app.ctx.database, name, "annotator", "password1")
         yield app

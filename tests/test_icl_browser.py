@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 from backend.accounts import auth
 from backend.icl.store import import_set
-from tests.conftest import shared_data
+from tests.conftest import COGS_ASSETS, COGS_BANK
 from tests.tiny_models import tiny_spec
 
 PASSWORD = "password1"
@@ -22,9 +22,9 @@ PASSWORD = "password1"
 def small_files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("icl")
     bank = folder / "bank.jsonl"
-    bank.write_text("\n".join(shared_data("cogs", "example_bank.jsonl").read_text().splitlines()[:1200]) + "\n")
+    bank.write_text("\n".join(COGS_BANK.read_text().splitlines()[:1200]) + "\n")
     tests = folder / "test_phrareco_like.jsonl"
-    tests.write_text("\n".join(shared_data("cogs", "test_phrareco_like.jsonl").read_text().splitlines()[:4]) + "\n")
+    tests.write_text("\n".join(COGS_ASSETS.joinpath("test_phrareco_like.jsonl").read_text().splitlines()[:4]) + "\n")
     return bank, tests
 
 
@@ -58,7 +58,7 @@ def test_select_compare_and_ask_a_model(app):
         summary = page.locator("#icl_summary")
         expect(summary).to_contain_text("SCREAM ( ON ( BABY , IN ( TRAY , HOUSE ) ) , NONE , NONE )", timeout=60_000)
         expect(summary).to_contain_text("subject[pp-mod]")
-        expect(page.locator("#icl_table")).to_contain_text("prim_score")
+        expect(page.locator("#icl_table")).to_contain_text("primitive_coverage")
         expect(_field(page, "icl_prompt")).to_have_value(
             re.compile(r"^input: .*\noutput: .*(\n.*)*input: The baby on a tray in the house screamed \.\noutput:$"),
         )

@@ -10,13 +10,13 @@ import pytest
 from backend.cli import main
 from backend.errors import ImportFileError, ValidationError
 from backend.icl.store import export_set, import_set, list_sets, load_set
-from tests.conftest import shared_data
+from tests.conftest import COGS_ASSETS, COGS_BANK
 
 
 @pytest.fixture
 def small_files(tmp_path: Path) -> tuple[Path, Path]:
-    bank_lines = shared_data("cogs", "example_bank.jsonl").read_text().splitlines()[:1500]
-    test_lines = shared_data("cogs", "test_phrareco_like.jsonl").read_text().splitlines()[:5]
+    bank_lines = COGS_BANK.read_text().splitlines()[:1500]
+    test_lines = COGS_ASSETS.joinpath("test_phrareco_like.jsonl").read_text().splitlines()[:5]
     bank = tmp_path / "bank.jsonl"
     bank.write_text("\n".join(bank_lines) + "\n")
     tests = tmp_path / "test_phrareco_like.jsonl"
@@ -156,12 +156,12 @@ def test_icl_benchmark_exact_match_per_category(ctx, small_files):
 
 def test_icl_refusals_are_kept_apart_from_answers(ctx, small_files, monkeypatch):
     from backend.icl.evaluation import evaluate_by_category
-    from backend.inference.registry import ModelSpec, register_model
+    from backend.inference.registry import ModelSpec
 
     bank, tests = small_files
     import_set(ctx.database, "cli", bank, "bank", "bank")
     import_set(ctx.database, "cli", tests, "phrareco", "tests")
-    register_model(ModelSpec("icl-refuser", "python", "inference_helpers:echo_factory"))
+    ctx.models.register_model(ModelSpec("icl-refuser", "python", "inference_helpers:echo_factory"))
     monkeypatch.setenv("ECHO_ANSWER", "I'm sorry, I cannot answer that.")
     result = evaluate_by_category(ctx, "icl-refuser", {"n": 2}, limit=3)
     assert (result["answered"], result["refusals"], result["parse_failures"]) == (0, 3, 0)

@@ -14,7 +14,7 @@ from backend.icl.prompts import fictional_words, order_examples
 from backend.icl.selection import PRESETS, aiming_keys, cofe_select, reference_select
 from backend.icl.selectors import SelectorSpec, make_selector, setting_names
 from backend.icl.stats import aggregate, case_stats
-from tests.conftest import shared_data
+from tests.conftest import COGS_BANK, COGS_BANK_MORE, COGS_TESTS
 
 TINY_BANK = [
     ("Liam ate .", "EAT ( LIAM , NONE , NONE )"),
@@ -32,13 +32,13 @@ def tiny():
 
 @pytest.fixture(scope="module")
 def cogs_sample():
-    """The first 3,000 bank lines and 12 test cases of each shared category."""
-    path = shared_data("cogs", "example_bank.jsonl")
-    lines = path.read_text().splitlines()[:3000]
+    """The release's first 3,000 bank lines (2,000 shipped in assets/, 1,000 in tests/data/) and 12 test cases of
+    each category."""
+    lines = COGS_BANK.read_text().splitlines() + COGS_BANK_MORE.read_text().splitlines()
     bank = [make_example(json.loads(line)) for line in lines]
     tests = []
     for name in ("test_longchain_like.jsonl", "test_phrareco_like.jsonl"):
-        tests += read_examples(shared_data("cogs", name))[::83][:12]
+        tests += read_examples(COGS_TESTS / name)
     return build_index(bank), bank, tests
 
 
@@ -51,10 +51,10 @@ def test_hand_computed_scores(tiny):
     """
     index, _, test = tiny
     first = cofe_select(index, test, PRESETS["full_similarity"], n=1)[0]
-    assert (first.example_id, first.prim_score, first.stru_score, first.score) == (2, 5, 13, 513.0)
+    assert (first.example_id, first.primitive_coverage, first.structural_similarity, first.score) == (2, 5, 13, 513.0)
     assert len(first.new_primitives) == 5 and len(first.new_structures) == 13
     picks = cofe_select(index, test, PRESETS["full_similarity"], n=3)
-    assert [(c.example_id, c.prim_score, c.stru_score) for c in picks] == [(2, 5, 13), (0, 0, 14), (1, 0, 14)]
+    assert [(c.example_id, c.primitive_coverage, c.structural_similarity) for c in picks] == [(2, 5, 13), (0, 0, 14), (1, 0, 14)]
 
 
 def test_diversity_counts_only_uncovered_structures(tiny):
@@ -64,7 +64,7 @@ def test_diversity_counts_only_uncovered_structures(tiny):
     both AGENT[EMMA] and THEME[NONE] but not PRED-FUNC: 3."""
     index, _, test = tiny
     picks = cofe_select(index, test, PRESETS["high_diversity"], n=3)
-    assert [(c.example_id, c.stru_score) for c in picks] == [(2, 13), (0, 7), (1, 3)]
+    assert [(c.example_id, c.structural_similarity) for c in picks] == [(2, 13), (0, 7), (1, 3)]
 
 
 def test_complexity_penalty_uses_w_c_from_equation_1(tiny):
@@ -148,7 +148,7 @@ def test_random_is_seeded(cogs_sample):
 def test_orders_and_fictional_words(tiny):
     index, bank, test = tiny
     chosen = cofe_select(index, test, PRESETS["full_similarity"], n=3)
-    # structure closer: the highest stru_score last; ties keep the earlier pick nearer the test
+    # structure closer: the highest structural_similarity last; ties keep the earlier pick nearer the test
     assert [c.example_id for c in order_examples(chosen, "structure_closer")] == [2, 1, 0]
     assert [c.example_id for c in order_examples(chosen, "atom_closer")] == [1, 0, 2]
     shuffled = order_examples(chosen, "random", seed=3)

@@ -8,7 +8,7 @@ import pytest
 
 from backend.icl.grammar import SentenceParseError, parse_sentence
 from backend.icl.trees import TreeError, parse_logical_form, tree_features, tree_from_json
-from tests.conftest import shared_data
+from tests.conftest import COGS_BANK, COGS_TESTS
 
 
 def test_figure_4_jackson_observed_a_baby():
@@ -113,11 +113,10 @@ def test_supplied_trees():
         tree_from_json(["S"])
 
 
-def test_every_shared_cogs_line_parses_with_equal_depths():
-    """A sample of every shared file: both sides parse and their depths agree (appendix C.2)."""
-    for name in ("example_bank.jsonl", "test_longchain_like.jsonl", "test_phrareco_like.jsonl"):
-        lines = shared_data("cogs", name).read_text().splitlines()
-        for line in lines[::40]:
+def test_every_shipped_cogs_line_parses_with_equal_depths():
+    """Every shipped bank line and test case: both sides parse and their depths agree (appendix C.2)."""
+    for path in (COGS_BANK, COGS_TESTS / "test_longchain_like.jsonl", COGS_TESTS / "test_phrareco_like.jsonl"):
+        for line in path.read_text().splitlines():
             record = json.loads(line)
             x = tree_features(parse_sentence(record["input"].removeprefix("Form one: ")))
             y = tree_features(parse_logical_form(record["output"]))

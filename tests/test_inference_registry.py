@@ -126,3 +126,15 @@ def test_two_apps_in_one_process_share_no_models_benchmarks_or_loaded_backends(c
     loaded = get_model(ctx, "random")
     assert ctx.pool.loaded() == ["random"] and other.pool.loaded() == []
     assert get_model(other, "random") is not loaded
+
+
+def test_model_names_fall_back_to_the_built_in_models(ctx):
+    """The one list the pickers offer: every model, sorted; a broken registry file leaves what no file gives."""
+    names = registry.model_names(ctx)
+    assert names == sorted(list_models(ctx))
+    assert {"nsplan-lite", "bigram-prior", "random"} <= set(names)
+    ctx.settings.data_dir.mkdir(parents=True, exist_ok=True)
+    registry.registry_path(ctx.settings).write_text("{not json")
+    with pytest.raises(ValidationError, match="not valid JSON"):
+        list_models(ctx)
+    assert registry.model_names(ctx) == names

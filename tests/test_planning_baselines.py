@@ -8,7 +8,7 @@ import pytest
 from backend.planning.baselines import BigramPrior, NSPlanLite, pick, random_choice
 from backend.planning.knowledge import KBEntry
 from backend.planning.results import bootstrap_accuracy, mcnemar_exact, report
-from tests.conftest import shared_data
+from tests.conftest import VILPACT_DATA
 from tests.planning_helpers import hashing_embed, planning_context
 
 KB = [
@@ -56,7 +56,7 @@ def test_bootstrap_and_mcnemar_on_a_small_example():
 
 @pytest.fixture(scope="module")
 def ctx(tmp_path_factory):
-    return planning_context(tmp_path_factory.mktemp("baselines"), shared_data("vilpact", "data"))
+    return planning_context(tmp_path_factory.mktemp("baselines"), VILPACT_DATA)
 
 
 def test_baselines_run_through_the_shared_runner(ctx, monkeypatch):

@@ -11,14 +11,14 @@ from backend.accounts import auth
 from backend.planning.media import write_synthetic_video
 from backend.planning.questions import import_planning
 from backend.vilpact.importer import import_vilpact
-from tests.conftest import shared_data
+from tests.conftest import VILPACT_DATA
 
 PASSWORD = "password1"
 
 
 @pytest.fixture
 def app(settings, tmp_path):
-    data = shared_data("vilpact", "data")
+    data = VILPACT_DATA
     with app_in_process(settings.replace(demo_content=False, planning_annotators_per_question=1)) as running:
         db = running.ctx.database
         import_vilpact(db, data, add_to_pool=False)

@@ -40,14 +40,14 @@ def test_clip_is_browser_playable_h264_and_cached(videos, tmp_path):
     import av
 
     settings = Settings(data_dir=tmp_path / "data")
-    clip = media.observed_clip(settings, videos["frequent"], 1.0, 2.0)
+    clip = media.observed_window_clip(settings, videos["frequent"], 1.0, 2.0)
     assert clip.is_relative_to(settings.media_dir)
     with av.open(str(clip)) as container:
         stream = container.streams.video[0]
         assert stream.codec_context.name == "h264" and stream.codec_context.pix_fmt == "yuv420p"
         assert 23 <= sum(1 for _ in container.decode(stream)) <= 26  # one second at 24 fps
     mtime = clip.stat().st_mtime_ns
-    assert media.observed_clip(settings, videos["frequent"], 1.0, 2.0) == clip
+    assert media.observed_window_clip(settings, videos["frequent"], 1.0, 2.0) == clip
     assert clip.stat().st_mtime_ns == mtime
 
 

@@ -9,13 +9,13 @@ import pytest
 from backend.errors import ImportFileError, NotFound
 from backend.planning.catalog import load_catalog
 from backend.planning.questions import export_planning, get_question, import_planning, list_questions
-from tests.conftest import shared_data
+from tests.conftest import VILPACT_DATA
 from tests.planning_helpers import planning_context
 
 
 @pytest.fixture(scope="module")
 def ctx(tmp_path_factory):
-    return planning_context(tmp_path_factory.mktemp("questions"), shared_data("vilpact", "data"))
+    return planning_context(tmp_path_factory.mktemp("questions"), VILPACT_DATA)
 
 
 def test_all_510_released_questions_import(ctx):

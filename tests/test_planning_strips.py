@@ -7,13 +7,13 @@ import pytest
 from backend.planning.catalog import load_catalog
 from backend.planning.questions import list_questions
 from backend.planning.strips import check_candidate, distractor_report, simulate, strips_table
-from tests.conftest import shared_data
+from tests.conftest import VILPACT_DATA
 from tests.planning_helpers import planning_context
 
 
 @pytest.fixture(scope="module")
 def ctx(tmp_path_factory):
-    return planning_context(tmp_path_factory.mktemp("strips"), shared_data("vilpact", "data"))
+    return planning_context(tmp_path_factory.mktemp("strips"), VILPACT_DATA)
 
 
 @pytest.fixture(scope="module")

@@ -16,14 +16,14 @@ from backend.planning.validation import (
     next_question,
     submit_check,
 )
-from tests.conftest import shared_data
+from tests.conftest import VILPACT_DATA
 from tests.planning_helpers import planning_context
 
 
 @pytest.fixture(scope="module")
 def ctx(tmp_path_factory):
     ctx = planning_context(
-        tmp_path_factory.mktemp("validation"), shared_data("vilpact", "data"), planning_annotators_per_question=2
+        tmp_path_factory.mktemp("validation"), VILPACT_DATA, planning_annotators_per_question=2
     )
     for name in ("ann1", "ann2", "ann3"):
         auth.add_user(ctx.database, name, "annotator", "password-123")

@@ -1,4 +1,4 @@
-"""ViLPAct import on the real release in ../shared/data, and malformed copies of it."""
+"""ViLPAct import on the real release shipped in assets/vilpact, and malformed copies of it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from backend.errors import ImportFileError
 from backend.vilpact.importer import import_vilpact
-from backend.vilpact.sequences import get_sequence
+from backend.vilpact.sequences import get_sequence, insert_sequences
 
 
 def test_real_release_imports_and_reimport_is_idempotent(database, vilpact_dir):
@@ -119,3 +119,19 @@ def test_videos_are_found_by_charades_naming(database, vilpact_dir, tmp_path):
     report = import_vilpact(database, vilpact_dir, videos=videos)
     assert report.with_video == 1
     assert get_sequence(database, "2NZ5C").video_path == str((videos / "2NZ5C.mp4").resolve())
+
+
+def test_one_rule_for_storing_a_known_sequence_id(database):
+    """Every writer of sequences (importers, demo) goes through insert_sequences: new ids count, a known id gets
+    the new content, keeps its video when the new row has none, and keeps its source."""
+    row = {"id": "S1", "video_id": "S1", "actions": "[]", "scene": "Kitchen", "split": "train", "act_seq_start": 0,
+           "act_seq_end": 10, "ob_start_frame": 0, "ob_end_frame": 48, "video_path": "/videos/S1.mp4",
+           "source": "vilpact", "imported_at": "2026-01-01T00:00:00Z"}
+    with database.write() as db:
+        assert insert_sequences(db.conn, [row]) == 1
+    with database.write() as db:
+        again = {**row, "scene": "Bedroom", "video_path": None, "source": "dataset", "imported_at": "later"}
+        assert insert_sequences(db.conn, [again, {**row, "id": "S2", "video_id": "S2"}]) == 1
+    stored = database.query_one("SELECT scene, video_path, source, imported_at FROM sequences WHERE id = 'S1'")
+    assert stored == {"scene": "Bedroom", "video_path": "/videos/S1.mp4", "source": "vilpact",
+                      "imported_at": "2026-01-01T00:00:00Z"}

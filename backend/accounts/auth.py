@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import os
 import re
+import sqlite3
 from dataclasses import dataclass
 
 from backend.errors import NotFound, PermissionDenied, ValidationError
@@ -85,16 +86,26 @@ def add_user(
         raise ValidationError("the password must have at least 8 characters")
     hashed = hash_password(password) if password is not None else None
     with database.write() as db:
-        if db.conn.execute("SELECT 1 FROM users WHERE username = ?", (username,)).fetchone():
+        if not insert_user(db.conn, username, role, password_hash=hashed, source=source):
             raise ValidationError(f"user {username!r} already exists")
-        db.conn.execute(
-            "INSERT INTO users (username, role, password_hash, disabled, source, created_at) VALUES (?,?,?,?,?,?)",
-            (username, role, hashed, 0, source, utcnow()),
-        )
         audit(db, actor, "users.add", username, {"role": role, "source": source})
     user = get_user(database, username)
     assert user is not None
     return user
+
+
+def insert_user(
+    conn: sqlite3.Connection, username: str, role: str, *, password_hash: str | None = None,
+    disabled: bool = False, source: str = "local",
+) -> bool:
+    """Store one account row inside the caller's write transaction (every place that creates accounts uses
+    this); False, and nothing changed, when the name exists. Callers validate name, role and password."""
+    cur = conn.execute(
+        "INSERT OR IGNORE INTO users (username, role, password_hash, disabled, source, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (username, role, password_hash, int(disabled), source, utcnow()),
+    )
+    return cur.rowcount == 1
 
 
 def set_role(database: Database, username: str, role: str, *, actor: str = "cli") -> User:
@@ -135,11 +146,7 @@ def oauth_user(database: Database, username: str, admins: tuple[str, ...]) -> Us
         wanted_admin = username in admins
         if row is None:
             role = "admin" if wanted_admin else "annotator"
-            db.conn.execute(
-                "INSERT INTO users (username, role, password_hash, disabled, source, created_at) "
-                "VALUES (?, ?, NULL, 0, 'oauth', ?)",
-                (username, role, utcnow()),
-            )
+            insert_user(db.conn, username, role, source="oauth")
             audit(db, username, "users.oauth_signup", username, {"role": role})
         elif wanted_admin and row["role"] != "admin":
             db.conn.execute("UPDATE users SET role = 'admin' WHERE username = ?", (username,))

@@ -27,13 +27,28 @@ if TYPE_CHECKING:
 BENCHMARK = "icl"
 
 
-def case_item(tests: str, line: int, result, setting: str) -> EvalItem:
+def item_id(tests: str, line: int, setting: str) -> str:
+    """The id a test case's predictions are stored under, for the tab's live answer and batch runs alike (if the
+    two drifted, stored predictions would split).
+
+    >>> item_id("phrareco", 3, "full_similarity")
+    'phrareco:3:full_similarity'
+    """
+    return f"{tests}:{line}:{setting}"
+
+
+def eval_item(tests: str, line: int, setting: str, prompt: str, answer: str, category: str = "") -> EvalItem:
+    """One test case with its selected examples as an :class:`EvalItem`: the one builder for tab and batch."""
     return EvalItem(
-        f"{tests}:{line}:{setting}",
-        [text(result.prompt)],
-        answer=result.ground_truth,
-        meta={"category": result.test.category, "tests": tests, "line": line, "setting": setting},
+        item_id(tests, line, setting),
+        [text(prompt)],
+        answer=answer,
+        meta={"category": category, "tests": tests, "line": line, "setting": setting},
     )
+
+
+def case_item(tests: str, line: int, result, setting: str) -> EvalItem:
+    return eval_item(tests, line, setting, result.prompt, result.ground_truth, result.test.category)
 
 
 def load_items(

@@ -28,8 +28,8 @@ ORDERS = ("structure_closer", "atom_closer", "random")
 
 
 def order_examples(chosen: list[Chosen], order: str = "structure_closer", seed: int = 0) -> list[Chosen]:
-    """Prompt order, first block first. ``structure_closer`` (the paper's default) puts a higher stru_score
-    nearer the test input, ``atom_closer`` a higher prim_score; ties keep the earlier pick nearer the test.
+    """Prompt order, first block first. ``structure_closer`` (the paper's default) puts a higher structural_similarity
+    nearer the test input, ``atom_closer`` a higher primitive_coverage; ties keep the earlier pick nearer the test.
     ``random`` shuffles with ``seed``."""
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}; choose one of {', '.join(ORDERS)}")
@@ -38,9 +38,9 @@ def order_examples(chosen: list[Chosen], order: str = "structure_closer", seed: 
         random.Random(seed).shuffle(ranked)
         return [c for _, c in ranked]
     if order == "structure_closer":
-        ranked.sort(key=lambda item: (item[1].stru_score, item[1].prim_score, -item[0]))
+        ranked.sort(key=lambda item: (item[1].structural_similarity, item[1].primitive_coverage, -item[0]))
     else:
-        ranked.sort(key=lambda item: (item[1].prim_score, item[1].stru_score, -item[0]))
+        ranked.sort(key=lambda item: (item[1].primitive_coverage, item[1].structural_similarity, -item[0]))
     return [c for _, c in ranked]
 
 

@@ -38,7 +38,7 @@ Worked example (bank lines 0-2, test "Emma ate"):
 ...     ("Emma ate the cake .", "EAT ( EMMA , CAKE , NONE )")]]
 >>> test = make_example({"input": "Emma ate .", "output": "EAT ( EMMA , NONE , NONE )"})
 >>> index = build_index(bank)
->>> [(c.example_id, c.prim_score, c.stru_score) for c in cofe_select(index, test, PRESETS["full_similarity"], n=3)]
+>>> [(c.example_id, c.primitive_coverage, c.structural_similarity) for c in cofe_select(index, test, PRESETS["full_similarity"], n=3)]
 [(2, 5, 13), (0, 0, 14), (1, 0, 14)]
 
 Line 2 shares all five primitives (X: Emma, ate; Y: EMMA, EAT, NONE), so 500 + 13 beats 300 + 14 (lines 0
@@ -112,12 +112,13 @@ PRESET_HELP = {
 
 @dataclass(frozen=True)
 class Chosen:
-    """One selected example: its bank line (0-based), the integer terms of equation 1 when it was picked,
-    and the test case's features it covered first."""
+    """One selected example: its bank line (0-based), the integer terms of equation 1 when it was picked
+    (``primitive_coverage`` and ``structural_similarity``, named for section 3.2's principles; appendix C.3
+    calls them prim_score and stru_score), and the test case's features it covered first."""
 
     example_id: int
-    prim_score: int
-    stru_score: int
+    primitive_coverage: int
+    structural_similarity: int
     score: float
     new_primitives: tuple[str, ...] = field(default=())
     new_structures: tuple[str, ...] = field(default=())
@@ -224,16 +225,16 @@ def reference_select(bank: list[IclExample], test: IclExample, weights: CoFeWeig
         for i, example in enumerate(bank):
             if i in chosen or (aims and aims & side_keys(example.source, example.target, "S1")):
                 continue
-            prim_score = 0
+            primitive_coverage = 0
             for element in side_keys(example.source, example.target, "P"):
                 if element in p_test and not (weights.primitive_once and element in p_covered):
-                    prim_score += 1
-            stru_score = 0
+                    primitive_coverage += 1
+            structural_similarity = 0
             for element in side_keys(example.source, example.target, "S", weights.deep_structures):
                 if element in s_test and not (weights.diversity and element in s_covered):
-                    stru_score += 1
+                    structural_similarity += 1
             depth = float(example.source.depth + example.target.depth)
-            score = weights.w_p * prim_score + weights.w_s * stru_score - weights.w_c * depth
+            score = weights.w_p * primitive_coverage + weights.w_s * structural_similarity - weights.w_c * depth
             if score > max_score:
                 max_score, candidate = score, i
         if candidate is None:

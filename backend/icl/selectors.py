@@ -2,7 +2,7 @@
 
 Every selector takes a prepared bank index and returns, for one test case, :class:`Chosen` examples in the
 order it picked them; the combination held-out principle (section 2.1) holds for all of them: an example
-with the test case's aiming combination is never chosen. For baselines, ``prim_score``/``stru_score`` are the
+with the test case's aiming combination is never chosen. For baselines, ``primitive_coverage``/``structural_similarity`` are the
 static equation-1 counts |P(T) ∩ P(T_c)| and |S(T) ∩ S(T_c)|, shown for comparison and used by the orders.
 
 - ``random``: n examples drawn uniformly (seeded per test input);

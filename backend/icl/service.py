@@ -144,8 +144,8 @@ class CaseView:
                 "line": c.example_id,
                 "input": self.bank[c.example_id].input,
                 "output": self.bank[c.example_id].output,
-                "prim_score": c.prim_score,
-                "stru_score": c.stru_score,
+                "primitive_coverage": c.primitive_coverage,
+                "structural_similarity": c.structural_similarity,
                 "new_primitives": ", ".join(c.new_primitives),
                 "new_structures": len(c.new_structures),
             }

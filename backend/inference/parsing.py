@@ -37,7 +37,7 @@ import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-LETTERS = string.ascii_uppercase
+LETTERS = string.ascii_uppercase  # option letters: the one source (planning, VQA, parsing)
 
 
 @dataclass(frozen=True)

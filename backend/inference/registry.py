@@ -353,6 +353,17 @@ def list_models(ctx: AppContext) -> dict[str, ModelSpec]:
     return ctx.models.list_models(ctx.settings)
 
 
+def model_names(ctx: AppContext) -> list[str]:
+    """Every model's name, sorted: the one list the model pickers (planning, VQA) offer. A registry file that does
+    not parse (the Models tab reports it) leaves what a missing file gives, the defaults for this hardware and the
+    built-in models, so the tabs stay usable."""
+    try:
+        return sorted(list_models(ctx))
+    except ValidationError:
+        ctx.models.is_builtin("")  # loads the provider modules' built-in models
+        return sorted({*(spec.name for spec in default_models()), *ctx.models.builtin})
+
+
 def get_spec(ctx: AppContext, name: str) -> ModelSpec:
     """The spec of model ``name``; ``NotFound`` naming every valid model when it is unknown."""
     return ctx.models.get_spec(ctx.settings, name)

@@ -127,7 +127,7 @@ def _results(args: argparse.Namespace):
 
 def _author(args: argparse.Namespace):
     from backend.planning.authoring import create_question
-    from backend.planning.evaluation import LETTERS
+    from backend.planning.questions import CHOICE_LETTERS
 
     ctx = _ctx(args)
     q = create_question(
@@ -141,7 +141,7 @@ def _author(args: argparse.Namespace):
     return {
         "id": q.id,
         "status": q.status,
-        "answer": LETTERS[q.answer_index],
+        "answer": CHOICE_LETTERS[q.answer_index],
         "observed": list(q.observed),
         "choices": [list(c) for c in q.choices],
     }

@@ -24,14 +24,13 @@ from backend.inference.benchmarks import BenchmarkSpec, EvalItem
 from backend.inference.registry import ModelRegistry, ModelSpec
 from backend.inference.request import GenerationParams, text, video
 from backend.planning.catalog import load_catalog
-from backend.planning.questions import PlanningQuestion, list_questions
+from backend.planning.questions import CHOICE_LETTERS, N_CHOICES, PlanningQuestion, list_questions
 from backend.settings import Settings
 
 if TYPE_CHECKING:
     from backend.context import AppContext
 
 BENCHMARK = "vilpact-planning"
-LETTERS = "ABCDEF"
 MODES = ("frames", "text")
 
 
@@ -61,14 +60,14 @@ def planning_item(ctx: AppContext, question: PlanningQuestion, catalog, mode: st
     """One question as an item; ``rotation`` shifts the choices (option i shows choice (i + r) mod 6)."""
     from PIL import Image
 
-    from backend.planning.media import sample_frames, window_seconds
+    from backend.planning.media import observed_window_seconds, sample_frames
 
-    order = [(i + rotation) % 6 for i in range(6)]
+    order = [(i + rotation) % N_CHOICES for i in range(N_CHOICES)]
     options = tuple(", ".join(catalog.names(question.choices[i])) for i in order)
     path = _video_path(ctx, question) if mode == "frames" else None
     request: list[dict[str, Any]] = []
     if path:
-        start, end = window_seconds(question.ob_start_frame, question.ob_end_frame)
+        start, end = observed_window_seconds(question.ob_start_frame, question.ob_end_frame)
         arrays = sample_frames(
             ctx.settings, path, start, end, ctx.settings.planning_frames, ctx.settings.planning_decoder
         )
@@ -79,7 +78,7 @@ def planning_item(ctx: AppContext, question: PlanningQuestion, catalog, mode: st
         item_id,
         request,
         options,
-        frozenset(LETTERS[order.index(question.answer_index)]),
+        frozenset(CHOICE_LETTERS[order.index(question.answer_index)]),
         meta={
             "question_id": question.id,
             "rotation": rotation,
@@ -119,7 +118,7 @@ def chosen_index(item_meta: dict, letters: frozenset[str] | None) -> int | None:
     """The original choice index behind an answered letter of a (possibly rotated) item."""
     if not letters or len(letters) != 1:
         return None
-    position = LETTERS.index(next(iter(letters)))
+    position = CHOICE_LETTERS.index(next(iter(letters)))
     return item_meta["order"][position] if position < len(item_meta["order"]) else None
 
 
@@ -154,7 +153,7 @@ class _KnowledgeBackend(ABC):
         for item in items:
             if "db_path" not in item.meta:
                 raise ValueError(f"{self.spec.name} answers only {BENCHMARK} items")
-            answers.append(LETTERS[self.choose(self._model_for(item.meta["db_path"]), item)])
+            answers.append(CHOICE_LETTERS[self.choose(self._model_for(item.meta["db_path"]), item)])
         return answers
 
     def generate(self, requests, params):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from backend.inference.outcomes import outcome_counts
 from backend.inference.store import list_runs, lookup
 from backend.planning.evaluation import BENCHMARK
-from backend.planning.questions import list_questions
+from backend.planning.questions import CHOICE_LETTERS, N_CHOICES, list_questions
 from backend.planning.results import report
 from backend.planning.validation import human_answers
 from backend.storage import Database
@@ -20,13 +20,12 @@ if TYPE_CHECKING:
     from backend.context import AppContext
 
 _ROTATED = re.compile(r"^(?P<qid>.+)#(?P<mode>frames|text)-r(?P<rotation>\d)$")
-LETTERS = "ABCDEF"
 
 
 def _index(letters, rotation: int) -> int | None:
     if not letters or len(letters) != 1:
         return None
-    return (LETTERS.index(next(iter(letters))) + rotation) % 6
+    return (CHOICE_LETTERS.index(next(iter(letters))) + rotation) % N_CHOICES
 
 
 def _current_hashes(ctx: AppContext) -> dict[str, str]:

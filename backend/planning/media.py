@@ -1,7 +1,7 @@
 """Observed-window media for planning questions: a browser-playable clip and uniformly sampled frames,
 both cached on disk under ``settings.media_dir / "planning"``.
 
-* :func:`observed_clip` cuts ``ob_start_frame..ob_end_frame`` (24 fps frame numbers of the released data)
+* :func:`observed_window_clip` cuts ``ob_start_frame..ob_end_frame`` (24 fps frame numbers of the released data)
   out of the full video and re-encodes it as H.264 yuv420p with even sides (plays in every browser).
   The clip is written to a temporary name and renamed, so a half-written file is never served.
 * :func:`sample_frames` returns ``n`` frames at the centres of ``n`` equal segments of the window (the
@@ -28,10 +28,10 @@ FPS = 24.0
 DECODERS = ("auto", "decord", "pyav")
 
 
-def window_seconds(ob_start_frame: int, ob_end_frame: int) -> tuple[float, float]:
+def observed_window_seconds(ob_start_frame: int, ob_end_frame: int) -> tuple[float, float]:
     """The observed window in seconds.
 
-    >>> window_seconds(1, 168)
+    >>> observed_window_seconds(1, 168)
     (0.041666666666666664, 7.0)
     """
     return ob_start_frame / FPS, ob_end_frame / FPS
@@ -188,7 +188,7 @@ def sample_frames(
     return frames
 
 
-def observed_clip(settings: Settings, video: Path | str | None, start_s: float, end_s: float) -> Path:
+def observed_window_clip(settings: Settings, video: Path | str | None, start_s: float, end_s: float) -> Path:
     """The window as a browser-playable H.264 mp4 under the media folder (cut once, then cached)."""
     import av
 

@@ -20,10 +20,12 @@ from pathlib import Path
 
 from backend import assignment
 from backend.errors import ImportFileError, NotFound, ValidationError
+from backend.inference.parsing import letters_for
 from backend.planning.catalog import Catalog, load_catalog
 from backend.storage import Database, audit, utcnow
 
 N_CHOICES = 6
+CHOICE_LETTERS = letters_for(N_CHOICES)  # 'ABCDEF'
 QUESTIONS_FILE = Path("qa_evaluation") / "planning_evaluate_data.json"
 PLANNING_CSV = Path("gt_act_seq") / "test_planning_gt_seq.csv"
 COUNTED_STATUSES = ("released", "validated")

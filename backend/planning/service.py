@@ -37,7 +37,7 @@ def view_question(ctx: AppContext, username: str | None, question_id: str, with_
 
 
 def build_view(ctx: AppContext, question: PlanningQuestion, with_clip: bool = True) -> QuestionView:
-    from backend.planning.media import observed_clip, window_seconds
+    from backend.planning.media import observed_window_clip, observed_window_seconds
 
     catalog = load_catalog(ctx.database)
     checks = [c.describe(catalog) for c in check_question(question, catalog)]
@@ -48,8 +48,8 @@ def build_view(ctx: AppContext, question: PlanningQuestion, with_clip: bool = Tr
     elif with_clip:
         try:
             clip = str(
-                observed_clip(
-                    ctx.settings, row["video_path"], *window_seconds(question.ob_start_frame, question.ob_end_frame)
+                observed_window_clip(
+                    ctx.settings, row["video_path"], *observed_window_seconds(question.ob_start_frame, question.ob_end_frame)
                 )
             )
         except MediaError as exc:

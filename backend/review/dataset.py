@@ -22,6 +22,7 @@ from backend.review.dashboard import per_round, totals
 from backend.storage import Database, audit, utcnow
 from backend.storage.jsonl import read_jsonl
 from backend.vilpact.importer import SEQUENCE_COLUMNS
+from backend.vilpact.sequences import insert_sequences
 
 FORMATS = ("vilpact", "jsonl", "parquet")
 DATA_FILES = {"vilpact": "all_gt_seq.csv", "jsonl": "dataset.jsonl", "parquet": "dataset.parquet"}
@@ -250,28 +251,12 @@ def import_dataset(database: Database, folder: Path | str, actor: str = "cli") -
     now = utcnow()
     with database.write() as db:
         for _line, r in numbered:
-            db.conn.execute(
-                """INSERT INTO sequences (id, video_id, actions, scene, split, act_seq_start, act_seq_end,
-                       ob_start_frame, ob_end_frame, video_path, source, imported_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)
-                   ON CONFLICT (id) DO UPDATE SET actions = excluded.actions, scene = excluded.scene,
-                       split = excluded.split, act_seq_start = excluded.act_seq_start,
-                       act_seq_end = excluded.act_seq_end, ob_start_frame = excluded.ob_start_frame,
-                       ob_end_frame = excluded.ob_end_frame""",
-                (
-                    r["id"],
-                    r["video_id"],
-                    json.dumps(r["actions"]),
-                    r.get("scene"),
-                    r.get("split"),
-                    r.get("act_seq_start"),
-                    r.get("act_seq_end"),
-                    r.get("ob_start_frame"),
-                    r.get("ob_end_frame"),
-                    r["source"],
-                    now,
-                ),
-            )
+            insert_sequences(db.conn, [{
+                "id": r["id"], "video_id": r["video_id"], "actions": json.dumps(r["actions"]),
+                **{c: r.get(c) for c in ("scene", "split", "act_seq_start", "act_seq_end", "ob_start_frame",
+                                         "ob_end_frame")},
+                "source": r["source"], "imported_at": now,
+            }])
             db.conn.execute("DELETE FROM final_intents WHERE sequence_id = ?", (r["id"],))
             db.conn.executemany(
                 """INSERT INTO final_intents (sequence_id, position, concrete_intent, high_level_intent, edited,

@@ -10,6 +10,7 @@ from backend import assignment
 from backend.context import AppContext
 from backend.storage import audit, utcnow
 from backend.vilpact.demo_video import write_demo_video
+from backend.vilpact.sequences import insert_sequences
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
@@ -50,15 +51,12 @@ def ensure_demo_content(ctx: AppContext) -> int:
         db.conn.executemany(
             "INSERT OR IGNORE INTO action_classes (id, name) VALUES (?, ?)", list(classes.items())
         )
-        before = db.conn.total_changes
-        db.conn.executemany(
-            """INSERT OR IGNORE INTO sequences (id, video_id, actions, scene, split, act_seq_start, act_seq_end,
-                   ob_start_frame, ob_end_frame, video_path, source, imported_at)
-               VALUES (?, ?, ?, ?, 'demo', 0, ?, 0, ?, ?, 'demo', ?)""",
-            [(sid, sid, actions, scene, DEMO_DURATION, int(DEMO_DURATION * 24 * 0.2), path, utcnow())
-             for sid, actions, scene, path in rows],
-        )
-        created = db.conn.total_changes - before
+        created = insert_sequences(db.conn, [
+            {"id": sid, "video_id": sid, "actions": actions, "scene": scene, "split": "demo", "act_seq_start": 0,
+             "act_seq_end": DEMO_DURATION, "ob_start_frame": 0, "ob_end_frame": int(DEMO_DURATION * 24 * 0.2),
+             "video_path": path, "source": "demo", "imported_at": utcnow()}
+            for sid, actions, scene, path in rows
+        ])
         assignment.add_tasks(db, "intent", [r[0] for r in rows], ctx.settings.annotators_per_sequence)
         if created:
             audit(db, "demo", "demo.create", "sequences", {"created": created})

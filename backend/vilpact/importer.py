@@ -28,9 +28,11 @@ from typing import Any
 
 from backend import assignment
 from backend.accounts import auth
+from backend.accounts.auth import insert_user
 from backend.errors import ImportFileError
 from backend.settings import Settings
 from backend.storage import Database, audit, utcnow
+from backend.vilpact.sequences import insert_sequences
 
 _CLASS_LINE = re.compile(r"^(c\d{3})\s+(\S.*)$")
 _ITEM = re.compile(r"^(c\d{3}) (\S+) (\S+)$")
@@ -247,23 +249,9 @@ def import_vilpact(
                 **seq, "actions": json.dumps(seq["actions"]), "split": data.splits.get(seq["id"]),
                 "video_path": _video_for(video_dir, seq["video_id"]), "source": "vilpact", "imported_at": now,
             })
-        db.conn.executemany(
-            """INSERT INTO sequences (id, video_id, actions, scene, split, act_seq_start, act_seq_end,
-                   ob_start_frame, ob_end_frame, video_path, source, imported_at)
-               VALUES (:id, :video_id, :actions, :scene, :split, :act_seq_start, :act_seq_end,
-                   :ob_start_frame, :ob_end_frame, :video_path, :source, :imported_at)
-               ON CONFLICT (id) DO UPDATE SET actions = excluded.actions, scene = excluded.scene,
-                   split = excluded.split, act_seq_start = excluded.act_seq_start, act_seq_end = excluded.act_seq_end,
-                   ob_start_frame = excluded.ob_start_frame, ob_end_frame = excluded.ob_end_frame,
-                   video_path = coalesce(excluded.video_path, sequences.video_path)""",
-            rows,
-        )
+        insert_sequences(db.conn, rows)
         for name in IMPORTED_ANNOTATORS:
-            db.conn.execute(
-                "INSERT OR IGNORE INTO users (username, role, password_hash, disabled, source, created_at) "
-                "VALUES (?, 'annotator', NULL, 1, 'imported', ?)",
-                (name, now),
-            )
+            insert_user(db.conn, name, "annotator", disabled=True, source="imported")
         db.conn.executemany(
             """INSERT INTO annotations (sequence_id, annotator, concrete_intent, high_level_intent, round, source,
                    submitted_at)

@@ -14,17 +14,16 @@ from __future__ import annotations
 import json
 import re
 import secrets
-import string
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 import sqlite_utils
 
 from backend.errors import NotFound, ValidationError
+from backend.inference.parsing import LETTERS
 from backend.storage import Database, utcnow
 from backend.vqa.categories import CATEGORIES, DIMENSION_OF, resolve_category
 
-LETTERS = string.ascii_uppercase
 CHOICE_TYPES = ("single", "indefinite")
 PROVENANCES = ("written", "synthesized", "imported")
 STATUSES = ("draft", "verified", "rejected")
