@@ -164,12 +164,63 @@ def build_models_tab(ctx: AppContext) -> TabHandle:
         service.unload_model(ctx, caller(ctx, request), None)
         return _view(caller(ctx, request))
 
-    refresh.click(on_refresh, None, view_outputs, api_name="models_view")
-    run.click(on_run, [benchmark, model, limit, retry, judge], [summary, runs], api_name="models_run", **MODEL_QUEUE)
-    save.click(on_save, [entry], [edit_result, *view_outputs], api_name="models_save")
-    delete.click(on_delete, [delete_name], [edit_result, *view_outputs], api_name="models_delete")
-    unload.click(on_unload, None, view_outputs, api_name="models_unload", **MODEL_QUEUE)
+    private = {"api_visibility": "private"}
+    refresh.click(on_refresh, None, view_outputs, **private)
+    run.click(on_run, [benchmark, model, limit, retry, judge], [summary, runs], **MODEL_QUEUE, **private)
+    save.click(on_save, [entry], [edit_result, *view_outputs], **private)
+    delete.click(on_delete, [delete_name], [edit_result, *view_outputs], **private)
+    unload.click(on_unload, None, view_outputs, **MODEL_QUEUE, **private)
+    with tab:  # inside the tab: gr.Tabs takes only tabs as children
+        _register_api(ctx)
     return TabHandle(tab, "reviewer", on_load=(on_load, view_outputs))
+
+
+def _register_api(ctx: AppContext) -> None:
+    """Named JSON endpoints: model_list, model_runs, model_answer, model_run, model_unload, model_save,
+    model_delete. Model calls share the one ``models`` queue."""
+
+    @ui_errors
+    def model_list(request: gr.Request) -> list[dict]:
+        """The registered models (reviewers)."""
+        return service.model_table(ctx, caller(ctx, request))
+
+    @ui_errors
+    def model_runs(request: gr.Request) -> list[dict]:
+        """The 20 most recent batch runs (reviewers)."""
+        return service.recent_runs(ctx, caller(ctx, request))
+
+    @ui_errors
+    def model_answer(benchmark: str, model: str, item_id: str, request: gr.Request) -> dict:
+        """A live answer to one item of a benchmark (reviewers): prompt, raw output, parsed answer, score."""
+        return service.answer_by_id(ctx, caller(ctx, request), benchmark, model, item_id)
+
+    @ui_errors
+    def model_run(benchmark: str, model: str, limit: int | None, retry_failed: bool, judge: str | None,
+                  request: gr.Request) -> dict:
+        """A batch run (reviewers); resumes from the prediction store. judge: a model name or null."""
+        result = service.start_run(ctx, caller(ctx, request), benchmark, model, limit=int(limit) if limit else None,
+                                   retry_failed=bool(retry_failed), judge=judge or None)
+        return result.as_dict()
+
+    @ui_errors
+    def model_unload(request: gr.Request) -> dict:
+        """Free every loaded model (reviewers); returns the names unloaded."""
+        return {"unloaded": service.unload_model(ctx, caller(ctx, request), None)}
+
+    @ui_errors
+    def model_save(entry: dict, request: gr.Request) -> dict:
+        """Add or replace a registry entry (admins), e.g. {"name": "m", "backend": "random"}."""
+        return service.save_model(ctx, caller(ctx, request), entry).as_dict()
+
+    @ui_errors
+    def model_delete(name: str, request: gr.Request) -> dict:
+        """Remove a registry entry (admins); returns the names left."""
+        return {"models": service.delete_model(ctx, caller(ctx, request), (name or "").strip())}
+
+    for fn in (model_list, model_runs, model_save, model_delete):
+        gr.api(fn, api_name=fn.__name__, queue=False)
+    for fn in (model_answer, model_run, model_unload):
+        gr.api(fn, api_name=fn.__name__, **MODEL_QUEUE)
 
 
 def format_answer(answer) -> str:
@@ -208,5 +259,5 @@ def build_ask_model(
             raise gr.Error("Choose a model.")
         return format_answer(service.ask_model(ctx, caller(ctx, request), benchmark, name, item_of(value)))
 
-    ask.click(on_ask, [chosen, item_input], [shown], api_name=api_name, **MODEL_QUEUE)
+    ask.click(on_ask, [chosen, item_input], [shown], api_name=api_name, api_visibility="private", **MODEL_QUEUE)
     return chosen

@@ -18,6 +18,7 @@ from backend.vqa import compose, io, models, runs, service
 from backend.vqa.categories import CATEGORIES, SHORT_NAMES
 from backend.vqa.difficulty import LEVELS
 from backend.vqa.permissions import set_permission
+from components import vqa_api
 from components.common import TabHandle, caller, esc, ui_errors
 from components.vqa_authoring import author_panel, item_image, letter_choices, question_md, verify_panel
 
@@ -57,7 +58,7 @@ def build_vqa_tab(ctx: AppContext) -> TabHandle:
                 board = _leaderboard_panel(ctx)
             with gr.Tab("Admin", id="vqa-admin", visible=False) as admin_tab:
                 _admin_panel(ctx)
-        _register_api(ctx)
+        vqa_api.register(ctx)
 
     @ui_errors
     def on_load(request: gr.Request) -> dict:
@@ -336,26 +337,3 @@ def _admin_panel(ctx: AppContext) -> None:
 
     do_import.click(on_import, [upload], imported, api_visibility="private")
     do_export.click(on_export, [layout], bundle, api_visibility="private")
-
-
-def _register_api(ctx: AppContext) -> None:
-    """Named endpoints for scripts: answering (never returns a key before the answer) and the leaderboard."""
-    db, settings = ctx.database, ctx.settings
-
-    @ui_errors
-    def vqa_next_answer(request: gr.Request) -> dict:
-        """Your current item to answer (question, options, image paths; no key), or null when none is left."""
-        return service.next_answer_task(db, settings, caller(ctx, request))
-
-    @ui_errors
-    def vqa_submit_answer(item_id: str, answer: list[str], request: gr.Request) -> dict:
-        """Store your answer (letters) to the item you were handed; returns the key and your score."""
-        return service.submit_answer(db, settings, caller(ctx, request), item_id, answer)
-
-    @ui_errors
-    def vqa_leaderboard(request: gr.Request) -> list[dict]:
-        """Leaderboard rows (percent): random choice, human, and every run."""
-        return runs.leaderboard(db, caller(ctx, request))
-
-    for fn in (vqa_next_answer, vqa_submit_answer, vqa_leaderboard):
-        gr.api(fn, api_name=fn.__name__, queue=False)
