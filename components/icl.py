@@ -5,7 +5,7 @@ the prompt; compare two selectors side by side; ask a text model."""
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import gradio as gr
@@ -225,7 +225,7 @@ def _wire(v: IclView, on_tests: Any, on_run: Any) -> None:
 
 
 def _register_api(ctx: AppContext) -> None:
-    """Named JSON endpoints: icl_sets, icl_cases, icl_select."""
+    """Named JSON endpoints: icl_sets, icl_cases, icl_select, icl_answer."""
 
     @ui_errors
     def icl_sets(request: gr.Request) -> dict:
@@ -243,8 +243,21 @@ def _register_api(ctx: AppContext) -> None:
         diversity?, primitive_once?}; returns the chosen examples, statistics, prompt and ground truth."""
         return service.select_case_json(ctx, caller(ctx, request), selection)
 
+    @ui_errors
+    def icl_answer(selection: dict, model: str, request: gr.Request) -> dict:
+        """A text model's live answer to the prompt of one selection (reviewers): exact match per the paper."""
+        from backend.inference import service as inference
+
+        user = caller(ctx, request)
+        chosen = service.select_case_json(ctx, user, selection)
+        value = {"tests": selection["tests"], "line": int(selection["line"]),
+                 "setting": selection.get("setting") or "full_similarity", "prompt": chosen["prompt"],
+                 "truth": chosen["ground_truth"], "category": chosen["test"]["category"]}
+        return asdict(inference.ask_model(ctx, user, BENCHMARK, model, _item_of(value)))
+
     for fn in (icl_sets, icl_cases, icl_select):
         gr.api(fn, api_name=fn.__name__, concurrency_limit=2)
+    gr.api(icl_answer, api_name="icl_answer", concurrency_id="models", concurrency_limit=1)
 
 
 def _item_of(value: dict[str, Any] | None) -> EvalItem:

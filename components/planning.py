@@ -263,7 +263,7 @@ def question_json(view: service.QuestionView, show_key: bool) -> dict:
 
 def _register_api(ctx: AppContext) -> None:
     """Named JSON endpoints: planning_questions, planning_question, planning_next_check, planning_submit_check,
-    planning_ask, planning_run, planning_results."""
+    planning_author, planning_ask, planning_run, planning_results."""
 
     @ui_errors
     def planning_questions(request: gr.Request) -> list[str]:
@@ -307,7 +307,16 @@ def _register_api(ctx: AppContext) -> None:
         """The leaderboard (intervals, McNemar against baseline), human accuracy, the disagreement queue."""
         return results_json(ctx, caller(ctx, request), baseline or None, bool(circular))
 
-    for fn in (planning_questions, planning_question, planning_next_check, planning_submit_check):
+    @ui_errors
+    def planning_author(sequence_id: str, intent: str | None, request: gr.Request) -> dict:
+        """Author a new question from a sequence (reviewers; intent null: the sequence's first high-level
+        intent); it goes to annotators' checks before it counts."""
+        question = author_question(ctx.database, caller(ctx, request), (sequence_id or "").strip(),
+                                   (intent or "").strip() or None,
+                                   annotators_per_question=ctx.settings.planning_annotators_per_question)
+        return question_json(service.build_view(ctx, question, with_clip=False), True)
+
+    for fn in (planning_questions, planning_question, planning_next_check, planning_submit_check, planning_author):
         gr.api(fn, api_name=fn.__name__, queue=False)
     for fn in (planning_ask, planning_run):
         gr.api(fn, api_name=fn.__name__, concurrency_id="models")

@@ -38,7 +38,7 @@ def test_every_named_endpoint_is_listed_and_ui_events_are_private(running):
     listed = set(_client(running, "ann").view_api(print_info=False, return_format="dict")["named_endpoints"])
     readme = (ROOT / "README.md").read_text()
     for name in ("planning_run", "planning_results", "planning_ask", "model_answer", "icl_select", "vqa_model_answer",
-                 "vqa_model_run", "vqa_vote", "review_next", "review_submit", "review_export", "vqa_export"):
+                 "vqa_model_run", "vqa_vote", "review_next", "review_submit", "review_export", "vqa_export", "icl_answer", "planning_author"):
         assert f"/{name}" in listed and f"`{name}`" in readme
     assert not {"/planning_show", "/models_run", "/icl_ask", "/on_submit", "/on_run"} & listed
 
@@ -69,6 +69,8 @@ def test_planning_through_client_and_raw_http(running):
         ann.call("planning_ask", ids[0], "random", "text")
     with pytest.raises(ApiError, match="reviewer role"):
         ann.call("planning_run", "random", "text", False, 2)
+    with pytest.raises(ApiError, match="reviewer role"):
+        ann.run("planning_author", "S1", None)
     answer = boss.predict(ids[0], "random", "text", api_name="/planning_ask")
     assert answer["correct_answer"] and answer["status"]
     summary = boss.predict("random", "text", False, 3, api_name="/planning_run")

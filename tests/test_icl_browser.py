@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from e2e_helpers import ApiClient, app_in_process, browser_login, chromium_browser
+from e2e_helpers import ApiClient, ApiError, app_in_process, browser_login, chromium_browser
 from playwright.sync_api import expect
 
 from backend import auth
@@ -81,3 +81,8 @@ def test_named_api_checks_roles(app):
     shown = json.dumps(result)
     assert "The spokesman in the house served Emma the rose ." in shown
     assert "subject[pp-mod]" in shown
+    selection = {"bank": "cogs-bank", "tests": "phrareco", "line": 1}
+    with pytest.raises(ApiError, match="reviewer role"):
+        api.call("icl_answer", selection, "tiny-icl")
+    answer = ApiClient(app.url, "res", PASSWORD).call("icl_answer", selection, "tiny-icl")
+    assert answer["correct_answer"] == result["ground_truth"] and answer["prompt"]
