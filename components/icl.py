@@ -5,6 +5,7 @@ the prompt; compare two selectors side by side; ask a text model."""
 from __future__ import annotations
 
 import html
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import gradio as gr
@@ -50,162 +51,212 @@ def prompt_label(view: service.CaseView) -> str:
     return f"Prompt ({len(view.result.prompt.split())} whitespace tokens)"
 
 
+SELECTION_FIELDS = ("bank", "tests", "line", "setting", "order", "n", "seed", "fictional", "w_p", "w_s", "w_c",
+                    "diversity", "primitive_once")
+
+
+@dataclass
+class IclView:
+    """The tab's components: ``selection`` holds the inputs of one selection by CaseRequest field name."""
+
+    bank: gr.Dropdown
+    tests: gr.Dropdown
+    category: gr.Dropdown
+    query: gr.Textbox
+    cases: gr.Dropdown
+    setting: gr.Dropdown
+    setting_b: gr.Dropdown
+    setting_help: gr.Markdown
+    selection: dict[str, Any]
+    run: gr.Button
+    results: dict[str, Any]
+    item: gr.State
+    models: gr.Dropdown
+
+
+def _selector_inputs(selection: dict[str, Any]) -> tuple[gr.Dropdown, gr.Dropdown]:
+    with gr.Row():
+        selection["setting"] = gr.Dropdown(setting_names(), value="full_similarity", label="Selector",
+                                           elem_id="icl_setting")
+        setting_b = gr.Dropdown(["", *setting_names()], value="", label="Compare with", elem_id="icl_setting_b")
+        selection["order"] = gr.Dropdown(list(ORDERS), value="structure_closer", label="Prompt order")
+        selection["n"] = gr.Number(10, label="Examples", precision=0, minimum=1, maximum=50)
+        selection["seed"] = gr.Number(0, label="Seed", precision=0)
+        selection["fictional"] = gr.Checkbox(False, label="Fictional words (C.7)")
+    with gr.Accordion("CoFe weights (blank: the preset's)", open=False):
+        with gr.Row():
+            for name in ("w_p", "w_s", "w_c"):
+                selection[name] = gr.Number(None, label=name)
+            selection["diversity"] = gr.Dropdown(["preset", "on", "off"], value="preset",
+                                                 label="S(C) term (diversity)")
+            selection["primitive_once"] = gr.Dropdown(["preset", "on", "off"], value="preset",
+                                                      label="Count a primitive once")
+    return selection["setting"], setting_b
+
+
+def _result_columns() -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    with gr.Row():
+        with gr.Column():
+            out["summary"] = gr.Markdown(elem_id="icl_summary")
+            out["table"] = gr.Dataframe(headers=ROW_COLUMNS, interactive=False, wrap=True, elem_id="icl_table")
+            out["prompt"] = gr.Textbox(label="Prompt", lines=12, elem_id="icl_prompt", buttons=["copy"])
+        with gr.Column(visible=False) as out["column_b"]:
+            out["summary_b"] = gr.Markdown(elem_id="icl_summary_b")
+            out["table_b"] = gr.Dataframe(headers=ROW_COLUMNS, interactive=False, wrap=True)
+            out["prompt_b"] = gr.Textbox(label="Prompt", lines=12)
+    return out
+
+
+def _layout(ctx: AppContext) -> IclView:
+    gr.Markdown(
+        "Choose in-context examples for a test case as CoFe does (structural similarity, "
+        "diversity, complexity) or with a baseline, and inspect what each choice covers."
+    )
+    with gr.Row():
+        bank = gr.Dropdown([], label="Example bank", elem_id="icl_bank", allow_custom_value=True)
+        tests = gr.Dropdown([], label="Test set", elem_id="icl_tests", allow_custom_value=True)
+        category = gr.Dropdown([""], value="", label="Category", elem_id="icl_category")
+        query = gr.Textbox(label="Search inputs", elem_id="icl_query")
+    cases = gr.Dropdown([], label="Test case", elem_id="icl_case", allow_custom_value=True)
+    selection: dict[str, Any] = {"bank": bank, "tests": tests, "line": cases}
+    setting, setting_b = _selector_inputs(selection)
+    setting_help = gr.Markdown(HELP["full_similarity"])
+    run = gr.Button("Select examples", variant="primary", elem_id="icl_run")
+    results = _result_columns()
+    item = gr.State(None)
+    gr.Markdown("### Ask a model")
+    models = build_ask_model(ctx, BENCHMARK, _item_of, item, api_name="icl_ask")
+    return IclView(bank, tests, category, query, cases, setting, setting_b, setting_help, selection, run, results,
+                   item, models)
+
+
+def case_request(values: dict[str, Any], setting: str, weights: bool = True) -> service.CaseRequest:
+    """A CaseRequest from the tab's inputs (by field name); ``weights=False`` keeps the preset's weights."""
+    if not values["bank"] or not values["tests"] or values["line"] is None:
+        raise gr.Error("Choose an example bank, a test set and a test case.")
+    switch = {"on": True, "off": False}
+    return service.CaseRequest(
+        bank=values["bank"], tests=values["tests"], line=int(values["line"]), setting=setting,
+        n=int(values["n"] or 10), order=values["order"], seed=int(values["seed"] or 0),
+        fictional=bool(values["fictional"]),
+        w_p=values["w_p"] if weights else None, w_s=values["w_s"] if weights else None,
+        w_c=values["w_c"] if weights else None,
+        diversity=switch.get(values["diversity"]),
+        primitive_once=switch.get(values["primitive_once"]) if weights else None,
+    )
+
+
+def _select(ctx: AppContext, v: IclView, data: dict, user: str | None) -> dict:
+    values = {name: data[component] for name, component in v.selection.items()}
+    view = service.select_case(ctx, user, case_request(values, values["setting"]))
+    r, name_b = v.results, data[v.setting_b]
+    out: dict[Any, Any] = {
+        r["summary"]: case_markdown(view),
+        r["table"]: pd.DataFrame(view.rows(), columns=ROW_COLUMNS),
+        r["prompt"]: gr.update(value=view.result.prompt, label=prompt_label(view)),
+        v.item: {"tests": values["tests"], "line": int(values["line"]), "setting": values["setting"],
+                 "prompt": view.result.prompt, "truth": view.result.ground_truth,
+                 "category": view.result.test.category},
+        r["column_b"]: gr.update(visible=bool(name_b)),
+        r["summary_b"]: "", r["table_b"]: pd.DataFrame(columns=ROW_COLUMNS), r["prompt_b"]: "",
+    }
+    if name_b:  # the second selector runs with its preset's weights and diversity "preset"
+        view_b = service.select_case(ctx, user, case_request({**values, "diversity": "preset"}, name_b, False))
+        out[r["summary_b"]] = f"#### {esc(name_b)}\n\n" + case_markdown(view_b)
+        out[r["table_b"]] = pd.DataFrame(view_b.rows(), columns=ROW_COLUMNS)
+        out[r["prompt_b"]] = gr.update(value=view_b.result.prompt, label=prompt_label(view_b))
+    return out
+
+
 def build_icl_tab(ctx: AppContext) -> TabHandle:
     with gr.Tab("In-context examples", id="icl", visible=False) as tab:
-        gr.Markdown(
-            "Choose in-context examples for a test case as CoFe does (structural similarity, "
-            "diversity, complexity) or with a baseline, and inspect what each choice covers."
-        )
-        with gr.Row():
-            bank = gr.Dropdown([], label="Example bank", elem_id="icl_bank", allow_custom_value=True)
-            tests = gr.Dropdown([], label="Test set", elem_id="icl_tests", allow_custom_value=True)
-            category = gr.Dropdown([""], value="", label="Category", elem_id="icl_category")
-            query = gr.Textbox(label="Search inputs", elem_id="icl_query")
-        cases = gr.Dropdown([], label="Test case", elem_id="icl_case", allow_custom_value=True)
-        with gr.Row():
-            setting = gr.Dropdown(setting_names(), value="full_similarity", label="Selector", elem_id="icl_setting")
-            setting_b = gr.Dropdown(["", *setting_names()], value="", label="Compare with", elem_id="icl_setting_b")
-            order = gr.Dropdown(list(ORDERS), value="structure_closer", label="Prompt order")
-            n = gr.Number(10, label="Examples", precision=0, minimum=1, maximum=50)
-            seed = gr.Number(0, label="Seed", precision=0)
-            fictional = gr.Checkbox(False, label="Fictional words (C.7)")
-        with gr.Accordion("CoFe weights (blank: the preset's)", open=False):
-            with gr.Row():
-                w_p = gr.Number(None, label="w_p")
-                w_s = gr.Number(None, label="w_s")
-                w_c = gr.Number(None, label="w_c")
-                diversity = gr.Dropdown(["preset", "on", "off"], value="preset", label="S(C) term (diversity)")
-                once = gr.Dropdown(["preset", "on", "off"], value="preset", label="Count a primitive once")
-        setting_help = gr.Markdown(HELP["full_similarity"])
-        run = gr.Button("Select examples", variant="primary", elem_id="icl_run")
-        with gr.Row():
-            with gr.Column():
-                summary = gr.Markdown(elem_id="icl_summary")
-                table = gr.Dataframe(headers=ROW_COLUMNS, interactive=False, wrap=True, elem_id="icl_table")
-                prompt = gr.Textbox(label="Prompt", lines=12, elem_id="icl_prompt", buttons=["copy"])
-            with gr.Column(visible=False) as column_b:
-                summary_b = gr.Markdown(elem_id="icl_summary_b")
-                table_b = gr.Dataframe(headers=ROW_COLUMNS, interactive=False, wrap=True)
-                prompt_b = gr.Textbox(label="Prompt", lines=12)
-        item = gr.State(None)
-        gr.Markdown("### Ask a model")
-        models = build_ask_model(ctx, BENCHMARK, _item_of, item, api_name="icl_ask")
-
-    def _sets(request: gr.Request):
-        found = service.sets(ctx, caller(ctx, request))
-        banks, test_sets = found["bank"], found["tests"]
-        return {
-            bank: gr.update(choices=banks, value=banks[0] if banks else None),
-            tests: gr.update(choices=test_sets, value=test_sets[0] if test_sets else None),
-        }
+        v = _layout(ctx)
+        _register_api(ctx)
 
     @ui_errors
-    def on_load(request: gr.Request):
+    def on_load(request: gr.Request) -> dict:
         from backend.inference import service as inference
 
-        out = _sets(request)
+        found = service.sets(ctx, caller(ctx, request))
+        banks, test_sets = found["bank"], found["tests"]
         try:
             names = [m["name"] for m in inference.model_table(ctx, caller(ctx, request))]
         except PermissionDenied:  # annotators may browse selections; asking a model needs a reviewer
             names = []
-        out[models] = gr.update(choices=names, value=names[0] if names else None)
-        return out
+        return {
+            v.bank: gr.update(choices=banks, value=banks[0] if banks else None),
+            v.tests: gr.update(choices=test_sets, value=test_sets[0] if test_sets else None),
+            v.models: gr.update(choices=names, value=names[0] if names else None),
+        }
 
     @ui_errors
-    def on_tests(tests_name: str | None, cat: str, text_query: str, request: gr.Request):
+    def on_tests(tests_name: str | None, cat: str, text_query: str, request: gr.Request) -> dict:
         if not tests_name:
-            return {category: gr.update(choices=[""], value=""), cases: gr.update(choices=[], value=None)}
+            return {v.category: gr.update(choices=[""], value=""), v.cases: gr.update(choices=[], value=None)}
         user = caller(ctx, request)
         cats = service.categories(ctx, user, tests_name)
         cat = cat if cat in cats else ""
         rows = service.search_cases(ctx, user, tests_name, cat, text_query or "")
         choices = [(f"{r['line']}: [{r['category']}] {r['input']}", r["line"]) for r in rows]
         return {
-            category: gr.update(choices=["", *cats], value=cat),
-            cases: gr.update(choices=choices, value=choices[0][1] if choices else None),
+            v.category: gr.update(choices=["", *cats], value=cat),
+            v.cases: gr.update(choices=choices, value=choices[0][1] if choices else None),
         }
-
-    def _request(bank_name, tests_name, line, name, order_v, n_v, seed_v, fict, wp, ws, wc, div, once="preset"):
-        if not bank_name or not tests_name or line is None:
-            raise gr.Error("Choose an example bank, a test set and a test case.")
-        return service.CaseRequest(
-            bank=bank_name,
-            tests=tests_name,
-            line=int(line),
-            setting=name,
-            n=int(n_v or 10),
-            order=order_v,
-            seed=int(seed_v or 0),
-            fictional=bool(fict),
-            w_p=wp,
-            w_s=ws,
-            w_c=wc,
-            diversity={"on": True, "off": False}.get(div),
-            primitive_once={"on": True, "off": False}.get(once),
-        )
 
     @ui_errors
-    def on_run(
-        bank_name,
-        tests_name,
-        line,
-        name,
-        name_b,
-        order_v,
-        n_v,
-        seed_v,
-        fict,
-        wp,
-        ws,
-        wc,
-        div,
-        once,
-        request: gr.Request,
-    ):
-        user = caller(ctx, request)
-        args = (bank_name, tests_name, line, name, order_v, n_v, seed_v, fict, wp, ws, wc, div, once)
-        view = service.select_case(ctx, user, _request(*args))
-        out: dict[Any, Any] = {
-            summary: case_markdown(view),
-            table: pd.DataFrame(view.rows(), columns=ROW_COLUMNS),
-            prompt: gr.update(value=view.result.prompt, label=prompt_label(view)),
-            item: {
-                "tests": tests_name,
-                "line": int(line),
-                "setting": name,
-                "prompt": view.result.prompt,
-                "truth": view.result.ground_truth,
-                "category": view.result.test.category,
-            },
-            column_b: gr.update(visible=bool(name_b)),
-        }
-        if name_b:
-            view_b = service.select_case(
-                ctx,
-                user,
-                _request(bank_name, tests_name, line, name_b, order_v, n_v, seed_v, fict, None, None, None, "preset"),
-            )
-            out[summary_b] = f"#### {esc(name_b)}\n\n" + case_markdown(view_b)
-            out[table_b] = pd.DataFrame(view_b.rows(), columns=ROW_COLUMNS)
-            out[prompt_b] = gr.update(value=view_b.result.prompt, label=prompt_label(view_b))
-        else:
-            out[summary_b], out[table_b], out[prompt_b] = "", pd.DataFrame(columns=ROW_COLUMNS), ""
-        return out
+    def on_run(data: dict, request: gr.Request) -> dict:
+        return _select(ctx, v, data, caller(ctx, request))
 
-    load_outputs = [bank, tests, models]
-    case_outputs = [category, cases]
-    tests.change(on_tests, [tests, category, query], case_outputs, api_name="icl_cases", queue=False)
-    category.change(on_tests, [tests, category, query], case_outputs, api_name=False, queue=False)
-    query.submit(on_tests, [tests, category, query], case_outputs, api_name=False, queue=False)
-    setting.change(lambda s: HELP.get(s, ""), [setting], [setting_help], api_name=False, queue=False)
-    run.click(
-        on_run,
-        [bank, tests, cases, setting, setting_b, order, n, seed, fictional, w_p, w_s, w_c, diversity, once],
-        [summary, table, prompt, item, column_b, summary_b, table_b, prompt_b],
-        api_name="icl_select",
-        concurrency_limit=2,
-    )
-    return TabHandle(tab, "annotator", on_load=(on_load, load_outputs))
+    _wire(v, on_tests, on_run)
+    return TabHandle(tab, "annotator", on_load=(on_load, [v.bank, v.tests, v.models]))
+
+
+def _wire(v: IclView, on_tests: Any, on_run: Any) -> None:
+    private = {"api_visibility": "private", "queue": False}
+    case_inputs, case_outputs = [v.tests, v.category, v.query], [v.category, v.cases]
+    v.tests.change(on_tests, case_inputs, case_outputs, **private)
+    v.category.change(on_tests, case_inputs, case_outputs, **private)
+    v.query.submit(on_tests, case_inputs, case_outputs, **private)
+    v.setting.change(lambda s: HELP.get(s, ""), [v.setting], [v.setting_help], **private)
+    v.run.click(on_run, {*v.selection.values(), v.setting_b}, [*v.results.values(), v.item],
+                api_visibility="private", concurrency_limit=2)
+
+
+def _register_api(ctx: AppContext) -> None:
+    """Named JSON endpoints: icl_sets, icl_cases, icl_select, icl_answer."""
+
+    @ui_errors
+    def icl_sets(request: gr.Request) -> dict:
+        """The stored example banks and test sets: {"bank": [...], "tests": [...]}."""
+        return service.sets(ctx, caller(ctx, request))
+
+    @ui_errors
+    def icl_cases(tests: str, category: str, query: str, request: gr.Request) -> list[dict]:
+        """Test cases of a test set (``line``, ``category``, ``input``), filtered by category and text."""
+        return service.search_cases(ctx, caller(ctx, request), tests, category or "", query or "")
+
+    @ui_errors
+    def icl_select(selection: dict, request: gr.Request) -> dict:
+        """One selection: {bank, tests, line, setting?, n?, order?, seed?, fictional?, w_p?, w_s?, w_c?,
+        diversity?, primitive_once?}; returns the chosen examples, statistics, prompt and ground truth."""
+        return service.select_case_json(ctx, caller(ctx, request), selection)
+
+    @ui_errors
+    def icl_answer(selection: dict, model: str, request: gr.Request) -> dict:
+        """A text model's live answer to the prompt of one selection (reviewers): exact match per the paper."""
+        from backend.inference import service as inference
+
+        user = caller(ctx, request)
+        chosen = service.select_case_json(ctx, user, selection)
+        value = {"tests": selection["tests"], "line": int(selection["line"]),
+                 "setting": selection.get("setting") or "full_similarity", "prompt": chosen["prompt"],
+                 "truth": chosen["ground_truth"], "category": chosen["test"]["category"]}
+        return asdict(inference.ask_model(ctx, user, BENCHMARK, model, _item_of(value)))
+
+    for fn in (icl_sets, icl_cases, icl_select):
+        gr.api(fn, api_name=fn.__name__, concurrency_limit=2)
+    gr.api(icl_answer, api_name="icl_answer", concurrency_id="models", concurrency_limit=1)
 
 
 def _item_of(value: dict[str, Any] | None) -> EvalItem:

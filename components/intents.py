@@ -4,6 +4,7 @@ intent_skip / intent_viewed / intent_draft that scripts, the load tests and the 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
@@ -48,70 +49,97 @@ def _task_markdown(task: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@dataclass
+class IntentsView:
+    progress: gr.Markdown
+    current: gr.State
+    video: gr.Video
+    details: gr.Markdown
+    concrete: gr.Textbox
+    high_level: gr.Textbox
+    submit: gr.Button
+    draft_status: gr.Markdown
+    last_saved: gr.Markdown
+    typed_at: gr.Number
+    reason: gr.Textbox
+    skip: gr.Button
+
+    @property
+    def outputs(self) -> list[Any]:
+        return [self.current, self.progress, self.details, self.video, self.concrete, self.high_level, self.submit,
+                self.draft_status, self.last_saved]
+
+
+def _layout() -> IntentsView:
+    gr.Markdown(INSTRUCTIONS)
+    progress = gr.Markdown(elem_id="intent-progress")
+    current = gr.State(None)
+    with gr.Row():
+        with gr.Column(scale=3):
+            video = gr.Video(label="Video", elem_id="intent-video", interactive=False, autoplay=False, loop=False)
+        with gr.Column(scale=2):
+            details = gr.Markdown(elem_id="intent-task")
+    concrete = gr.Textbox(label="Concrete activity", placeholder="S/He wants to …", elem_id="concrete-intent",
+                          max_length=500)
+    high_level = gr.Textbox(label="High-level goal", placeholder="S/He is … / S/He wants to …",
+                            elem_id="high-level-intent", max_length=500)
+    with gr.Row():
+        submit = gr.Button("Submit (Ctrl+Enter)", variant="primary", elem_id="intent-submit", interactive=False)
+        draft_status = gr.Markdown(elem_id="intent-draft-status")
+    last_saved = gr.Markdown(elem_id="intent-last-saved")
+    typed_at = gr.Number(visible=False)  # the browser's clock when a draft was typed (set by js below)
+    with gr.Accordion("Skip this sequence", open=False):
+        reason = gr.Textbox(label="Why do you skip it?", elem_id="intent-skip-reason", max_length=500)
+        skip = gr.Button("Skip", elem_id="intent-skip")
+    return IntentsView(progress, current, video, details, concrete, high_level, submit, draft_status, last_saved,
+                       typed_at, reason, skip)
+
+
+def render(v: IntentsView, payload: dict[str, Any]) -> dict:
+    """The tab's outputs, by component, for a ``next_intent_task`` / ``submit_intents`` payload."""
+    task = payload["task"]
+    base = {v.progress: _progress_line(payload["progress"]), v.draft_status: ""}
+    if payload.get("stored"):
+        stored = payload["stored"]
+        base[v.last_saved] = (
+            f"**Saved for {esc(stored['sequence_id'])}:** concrete “{esc(stored['concrete_intent'])}” · "
+            f"high-level “{esc(stored['high_level_intent'])}”"
+        )
+    if task is None:
+        return {**base, v.current: None, v.video: None, v.concrete: "", v.high_level: "",
+                v.details: "### Nothing left for you to annotate. Thank you!",
+                v.submit: gr.update(interactive=False)}
+    draft = task["draft"] or {}
+    return {
+        **base,
+        v.current: task["sequence_id"],
+        v.details: _task_markdown(task),
+        v.video: task["video"],
+        v.concrete: draft.get("concrete_intent", ""),
+        v.high_level: draft.get("high_level_intent", ""),
+        v.submit: gr.update(interactive=not task["must_view"],
+                            value="Submit (Ctrl+Enter)" if not task["must_view"] else "Watch the video to the end first"),
+    }
+
+
 def build_intents_tab(ctx: AppContext) -> TabHandle:
     db, settings = ctx.database, ctx.settings
 
     with gr.Tab("Annotate intents", id="intents") as tab:
-        gr.Markdown(INSTRUCTIONS)
-        progress = gr.Markdown(elem_id="intent-progress")
-        current = gr.State(None)
-        with gr.Row():
-            with gr.Column(scale=3):
-                video = gr.Video(label="Video", elem_id="intent-video", interactive=False, autoplay=False, loop=False)
-            with gr.Column(scale=2):
-                details = gr.Markdown(elem_id="intent-task")
-        concrete = gr.Textbox(label="Concrete activity", placeholder="S/He wants to …", elem_id="concrete-intent",
-                              max_length=500)
-        high_level = gr.Textbox(label="High-level goal", placeholder="S/He is … / S/He wants to …",
-                                elem_id="high-level-intent", max_length=500)
-        with gr.Row():
-            submit = gr.Button("Submit (Ctrl+Enter)", variant="primary", elem_id="intent-submit", interactive=False)
-            draft_status = gr.Markdown(elem_id="intent-draft-status")
-        last_saved = gr.Markdown(elem_id="intent-last-saved")
-        typed_at = gr.Number(visible=False)  # the browser's clock when a draft was typed (set by js below)
-        with gr.Accordion("Skip this sequence", open=False):
-            reason = gr.Textbox(label="Why do you skip it?", elem_id="intent-skip-reason", max_length=500)
-            skip = gr.Button("Skip", elem_id="intent-skip")
+        v = _layout()
         _register_api(ctx)
-
-    outputs = [current, progress, details, video, concrete, high_level, submit, draft_status, last_saved]
-
-    def render(payload: dict[str, Any]) -> dict:
-        task = payload["task"]
-        base = {progress: _progress_line(payload["progress"]), draft_status: ""}
-        if payload.get("stored"):
-            stored = payload["stored"]
-            base[last_saved] = (
-                f"**Saved for {esc(stored['sequence_id'])}:** concrete “{esc(stored['concrete_intent'])}” · "
-                f"high-level “{esc(stored['high_level_intent'])}”"
-            )
-        if task is None:
-            return {**base, current: None, video: None, concrete: "", high_level: "",
-                    details: "### Nothing left for you to annotate. Thank you!",
-                    submit: gr.update(interactive=False)}
-        draft = task["draft"] or {}
-        return {
-            **base,
-            current: task["sequence_id"],
-            details: _task_markdown(task),
-            video: task["video"],
-            concrete: draft.get("concrete_intent", ""),
-            high_level: draft.get("high_level_intent", ""),
-            submit: gr.update(interactive=not task["must_view"],
-                              value="Submit (Ctrl+Enter)" if not task["must_view"] else "Watch the video to the end first"),
-        }
 
     @ui_errors
     def on_load(request: gr.Request) -> dict:
         name = caller(ctx, request)
         if name is None:
-            return {progress: "Sign in to annotate."}
+            return {v.progress: "Sign in to annotate."}
         from backend.accounts.auth import get_user
 
         user = get_user(db, name)
         if user is None or not user.has_role("annotator"):
-            return {progress: "Your account cannot annotate."}
-        return render(service.next_intent_task(db, settings, name))
+            return {v.progress: "Your account cannot annotate."}
+        return render(v, service.next_intent_task(db, settings, name))
 
     @ui_errors
     def on_submit(sequence_id: str | None, concrete_text: str, high_text: str, request: gr.Request) -> dict:
@@ -119,20 +147,25 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
             raise gr.Error("There is no task to submit.")
         result = service.submit_intents(db, settings, caller(ctx, request), sequence_id, concrete_text, high_text)
         gr.Info(f"Saved your intents for {sequence_id}.")
-        return render(result)
+        return render(v, result)
 
     @ui_errors
     def on_skip(sequence_id: str | None, why: str, request: gr.Request) -> dict:
         if not sequence_id:
             raise gr.Error("There is no task to skip.")
         result = service.skip_intent_task(db, settings, caller(ctx, request), sequence_id, why)
-        return {**render(result), reason: ""}
+        return {**render(v, result), v.reason: ""}
 
+    _wire(ctx, v, on_submit, on_skip)
+    return TabHandle(tab=tab, min_role="annotator", on_load=(on_load, v.outputs))
+
+
+def _wire(ctx: AppContext, v: IntentsView, on_submit: Callable[..., dict], on_skip: Callable[..., dict]) -> None:
     @ui_errors
     def on_viewed(sequence_id: str | None, request: gr.Request) -> Any:
         if not sequence_id:
             return gr.update()
-        service.mark_viewed(db, caller(ctx, request), sequence_id)
+        service.mark_viewed(ctx.database, caller(ctx, request), sequence_id)
         return gr.update(interactive=True, value="Submit (Ctrl+Enter)")
 
     @ui_errors
@@ -140,20 +173,19 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
                  request: gr.Request) -> Any:
         if not sequence_id:
             return ""
-        saved = service.save_draft(db, caller(ctx, request), sequence_id, concrete_text, high_text, typed_ms)
+        saved = service.save_draft(ctx.database, caller(ctx, request), sequence_id, concrete_text, high_text,
+                                   typed_ms)
         return f"Draft saved at {saved[11:19]} UTC" if saved else gr.update()
 
-    submit.click(on_submit, [current, concrete, high_level], outputs, api_visibility="private")
-    skip.click(on_skip, [current, reason], [*outputs, reason], api_visibility="private")
-    video.end(on_viewed, [current], submit, api_visibility="private")
-    for box in (concrete, high_level):  # typing, and leaving the field (covers pasted text)
+    v.submit.click(on_submit, [v.current, v.concrete, v.high_level], v.outputs, api_visibility="private")
+    v.skip.click(on_skip, [v.current, v.reason], [*v.outputs, v.reason], api_visibility="private")
+    v.video.end(on_viewed, [v.current], v.submit, api_visibility="private")
+    for box in (v.concrete, v.high_level):  # typing, and leaving the field (covers pasted text)
         # the browser stamps each save with its clock, so a save still queued when the page's closing flush
         # (APP_JS in app.py) has landed cannot overwrite the newer text
-        gr.on([box.input, box.blur], on_draft, [current, concrete, high_level, typed_at], draft_status,
+        gr.on([box.input, box.blur], on_draft, [v.current, v.concrete, v.high_level, v.typed_at], v.draft_status,
               js="(sequence, concrete, high, typed) => [sequence, concrete, high, Date.now()]",
               trigger_mode="always_last", show_progress="hidden", api_visibility="private")
-
-    return TabHandle(tab=tab, min_role="annotator", on_load=(on_load, outputs))
 
 
 def api_endpoints(ctx: AppContext) -> dict[str, Callable[..., dict]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
@@ -74,104 +75,188 @@ def runs_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(flat, columns=RUN_COLUMNS)
 
 
+@dataclass
+class ModelsView:
+    """The Models tab's components; ``view`` are the ones every refresh fills (see :func:`_view`)."""
+
+    table: gr.Dataframe
+    refresh: gr.Button
+    unload: gr.Button
+    benchmark: gr.Dropdown
+    model: gr.Dropdown
+    limit: gr.Number
+    retry: gr.Checkbox
+    judge: gr.Dropdown
+    run: gr.Button
+    summary: gr.JSON
+    runs: gr.Dataframe
+    entry: gr.Code
+    save: gr.Button
+    delete_name: gr.Textbox
+    delete: gr.Button
+    edit_result: gr.Markdown
+
+    @property
+    def view(self) -> list[Any]:
+        return [self.table, self.benchmark, self.model, self.judge, self.runs]
+
+
+def _layout() -> ModelsView:
+    gr.Markdown(
+        "Registered models (`models.json` in the data folder) and batch runs. Answers are stored: "
+        "a re-run computes only what is missing. Admins can edit the registry."
+    )
+    table = gr.Dataframe(headers=MODEL_COLUMNS, interactive=False, label="Models", elem_id="models-table")
+    with gr.Row():
+        refresh = gr.Button("Refresh", elem_id="models-refresh")
+        unload = gr.Button("Unload all models", elem_id="models-unload")
+    with gr.Accordion("Run a benchmark", open=True):
+        with gr.Row():
+            benchmark = gr.Dropdown([], label="Benchmark", elem_id="run-benchmark", allow_custom_value=True)
+            model = gr.Dropdown([], label="Model", elem_id="run-model", allow_custom_value=True)
+            limit = gr.Number(value=0, precision=0, label="Limit (first N items; 0 = all)", elem_id="run-limit")
+        with gr.Row():
+            retry = gr.Checkbox(label="Retry items that failed before")
+            judge = gr.Dropdown(
+                [JUDGE_OFF], value=JUDGE_OFF, label="Judge for unparsed answers (labelled)", allow_custom_value=True
+            )
+        run = gr.Button("Run", variant="primary", elem_id="run-button")
+        summary = gr.JSON(label="Result", elem_id="run-summary")
+        runs = gr.Dataframe(headers=RUN_COLUMNS, interactive=False, label="Recent runs")
+    with gr.Accordion("Edit the registry (admins)", open=False):
+        entry = gr.Code(json.dumps(EXAMPLE_ENTRY, indent=2), language="json", label="Model entry (JSON)")
+        with gr.Row():
+            save = gr.Button("Save model", elem_id="model-save")
+            delete_name = gr.Textbox(label="Model name to delete")
+            delete = gr.Button("Delete model", variant="stop")
+        edit_result = gr.Markdown()
+    return ModelsView(table, refresh, unload, benchmark, model, limit, retry, judge, run, summary, runs, entry, save,
+                      delete_name, delete, edit_result)
+
+
+def _view(ctx: AppContext, v: ModelsView, name: str | None) -> dict:
+    """The registry, the benchmark and model choices, and the recent runs, by component."""
+    rows = service.model_table(ctx, name)
+    names = [r["name"] for r in rows]
+    return {
+        v.table: models_frame(rows),
+        v.benchmark: gr.Dropdown(choices=service.benchmark_names(ctx, name)),
+        v.model: gr.Dropdown(choices=names),
+        v.judge: gr.Dropdown(choices=[JUDGE_OFF, *names]),
+        v.runs: runs_frame(service.recent_runs(ctx, name)),
+    }
+
+
+def _run(ctx: AppContext, v: ModelsView, data: dict, name: str | None, progress: Any) -> dict:
+    bench, chosen, count, judge_name = data[v.benchmark], data[v.model], data[v.limit], data[v.judge]
+    if not bench or not chosen:
+        raise gr.Error("Choose a benchmark and a model.")
+    result = service.start_run(
+        ctx,
+        name,
+        bench,
+        chosen,
+        limit=int(count) if count else None,
+        retry_failed=data[v.retry],
+        judge=None if judge_name in (None, JUDGE_OFF) else judge_name,
+        progress=lambda done, total: progress((done, total), desc=f"{chosen} on {bench}", unit="items"),
+    )
+    return {v.summary: result.as_dict(), v.runs: runs_frame(service.recent_runs(ctx, name))}
+
+
 def build_models_tab(ctx: AppContext) -> TabHandle:
     with gr.Tab("Models", id="models", visible=False) as tab:
-        gr.Markdown(
-            "Registered models (`models.json` in the data folder) and batch runs. Answers are stored: "
-            "a re-run computes only what is missing. Admins can edit the registry."
-        )
-        table = gr.Dataframe(headers=MODEL_COLUMNS, interactive=False, label="Models", elem_id="models-table")
-        with gr.Row():
-            refresh = gr.Button("Refresh", elem_id="models-refresh")
-            unload = gr.Button("Unload all models", elem_id="models-unload")
-        with gr.Accordion("Run a benchmark", open=True):
-            with gr.Row():
-                benchmark = gr.Dropdown([], label="Benchmark", elem_id="run-benchmark", allow_custom_value=True)
-                model = gr.Dropdown([], label="Model", elem_id="run-model", allow_custom_value=True)
-                limit = gr.Number(value=0, precision=0, label="Limit (first N items; 0 = all)", elem_id="run-limit")
-            with gr.Row():
-                retry = gr.Checkbox(label="Retry items that failed before")
-                judge = gr.Dropdown(
-                    [JUDGE_OFF], value=JUDGE_OFF, label="Judge for unparsed answers (labelled)", allow_custom_value=True
-                )
-            run = gr.Button("Run", variant="primary", elem_id="run-button")
-            summary = gr.JSON(label="Result", elem_id="run-summary")
-            runs = gr.Dataframe(headers=RUN_COLUMNS, interactive=False, label="Recent runs")
-        with gr.Accordion("Edit the registry (admins)", open=False):
-            entry = gr.Code(json.dumps(EXAMPLE_ENTRY, indent=2), language="json", label="Model entry (JSON)")
-            with gr.Row():
-                save = gr.Button("Save model", elem_id="model-save")
-                delete_name = gr.Textbox(label="Model name to delete")
-                delete = gr.Button("Delete model", variant="stop")
-            edit_result = gr.Markdown()
+        v = _layout()
+        _register_api(ctx)
 
-    def _view(name: str | None):
-        rows = service.model_table(ctx, name)
-        names = [r["name"] for r in rows]
-        return (
-            models_frame(rows),
-            gr.Dropdown(choices=service.benchmark_names(ctx, name)),
-            gr.Dropdown(choices=names),
-            gr.Dropdown(choices=[JUDGE_OFF, *names]),
-            runs_frame(service.recent_runs(ctx, name)),
-        )
-
-    view_outputs = [table, benchmark, model, judge, runs]
-
-    def on_load(request: gr.Request):
+    def on_load(request: gr.Request) -> dict:
         try:
-            return _view(caller(ctx, request))
+            return _view(ctx, v, caller(ctx, request))
         except PermissionDenied:  # annotators never see this tab; leave it empty
-            return [gr.update() for _ in view_outputs]
+            return {}
 
     @ui_errors
-    def on_refresh(request: gr.Request):
-        return _view(caller(ctx, request))
+    def on_refresh(request: gr.Request) -> dict:
+        return _view(ctx, v, caller(ctx, request))
 
     @ui_errors
-    def on_run(
-        bench: str, chosen: str, count, retry_failed: bool, judge_name: str, request: gr.Request, progress=gr.Progress(track_tqdm=True)
-    ):
-        if not bench or not chosen:
-            raise gr.Error("Choose a benchmark and a model.")
-        name = caller(ctx, request)
-        result = service.start_run(
-            ctx,
-            name,
-            bench,
-            chosen,
-            limit=int(count) if count else None,
-            retry_failed=retry_failed,
-            judge=None if judge_name in (None, JUDGE_OFF) else judge_name,
-            progress=lambda done, total: progress((done, total), desc=f"{chosen} on {bench}", unit="items"),
-        )
-        return result.as_dict(), runs_frame(service.recent_runs(ctx, name))
+    def on_run(data: dict, request: gr.Request, progress=gr.Progress(track_tqdm=True)) -> dict:
+        return _run(ctx, v, data, caller(ctx, request), progress)
 
     @ui_errors
-    def on_save(text: str, request: gr.Request):
+    def on_save(text: str, request: gr.Request) -> dict:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise gr.Error(f"The entry is not valid JSON: {exc}") from None
         spec = service.save_model(ctx, caller(ctx, request), data)
-        return (f"Saved **{esc(spec.name)}**.", *_view(caller(ctx, request)))
+        return {v.edit_result: f"Saved **{esc(spec.name)}**.", **_view(ctx, v, caller(ctx, request))}
 
     @ui_errors
-    def on_delete(name_to_delete: str, request: gr.Request):
+    def on_delete(name_to_delete: str, request: gr.Request) -> dict:
         service.delete_model(ctx, caller(ctx, request), name_to_delete.strip())
-        return (f"Deleted **{esc(name_to_delete)}**.", *_view(caller(ctx, request)))
+        return {v.edit_result: f"Deleted **{esc(name_to_delete)}**.", **_view(ctx, v, caller(ctx, request))}
 
     @ui_errors
-    def on_unload(request: gr.Request):
+    def on_unload(request: gr.Request) -> dict:
         service.unload_model(ctx, caller(ctx, request), None)
-        return _view(caller(ctx, request))
+        return _view(ctx, v, caller(ctx, request))
 
-    refresh.click(on_refresh, None, view_outputs, api_name="models_view")
-    run.click(on_run, [benchmark, model, limit, retry, judge], [summary, runs], api_name="models_run", **MODEL_QUEUE)
-    save.click(on_save, [entry], [edit_result, *view_outputs], api_name="models_save")
-    delete.click(on_delete, [delete_name], [edit_result, *view_outputs], api_name="models_delete")
-    unload.click(on_unload, None, view_outputs, api_name="models_unload", **MODEL_QUEUE)
-    return TabHandle(tab, "reviewer", on_load=(on_load, view_outputs))
+    private = {"api_visibility": "private"}
+    v.refresh.click(on_refresh, None, v.view, **private)
+    v.run.click(on_run, {v.benchmark, v.model, v.limit, v.retry, v.judge}, [v.summary, v.runs], **MODEL_QUEUE, **private)
+    v.save.click(on_save, [v.entry], [v.edit_result, *v.view], **private)
+    v.delete.click(on_delete, [v.delete_name], [v.edit_result, *v.view], **private)
+    v.unload.click(on_unload, None, v.view, **MODEL_QUEUE, **private)
+    return TabHandle(tab, "reviewer", on_load=(on_load, v.view))
+
+
+def _register_api(ctx: AppContext) -> None:
+    """Named JSON endpoints: model_list, model_runs, model_answer, model_run, model_unload, model_save,
+    model_delete. Model calls share the one ``models`` queue."""
+
+    @ui_errors
+    def model_list(request: gr.Request) -> list[dict]:
+        """The registered models (reviewers)."""
+        return service.model_table(ctx, caller(ctx, request))
+
+    @ui_errors
+    def model_runs(request: gr.Request) -> list[dict]:
+        """The 20 most recent batch runs (reviewers)."""
+        return service.recent_runs(ctx, caller(ctx, request))
+
+    @ui_errors
+    def model_answer(benchmark: str, model: str, item_id: str, request: gr.Request) -> dict:
+        """A live answer to one item of a benchmark (reviewers): prompt, raw output, parsed answer, score."""
+        return service.answer_by_id(ctx, caller(ctx, request), benchmark, model, item_id)
+
+    @ui_errors
+    def model_run(benchmark: str, model: str, limit: int | None, retry_failed: bool, judge: str | None,
+                  request: gr.Request) -> dict:
+        """A batch run (reviewers); resumes from the prediction store. judge: a model name or null."""
+        result = service.start_run(ctx, caller(ctx, request), benchmark, model, limit=int(limit) if limit else None,
+                                   retry_failed=bool(retry_failed), judge=judge or None)
+        return result.as_dict()
+
+    @ui_errors
+    def model_unload(request: gr.Request) -> dict:
+        """Free every loaded model (reviewers); returns the names unloaded."""
+        return {"unloaded": service.unload_model(ctx, caller(ctx, request), None)}
+
+    @ui_errors
+    def model_save(entry: dict, request: gr.Request) -> dict:
+        """Add or replace a registry entry (admins), e.g. {"name": "m", "backend": "random"}."""
+        return service.save_model(ctx, caller(ctx, request), entry).as_dict()
+
+    @ui_errors
+    def model_delete(name: str, request: gr.Request) -> dict:
+        """Remove a registry entry (admins); returns the names left."""
+        return {"models": service.delete_model(ctx, caller(ctx, request), (name or "").strip())}
+
+    for fn in (model_list, model_runs, model_save, model_delete):
+        gr.api(fn, api_name=fn.__name__, queue=False)
+    for fn in (model_answer, model_run, model_unload):
+        gr.api(fn, api_name=fn.__name__, **MODEL_QUEUE)
 
 
 def format_answer(answer) -> str:
@@ -210,5 +295,5 @@ def build_ask_model(
             raise gr.Error("Choose a model.")
         return format_answer(service.ask_model(ctx, caller(ctx, request), benchmark, name, item_of(value)))
 
-    ask.click(on_ask, [chosen, item_input], [shown], api_name=api_name, **MODEL_QUEUE)
+    ask.click(on_ask, [chosen, item_input], [shown], api_name=api_name, api_visibility="private", **MODEL_QUEUE)
     return chosen

@@ -9,6 +9,7 @@ role) and format outputs.
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 from typing import Any
 
 import gradio as gr
@@ -103,9 +104,9 @@ def _browse_panel(ctx: AppContext) -> None:
     authored = gr.Markdown(elem_id="planning-authored")
 
     @ui_errors
-    def on_show(question_id: str, request: gr.Request):
+    def on_show(question_id: str, request: gr.Request) -> dict:
         view = service.view_question(ctx, caller(ctx, request), question_id)
-        return view.clip, question_markdown(view, show_key=True)
+        return {clip: view.clip, text: question_markdown(view, show_key=True)}
 
     @ui_errors
     def on_ask(question_id: str, model_name: str, input_mode: str, request: gr.Request) -> str:
@@ -140,9 +141,9 @@ def _browse_panel(ctx: AppContext) -> None:
         view = service.build_view(ctx, question, with_clip=False)
         return question_markdown(view, show_key=True)
 
-    show.click(on_show, [qid], [clip, text], api_name="planning_show")
-    author.click(on_author, [sequence, intent], authored, api_name="planning_author")
-    ask.click(on_ask, [qid, model, mode], answer, concurrency_id="models", api_name="planning_ask")
+    show.click(on_show, [qid], [clip, text], api_visibility="private")
+    author.click(on_author, [sequence, intent], authored, api_visibility="private")
+    ask.click(on_ask, [qid, model, mode], answer, concurrency_id="models", api_visibility="private")
     run.click(on_run, [model, mode, circular, limit], summary, concurrency_id="models", api_visibility="private")
     return qid
 
@@ -160,18 +161,20 @@ def _check_panel(ctx: AppContext) -> dict[str, Any]:
         submit = gr.Button("Submit", variant="primary", elem_id="planning-check-submit")
     status = gr.Markdown(elem_id="planning-check-status")
 
-    def render(task) -> tuple:
+    def render(task) -> dict:
         if task is None:
-            return None, 0.0, None, "### Nothing left for you to check. Thank you!", gr.update(value=None)
+            return {current: None, started: 0.0, clip: None, choice: gr.update(value=None),
+                    text: "### Nothing left for you to check. Thank you!"}
         view = service.build_view(ctx, task.question)
-        return task.question.id, time.time(), view.clip, question_markdown(view, show_key=False), gr.update(value=None)
+        return {current: task.question.id, started: time.time(), clip: view.clip,
+                text: question_markdown(view, show_key=False), choice: gr.update(value=None)}
 
     @ui_errors
-    def on_next(request: gr.Request):
+    def on_next(request: gr.Request) -> dict:
         return render(validation.next_question(ctx.database, caller(ctx, request), ctx.settings.lease_minutes))
 
     @ui_errors
-    def on_submit(question_id: str | None, began: float, picked: str | None, request: gr.Request):
+    def on_submit(question_id: str | None, began: float, picked: str | None, request: gr.Request) -> dict:
         if not question_id:
             raise gr.Error("Ask for a question first.")
         if not picked:
@@ -182,11 +185,11 @@ def _check_panel(ctx: AppContext) -> dict[str, Any]:
             ctx.database, name, question_id, index, round(time.time() - began, 1) if began else None
         )
         nxt = render(validation.next_question(ctx.database, name, ctx.settings.lease_minutes))
-        return (*nxt, f"Saved your check of {esc(question_id)}.")
+        return {**nxt, status: f"Saved your check of {esc(question_id)}."}
 
     outputs = [current, started, clip, text, choice]
-    fetch.click(on_next, None, outputs, api_name="planning_next_check")
-    submit.click(on_submit, [current, started, choice], [*outputs, status], api_name="planning_submit_check")
+    fetch.click(on_next, None, outputs, api_visibility="private")
+    submit.click(on_submit, [current, started, choice], [*outputs, status], api_visibility="private")
     return {"outputs": outputs}
 
 
@@ -210,26 +213,110 @@ def _results_panel(ctx: AppContext) -> None:
     queue = gr.Dataframe(elem_id="planning-disagreements")
 
     @ui_errors
-    def on_refresh(base: str, rotate: bool, request: gr.Request):
-        name = caller(ctx, request)
-        result = service.results(ctx, name, base or None, rotate)
-        main, lengths, scenes = _leaderboard_frames(result)
-        h = result["human_accuracy"]
-        human_md = (
-            f"**Human accuracy against the key:** per check {h['per_check']['accuracy']:.3f} "
-            f"(n={h['per_check']['n']}), per question by majority {h['per_question_majority']['accuracy']:.3f} "
-            f"(n={h['per_question_majority']['n']}); 'none is plausible' {h['none_plausible_share']:.1%}."
-        )
-        try:
-            rows = validation.disagreement_queue(ctx.database, name)
-        except CompStudioError:
-            rows = []
-        frame = pd.DataFrame([{**r, "votes": ", ".join(f"{k}:{v}" for k, v in r["votes"].items())} for r in rows])
-        return main, human_md, lengths, scenes, frame
+    def on_refresh(base: str, rotate: bool, request: gr.Request) -> dict:
+        found = results_json(ctx, caller(ctx, request), base or None, rotate)
+        main, lengths, scenes = _leaderboard_frames(found)
+        rows = found["disagreements"]
+        return {
+            board: main,
+            human: human_markdown(found["human_accuracy"]),
+            by_length: lengths,
+            by_scene: scenes,
+            queue: pd.DataFrame([{**r, "votes": ", ".join(f"{k}:{v}" for k, v in r["votes"].items())} for r in rows]),
+        }
 
     refresh.click(
-        on_refresh, [baseline, circular], [board, human, by_length, by_scene, queue], api_name="planning_results"
+        on_refresh, [baseline, circular], [board, human, by_length, by_scene, queue], api_visibility="private"
     )
+
+
+def human_markdown(h: dict) -> str:
+    return (
+        f"**Human accuracy against the key:** per check {h['per_check']['accuracy']:.3f} "
+        f"(n={h['per_check']['n']}), per question by majority {h['per_question_majority']['accuracy']:.3f} "
+        f"(n={h['per_question_majority']['n']}); 'none is plausible' {h['none_plausible_share']:.1%}."
+    )
+
+
+def results_json(ctx: AppContext, name: str | None, baseline: str | None, circular: bool) -> dict:
+    """The leaderboard with human accuracy, and (reviewers; empty for others) the disagreement queue."""
+    found = service.results(ctx, name, baseline, circular)
+    try:
+        found["disagreements"] = validation.disagreement_queue(ctx.database, name)
+    except CompStudioError:
+        found["disagreements"] = []
+    return found
+
+
+def question_json(view: service.QuestionView, show_key: bool) -> dict:
+    q = view.question
+    return {
+        "id": q.id, "scene": q.scene, "status": q.status, "intent": q.intent, "observed": view.observed_names,
+        "choices": view.choice_names, "strips_checks": view.checks, "clip": view.clip,
+        "text_only_reason": view.text_only_reason, "answer_index": q.answer_index if show_key else None,
+    }
+
+
+def _register_api(ctx: AppContext) -> None:
+    """Named JSON endpoints: planning_questions, planning_question, planning_next_check, planning_submit_check,
+    planning_author, planning_ask, planning_run, planning_results."""
+
+    @ui_errors
+    def planning_questions(request: gr.Request) -> list[str]:
+        """The ids of the questions that count or wait for checks."""
+        return service.question_ids(ctx, caller(ctx, request))
+
+    @ui_errors
+    def planning_question(question_id: str, request: gr.Request) -> dict:
+        """A question with its choices' STRIPS checks and the key (answer_index), text only (no clip)."""
+        return question_json(service.view_question(ctx, caller(ctx, request), question_id, with_clip=False), True)
+
+    @ui_errors
+    def planning_next_check(request: gr.Request) -> dict:
+        """Your current or next question to check (no key), or {"question": null} when none is left."""
+        task = validation.next_question(ctx.database, caller(ctx, request), ctx.settings.lease_minutes)
+        if task is None:
+            return {"question": None}
+        view = service.build_view(ctx, task.question, with_clip=False)
+        return {"question": question_json(view, False), "expires_at": task.expires_at}
+
+    @ui_errors
+    def planning_submit_check(question_id: str, plausible_choice: int, seconds_spent: float | None,
+                              request: gr.Request) -> dict:
+        """Store your check: plausible_choice 0-5, or -1 for "none is plausible"."""
+        return validation.submit_check(ctx.database, caller(ctx, request), question_id, int(plausible_choice),
+                                       seconds_spent)
+
+    @ui_errors
+    def planning_ask(question_id: str, model: str, mode: str, request: gr.Request) -> dict:
+        """One model's live answer to one question (mode "frames" or "text"; reviewers)."""
+        return asdict(service.ask_model(ctx, caller(ctx, request), question_id, model, mode or "frames"))
+
+    @ui_errors
+    def planning_run(model: str, mode: str, circular: bool, limit: int | None, request: gr.Request) -> dict:
+        """A batch run over the questions that count (reviewers); resumes from the prediction store."""
+        return service.run_batch(ctx, caller(ctx, request), model, mode or "frames", bool(circular),
+                                 int(limit) if limit else None)
+
+    @ui_errors
+    def planning_results(baseline: str | None, circular: bool, request: gr.Request) -> dict:
+        """The leaderboard (intervals, McNemar against baseline), human accuracy, the disagreement queue."""
+        return results_json(ctx, caller(ctx, request), baseline or None, bool(circular))
+
+    @ui_errors
+    def planning_author(sequence_id: str, intent: str | None, request: gr.Request) -> dict:
+        """Author a new question from a sequence (reviewers; intent null: the sequence's first high-level
+        intent); it goes to annotators' checks before it counts."""
+        question = author_question(ctx.database, caller(ctx, request), (sequence_id or "").strip(),
+                                   (intent or "").strip() or None,
+                                   annotators_per_question=ctx.settings.planning_annotators_per_question)
+        return question_json(service.build_view(ctx, question, with_clip=False), True)
+
+    for fn in (planning_questions, planning_question, planning_next_check, planning_submit_check, planning_author):
+        gr.api(fn, api_name=fn.__name__, queue=False)
+    for fn in (planning_ask, planning_run):
+        gr.api(fn, api_name=fn.__name__, concurrency_id="models")
+    gr.api(planning_results, api_name="planning_results")
 
 
 def build_planning_tab(ctx: AppContext) -> TabHandle:
@@ -245,6 +332,7 @@ def build_planning_tab(ctx: AppContext) -> TabHandle:
                 qid = _browse_panel(ctx)
             with gr.Tab("Results", id="planning-results"):
                 _results_panel(ctx)
+        _register_api(ctx)
 
     @ui_errors
     def on_load(request: gr.Request):

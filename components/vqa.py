@@ -19,8 +19,10 @@ from backend.vqa import compose, io, models, runs, service
 from backend.vqa.categories import CATEGORIES, SHORT_NAMES
 from backend.vqa.difficulty import LEVELS
 from backend.vqa.permissions import set_permission
+from components import vqa_api
 from components.common import TabHandle, caller, esc, ui_errors
-from components.vqa_authoring import author_panel, item_image, letter_choices, question_md, verify_panel
+from components.vqa_authoring import author_panel, item_image, letter_choices, question_md
+from components.vqa_verify import verify_panel
 
 ANSWER_HELP = (
     "Look at the image and answer the question. **Single choice**: tick exactly one option. "
@@ -36,13 +38,6 @@ def _chart_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
         if row.get(SHORT_NAMES[c]) is not None
     ]
     return pd.DataFrame(long, columns=["category", "score", "run"])
-
-
-def _reading(out: dict[str, Any]) -> str:
-    """A live answer as read: its letters, or ``(refused)`` / ``(unparsed)``."""
-    if out["status"] == "ok":
-        return ", ".join(out["letters"])
-    return "(refused)" if out["status"] == "refusal" else f"({out['status']})"
 
 
 def build_vqa_tab(ctx: AppContext) -> TabHandle:
@@ -65,7 +60,7 @@ def build_vqa_tab(ctx: AppContext) -> TabHandle:
                 board = _leaderboard_panel(ctx)
             with gr.Tab("Admin", id="vqa-admin", visible=False) as admin_tab:
                 _admin_panel(ctx)
-        _register_api(ctx)
+        vqa_api.register(ctx)
 
     @ui_errors
     def on_load(request: gr.Request) -> dict:
@@ -136,12 +131,10 @@ def _answer_panel(ctx: AppContext) -> dict[str, Any]:
     return {"render": render, "outputs": outputs}
 
 
-def _models_panel(ctx: AppContext) -> None:
-    db, settings = ctx.database, ctx.settings
-    names = model_names(ctx)
+def _ask_section(ctx: AppContext, names: list[str]) -> None:
     with gr.Row():
         model = gr.Dropdown(names, label="Model", value=names[0] if names else None, elem_id="vqa-model")
-        mode = gr.Radio(list(models.IMAGE_MODES), value=settings.vqa_image_mode, label="Multi-image items as")
+        mode = gr.Radio(list(models.IMAGE_MODES), value=ctx.settings.vqa_image_mode, label="Multi-image items as")
         blind = gr.Checkbox(False, label="Blind (question and options only, no image)")
     with gr.Row():
         item = gr.Dropdown([], label="Item", elem_id="vqa-model-item", allow_custom_value=True)
@@ -149,32 +142,6 @@ def _models_panel(ctx: AppContext) -> None:
         ask = gr.Button("Ask live", elem_id="vqa-model-ask")
         run_all = gr.Button("Run on all verified items", variant="primary")
     answer_md = gr.Markdown(elem_id="vqa-model-answer")
-    gr.Markdown(
-        "**Difficulty voting** (paper section 3.1): each panel model answers every verified item; the "
-        "number answering fully correctly sets the level (six models: 0 super hard, 1-2 hard, 3-4 medium, "
-        "5-6 easy; other panel sizes scale by the fraction correct)."
-    )
-    panel = gr.Dropdown(
-        names,
-        value=[m for m in settings.vqa_panel if m in names],
-        multiselect=True,
-        max_choices=12,
-        label="Voting panel (six slots by default)",
-    )
-    with gr.Row():
-        vote = gr.Button("Run the voting panel")
-        show = gr.Button("Show the current levels")
-    distribution = gr.BarPlot(x="level", y="items", title="Items per difficulty level", height=260)
-    with gr.Accordion("Compose a benchmark", open=False):
-        total = gr.Number(20, precision=0, label="Items")
-        weights = [gr.Number(1, label=f"Weight of {level.replace('_', ' ')}") for level in LEVELS]
-        fmt = gr.Radio(["released", "jsonl"], value="released", label="Layout")
-        make = gr.Button("Compose and export")
-        bundle = gr.File(label="Benchmark")
-        composed = gr.Markdown()
-
-    def dist_frame(counts: dict[str, int]) -> pd.DataFrame:
-        return pd.DataFrame({"level": list(counts), "items": list(counts.values())})
 
     @ui_errors
     def on_ask(name: str, item_id: str, image_mode: str, no_image: bool, request: gr.Request) -> str:
@@ -192,14 +159,8 @@ def _models_panel(ctx: AppContext) -> None:
     def on_run(
         name: str, image_mode: str, no_image: bool, request: gr.Request, progress: gr.Progress = gr.Progress(track_tqdm=True)
     ) -> str:
-        out = models.run_model(
-            ctx,
-            caller(ctx, request),
-            name,
-            blind=no_image,
-            image_mode=image_mode,
-            progress=lambda done, n: progress((done, n)),
-        )
+        out = models.run_model(ctx, caller(ctx, request), name, blind=no_image, image_mode=image_mode,
+                               progress=lambda done, n: progress((done, n)))
         return (
             f"Run **{esc(out['run'])}**: {out['items']} items, mean partial credit {out['score']:.3f}, "
             f"{out['answered']} answered, {out['refusals']} refused, {out['parse_failures']} unparsed, "
@@ -207,45 +168,90 @@ def _models_panel(ctx: AppContext) -> None:
         )
 
     @ui_errors
-    def on_vote(members: list[str], request: gr.Request, progress: gr.Progress = gr.Progress(track_tqdm=True)) -> pd.DataFrame:
-        models.vote_difficulty(ctx, caller(ctx, request), members, progress=lambda d, n: progress((d, n)))
-        return dist_frame(compose.difficulty_overview(db, caller(ctx, request)))
-
-    @ui_errors
-    def on_compose(
-        count: float, w_super: float, w_hard: float, w_medium: float, w_easy: float, layout: str, request: gr.Request
-    ) -> tuple:
-        mix = dict(zip(LEVELS, (w_super, w_hard, w_medium, w_easy), strict=True))
-        out = compose.compose_and_export(
-            db,
-            settings,
-            caller(ctx, request),
-            Path(tempfile.mkdtemp(prefix="vqa-")),
-            total=int(count or 0),
-            level_mix=mix,
-            fmt=layout,
-        )
-        note = f"{out['items']} items" + (
-            f"; {out['shortfall']} missing (too few rated items)" if out["shortfall"] else ""
-        )
-        return out["zip"], note
-
-    @ui_errors
     def on_items(request: gr.Request) -> Any:
-        ids = [row["id"] for row in service.browse_items(db, caller(ctx, request), status="verified")]
+        ids = [row["id"] for row in service.browse_items(ctx.database, caller(ctx, request), status="verified")]
         return gr.update(choices=ids, value=ids[0] if ids else None)
 
     refresh_items.click(on_items, None, item, api_visibility="private")
     ask.click(on_ask, [model, item, mode, blind], answer_md, concurrency_id="models", api_visibility="private")
     run_all.click(on_run, [model, mode, blind], answer_md, concurrency_id="models", api_visibility="private")
-    vote.click(on_vote, [panel], distribution, concurrency_id="models", api_visibility="private")
+
+
+def _dist_frame(counts: dict[str, int]) -> pd.DataFrame:
+    return pd.DataFrame({"level": list(counts), "items": list(counts.values())})
+
+
+def _voting_section(ctx: AppContext, names: list[str]) -> None:
+    gr.Markdown(
+        "**Difficulty voting** (paper section 3.1): each panel model answers every verified item; the "
+        "number answering fully correctly sets the level (six models: 0 super hard, 1-2 hard, 3-4 medium, "
+        "5-6 easy; other panel sizes scale by the fraction correct)."
+    )
+    panel = gr.Dropdown(
+        names,
+        value=[m for m in ctx.settings.vqa_panel if m in names],
+        multiselect=True,
+        max_choices=12,
+        label="Voting panel (six slots by default)",
+    )
+    with gr.Row():
+        vote = gr.Button("Run the voting panel")
+        show = gr.Button("Show the current levels")
+    distribution = gr.BarPlot(x="level", y="items", title="Items per difficulty level", height=260)
+
+    @ui_errors
+    def on_vote(members: list[str], request: gr.Request, progress: gr.Progress = gr.Progress(track_tqdm=True)) -> pd.DataFrame:
+        models.vote_difficulty(ctx, caller(ctx, request), members, progress=lambda d, n: progress((d, n)))
+        return _dist_frame(compose.difficulty_overview(ctx.database, caller(ctx, request)))
 
     @ui_errors
     def on_show(request: gr.Request) -> pd.DataFrame:
-        return dist_frame(compose.difficulty_overview(db, caller(ctx, request)))
+        return _dist_frame(compose.difficulty_overview(ctx.database, caller(ctx, request)))
 
+    vote.click(on_vote, [panel], distribution, concurrency_id="models", api_visibility="private")
     show.click(on_show, None, distribution, api_visibility="private")
-    make.click(on_compose, [total, *weights, fmt], [bundle, composed], api_visibility="private")
+
+
+def _compose_section(ctx: AppContext) -> None:
+    with gr.Accordion("Compose a benchmark", open=False):
+        total = gr.Number(20, precision=0, label="Items")
+        weights = {level: gr.Number(1, label=f"Weight of {level.replace('_', ' ')}") for level in LEVELS}
+        fmt = gr.Radio(["released", "jsonl"], value="released", label="Layout")
+        make = gr.Button("Compose and export")
+        bundle = gr.File(label="Benchmark")
+        composed = gr.Markdown()
+
+    @ui_errors
+    def on_compose(data: dict, request: gr.Request) -> dict:
+        out = compose.compose_and_export(
+            ctx.database,
+            ctx.settings,
+            caller(ctx, request),
+            Path(tempfile.mkdtemp(prefix="vqa-")),
+            total=int(data[total] or 0),
+            level_mix={level: data[box] for level, box in weights.items()},
+            fmt=data[fmt],
+        )
+        note = f"{out['items']} items" + (
+            f"; {out['shortfall']} missing (too few rated items)" if out["shortfall"] else ""
+        )
+        return {bundle: out["zip"], composed: note}
+
+    make.click(on_compose, {total, *weights.values(), fmt}, [bundle, composed], api_visibility="private")
+
+
+def _reading(out: dict[str, Any]) -> str:
+    """A live answer as read: its letters, or ``(refused)`` / ``(unparsed)``."""
+    if out["status"] == "ok":
+        return ", ".join(out["letters"])
+    return "(refused)" if out["status"] == "refusal" else f"({out['status']})"
+
+
+def _models_panel(ctx: AppContext) -> None:
+    names = model_names(ctx)
+    _ask_section(ctx, names)
+    _voting_section(ctx, names)
+    _compose_section(ctx)
 
 
 def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
@@ -336,26 +342,3 @@ def _admin_panel(ctx: AppContext) -> None:
 
     do_import.click(on_import, [upload], imported, api_visibility="private")
     do_export.click(on_export, [layout], bundle, api_visibility="private")
-
-
-def _register_api(ctx: AppContext) -> None:
-    """Named endpoints for scripts: answering (never returns a key before the answer) and the leaderboard."""
-    db, settings = ctx.database, ctx.settings
-
-    @ui_errors
-    def vqa_next_answer(request: gr.Request) -> dict:
-        """Your current item to answer (question, options, image paths; no key), or null when none is left."""
-        return service.next_answer_task(db, settings, caller(ctx, request))
-
-    @ui_errors
-    def vqa_submit_answer(item_id: str, answer: list[str], request: gr.Request) -> dict:
-        """Store your answer (letters) to the item you were handed; returns the key and your score."""
-        return service.submit_answer(db, settings, caller(ctx, request), item_id, answer)
-
-    @ui_errors
-    def vqa_leaderboard(request: gr.Request) -> list[dict]:
-        """Leaderboard rows (percent): random choice, human, and every run."""
-        return runs.leaderboard(db, caller(ctx, request))
-
-    for fn in (vqa_next_answer, vqa_submit_answer, vqa_leaderboard):
-        gr.api(fn, api_name=fn.__name__, queue=False)

@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from e2e_helpers import ApiClient, app_in_process, browser_login, chromium_browser
+from e2e_helpers import ApiClient, ApiError, app_in_process, browser_login, chromium_browser
 from playwright.sync_api import expect
 
 from backend.accounts import auth
@@ -72,21 +72,16 @@ def test_named_api_checks_roles(app):
     api = ApiClient(app.url, "ann", PASSWORD)
     result = api.run(
         "icl_select",
-        "cogs-bank",
-        "phrareco",
-        1,
-        "high_diversity",
-        "",
-        "atom_closer",
-        10,
-        0,
-        False,
-        None,
-        None,
-        None,
-        "preset",
-        "off",
+        {"bank": "cogs-bank", "tests": "phrareco", "line": 1, "setting": "high_diversity", "order": "atom_closer",
+         "n": 10, "seed": 0, "primitive_once": False},
     )
+    assert result["test"]["input"] == "The spokesman in the house served Emma the rose ."
+    assert len(result["examples"]) == 10 and result["prompt"].endswith("output:")
     shown = json.dumps(result)
-    assert "**Input:** The spokesman in the house served Emma the rose ." in shown
+    assert "The spokesman in the house served Emma the rose ." in shown
     assert "subject[pp-mod]" in shown
+    selection = {"bank": "cogs-bank", "tests": "phrareco", "line": 1}
+    with pytest.raises(ApiError, match="reviewer role"):
+        api.call("icl_answer", selection, "tiny-icl")
+    answer = ApiClient(app.url, "res", PASSWORD).call("icl_answer", selection, "tiny-icl")
+    assert answer["correct_answer"] == result["ground_truth"] and answer["prompt"]

@@ -50,7 +50,7 @@ def _client(url: str, user: str) -> Client:
 def test_every_model_call_uses_the_shared_queue(served):
     _, demo, _ = served
     by_name = {fn.api_name: fn for fn in demo.fns.values()}
-    for name in ("models_run", "models_unload", "toy_ask"):
+    for name in ("model_run", "model_unload", "model_answer", "toy_ask"):
         assert by_name[name].concurrency_id == "models" and by_name[name].concurrency_limit == 1
 
 
@@ -58,11 +58,11 @@ def test_annotator_cannot_run_or_edit(served):
     ctx, _, url = served
     client = _client(url, "ann")
     with pytest.raises(Exception, match="reviewer role"):
-        client.predict("toy-colors", "random", 2, False, "(no judge)", api_name="/models_run")
+        client.predict("toy-colors", "random", 2, False, None, api_name="/model_run")
     with pytest.raises(Exception, match="admin role"):
-        client.predict('{"name": "evil", "backend": "random"}', api_name="/models_save")
+        client.predict({"name": "evil", "backend": "random"}, api_name="/model_save")
     with pytest.raises(Exception, match="reviewer role"):
-        client.predict("random", "toy-000", api_name="/toy_ask")
+        client.predict("toy-colors", "random", "toy-000", api_name="/model_answer")
     assert "evil" not in list_models(ctx)
     assert ctx.database.scalar("SELECT COUNT(*) FROM predictions") == 0
 
@@ -70,18 +70,18 @@ def test_annotator_cannot_run_or_edit(served):
 def test_reviewer_runs_a_benchmark_and_asks_a_model(served):
     ctx, _, url = served
     client = _client(url, "rev")
-    summary, _runs = client.predict("toy-colors", "random", 4, False, "(no judge)", api_name="/models_run")
+    summary = client.predict("toy-colors", "random", 4, False, None, api_name="/model_run")
     assert summary["items"] == 4 and summary["newly_computed"] == 4 and "accuracy" in summary
-    shown = client.predict("random", "toy-000", api_name="/toy_ask")
-    assert "Parsed answer" in shown and "expected:** A" in shown and "from the store" in shown
+    shown = client.predict("toy-colors", "random", "toy-000", api_name="/model_answer")
+    assert shown["item_id"] == "toy-000" and shown["correct_answer"] == "A" and shown["from_store"] is True
     with pytest.raises(Exception, match="admin role"):
-        client.predict('{"name": "m2", "backend": "random"}', api_name="/models_save")
+        client.predict({"name": "m2", "backend": "random"}, api_name="/model_save")
 
 
 def test_admin_edits_the_registry(served):
     ctx, _, url = served
     client = _client(url, "boss")
-    result = client.predict('{"name": "m2", "backend": "random", "options": {"seed": 3}}', api_name="/models_save")
-    assert "Saved" in result[0] and list_models(ctx)["m2"].options == {"seed": 3}
+    result = client.predict({"name": "m2", "backend": "random", "options": {"seed": 3}}, api_name="/model_save")
+    assert result["name"] == "m2" and list_models(ctx)["m2"].options == {"seed": 3}
     with pytest.raises(Exception, match="valid backends"):
-        client.predict('{"name": "m3", "backend": "tensorflow"}', api_name="/models_save")
+        client.predict({"name": "m3", "backend": "tensorflow"}, api_name="/model_save")

@@ -185,3 +185,33 @@ def select_case(ctx: AppContext, username: str | None, request: CaseRequest) -> 
         sorted(side_keys(test.source, test.target, "S", deep) - covered_s),
         sorted(aiming_keys(test)),
     )
+
+
+def case_json(view: CaseView) -> dict[str, Any]:
+    """A selection as plain JSON (the ``icl_select`` endpoint): the test case, the chosen examples in prompt
+    order, the statistics, the prompt, the ground truth and what stays uncovered."""
+    test = view.result.test
+    return {
+        "test": {"input": test.input, "output": test.output, "category": test.category},
+        "examples": view.rows(),
+        "stats": dict(view.result.stats),
+        "prompt": view.result.prompt,
+        "ground_truth": view.result.ground_truth,
+        "aiming": view.aiming,
+        "uncovered_primitives": view.uncovered_primitives,
+        "uncovered_structures": view.uncovered_structures,
+    }
+
+
+def select_case_json(ctx, username: str | None, selection: dict[str, Any]) -> dict[str, Any]:
+    """:func:`select_case` for scripts: ``selection`` holds :class:`CaseRequest`'s fields by name
+    (``bank``, ``tests`` and ``line`` required)."""
+    require_role(ctx.database, username, VIEW_ROLE)
+    fields = set(CaseRequest.__dataclass_fields__)
+    unknown = sorted(set(selection) - fields)
+    if unknown:
+        raise ValidationError(f"unknown selection field(s) {', '.join(unknown)}; valid: {', '.join(sorted(fields))}")
+    missing = [k for k in ("bank", "tests", "line") if selection.get(k) in (None, "")]
+    if missing:
+        raise ValidationError(f"the selection needs {', '.join(missing)}")
+    return case_json(select_case(ctx, username, CaseRequest(**{**selection, "line": int(selection["line"])})))

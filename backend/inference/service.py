@@ -7,10 +7,11 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from backend.accounts.auth import require_role
-from backend.errors import ValidationError
+from backend.errors import NotFound, ValidationError
 from backend.inference import registry
 from backend.inference.benchmarks import EvalItem, get_benchmark, list_benchmarks
 from backend.inference.runner import Answer, Progress, RunSummary, answer_item, run_eval
@@ -102,6 +103,15 @@ def ask_model(ctx: AppContext, username: str | None, benchmark: str, model: str,
     require_role(ctx.database, username, RUN_ROLE)
     get_benchmark(ctx, benchmark)
     return answer_item(ctx, benchmark, model, item)
+
+
+def answer_by_id(ctx: AppContext, username: str | None, benchmark: str, model: str, item_id: str) -> dict[str, Any]:
+    """A live answer to one item of a benchmark, found by its id (the ``model_answer`` endpoint), as JSON."""
+    require_role(ctx.database, username, RUN_ROLE)
+    found = [item for item in get_benchmark(ctx, benchmark).load_items(ctx) if item.item_id == item_id]
+    if not found:
+        raise NotFound(f"no item {item_id!r} in benchmark {benchmark!r}")
+    return {"item_id": item_id, "model": model, **asdict(answer_item(ctx, benchmark, model, found[0]))}
 
 
 def recent_runs(ctx: AppContext, username: str | None, limit: int = 20) -> list[dict[str, Any]]:

@@ -1,0 +1,50 @@
+"""The review tab (reviewers and admins), one panel module per sub-tab: the queue, the dashboard, quality
+inspection, agreement and comparisons, and (admins) export and publishing. Handlers only call
+``backend.review``; every backend function checks the caller's role again. Named API endpoints
+(components/review/api.py): review_next, review_submit, review_skip, review_dashboard, review_export,
+dataset_publish."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from backend.accounts import auth
+from backend.context import AppContext
+from backend.review import service as review
+from components.common import TabHandle, caller, ui_errors
+from components.review import api
+from components.review.agreement import build_agreement_panel
+from components.review.dashboard import build_dashboard_panel
+from components.review.inspection import build_inspection_panel
+from components.review.inspection import choices as inspection_choices
+from components.review.publish import build_publish_panel
+from components.review.queue import build_queue_panel
+
+
+def build_review_tab(ctx: AppContext) -> TabHandle:
+    with gr.Tab("Review", id="review", visible=False) as tab:
+        with gr.Tabs():
+            with gr.Tab("Queue", id="review-queue"):
+                queue = build_queue_panel(ctx)
+            with gr.Tab("Dashboard", id="review-dashboard"):
+                build_dashboard_panel(ctx)
+            with gr.Tab("Inspection", id="review-inspection"):
+                inspection = build_inspection_panel(ctx)
+            with gr.Tab("Agreement", id="review-agreement"):
+                build_agreement_panel(ctx)
+            publish = build_publish_panel(ctx)
+        api.register(ctx)
+
+    def on_load(request: gr.Request) -> dict:
+        name = caller(ctx, request)
+        user = auth.get_user(ctx.database, name) if name else None
+        if user is None or not user.has_role("reviewer"):
+            return {publish.tab: gr.Tab(visible=False)}
+        return {
+            publish.tab: gr.Tab(visible=user.has_role("admin")),
+            inspection.chooser: gr.update(choices=inspection_choices(ctx, name)),
+            queue.status: f"**Waiting for review:** {review.queue_size(ctx.database)} sequence rounds",
+        }
+
+    outputs = [publish.tab, inspection.chooser, queue.status]
+    return TabHandle(tab=tab, min_role="reviewer", on_load=(ui_errors(on_load), outputs))

@@ -1,0 +1,85 @@
+"""The review dashboard panel: totals, per-round and per-annotator figures with their charts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from backend.context import AppContext
+from backend.review import dashboard
+from components.common import caller, ui_errors
+from components.review.queue import PRIVATE_FAST
+
+ROUND_COLUMNS = [
+    "round",
+    "sequences_reviewed",
+    "sequences_accepted",
+    "sequences_accepted_share",
+    "sequences_returned",
+    "sequences_discarded",
+    "annotations_judged",
+    "annotations_reasonable",
+    "annotations_reasonable_share",
+]
+ANNOTATOR_COLUMNS = ["annotator", "submissions", "judged", "reasonable", "acceptance_rate", "median_seconds_per_task"]
+
+
+@dataclass
+class DashboardPanel:
+    refresh: gr.Button
+    totals: gr.Markdown
+
+
+def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=columns)
+
+
+def totals_markdown(t: dict[str, Any]) -> str:
+    return (
+        f"**In annotation:** {t['in_annotation']} · **awaiting review:** {t['awaiting_review']} · "
+        f"**accepted:** {t['accepted']} · **discarded:** {t['discarded']} · "
+        f"**final sequences:** {t['final_sequences']} · **edited final intents:** {t['edited_final_intents']}"
+    )
+
+
+def rounds_long(rounds: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per round and measure (annotations judged reasonable, sequences accepted) for the bar chart."""
+    long = [
+        {"round": f"round {r['round']} · {measure}", "measure": measure, "share": r[key] or 0.0}
+        for r in rounds
+        for measure, key in (("annotations", "annotations_reasonable_share"), ("sequences", "sequences_accepted_share"))
+    ]
+    return pd.DataFrame(long, columns=["round", "measure", "share"])
+
+
+def build_dashboard_panel(ctx: AppContext) -> DashboardPanel:
+    refresh = gr.Button("Refresh", elem_id="review-refresh")
+    totals = gr.Markdown(elem_id="review-totals")
+    rounds_table = gr.Dataframe(headers=ROUND_COLUMNS, interactive=False, label="Per round", elem_id="review-rounds")
+    rounds_plot = gr.BarPlot(
+        x="round", y="share", color="measure", label="Share judged reasonable", elem_id="review-rounds-plot"
+    )
+    annotators_table = gr.Dataframe(
+        headers=ANNOTATOR_COLUMNS, interactive=False, label="Per annotator", elem_id="review-annotators"
+    )
+    annotators_plot = gr.BarPlot(
+        x="annotator", y="acceptance_rate", label="Acceptance rate", elem_id="review-annotators-plot"
+    )
+
+    def on_dashboard(request: gr.Request) -> dict:
+        figures = dashboard.dashboard(ctx.database, caller(ctx, request))
+        annotators = _frame(figures["annotators"], ANNOTATOR_COLUMNS)
+        return {
+            totals: totals_markdown(figures["totals"]),
+            rounds_table: _frame(figures["rounds"], ROUND_COLUMNS),
+            rounds_plot: rounds_long(figures["rounds"]),
+            annotators_table: annotators,
+            annotators_plot: annotators.fillna({"acceptance_rate": 0.0}),
+        }
+
+    outputs = [totals, rounds_table, rounds_plot, annotators_table, annotators_plot]
+    refresh.click(ui_errors(on_dashboard), None, outputs, **PRIVATE_FAST)
+    return DashboardPanel(refresh, totals)

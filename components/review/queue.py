@@ -1,0 +1,210 @@
+"""The review queue panel: one sequence round at a time, a judgment and comment per annotation, the final
+intents chosen from a reasonable annotation (edited if needed), a general note; skip with a reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+
+from backend.context import AppContext
+from backend.review import service as review
+from components.common import caller, esc, ui_errors
+
+REASONABLE, NOT_REASONABLE = "reasonable", "not reasonable"
+# Database-only handlers skip the queue (milliseconds each).
+PRIVATE_FAST = {"api_visibility": "private", "queue": False}
+
+
+@dataclass
+class QueuePanel:
+    """The queue's components; ``status`` is what the tab's page-load handler fills."""
+
+    status: gr.Markdown
+    next_button: gr.Button
+    show_names: gr.Checkbox
+    current: gr.State
+    video: gr.Video
+    details: gr.Markdown
+    columns: list[gr.Column]
+    intent_views: list[gr.Markdown]
+    verdicts: list[gr.Radio]
+    comments: list[gr.Textbox]
+    concrete_from: gr.Dropdown
+    high_from: gr.Dropdown
+    concrete_text: gr.Textbox
+    high_text: gr.Textbox
+    note: gr.Textbox
+    submit: gr.Button
+    skip_reason: gr.Textbox
+    skip: gr.Button
+
+    @property
+    def outputs(self) -> list[Any]:
+        return [self.current, self.status, self.details, self.video, *self.columns, *self.intent_views,
+                *self.verdicts, *self.comments, self.concrete_from, self.high_from, self.concrete_text,
+                self.high_text, self.note]
+
+
+def item_markdown(item: dict[str, Any]) -> str:
+    lines = [
+        f"### Sequence {esc(item['sequence_id'])} · round {item['round']} of {item['max_rounds']} · "
+        f"{esc(item['scene'] or 'scene unknown')}"
+    ]
+    if item["video_missing"]:
+        lines.append("> No video file for this sequence: judge from the action timeline.")
+    if item.get("guidance"):
+        lines.append("> **Guidance the annotators of this round saw:** " + esc(item["guidance"]).replace("\n", " "))
+    lines += ["", "**Actions** (start–end in seconds):"]
+    lines += [f"{i}. {esc(line)}" for i, line in enumerate(item["timeline"], start=1)]
+    return "\n".join(lines)
+
+
+def intent_markdown(annotation: dict[str, Any]) -> str:
+    return (
+        f"**{esc(annotation['label'])}**\n\nConcrete: {esc(annotation['concrete_intent'])}\n\n"
+        f"High-level: {esc(annotation['high_level_intent'])}"
+    )
+
+
+def _slots(slots: int) -> tuple[list, list, list, list]:
+    intent_views, verdicts, comments, columns = [], [], [], []
+    with gr.Row():
+        for i in range(slots):
+            with gr.Column(visible=False, elem_id=f"review-slot-{i}") as column:
+                intent_views.append(gr.Markdown(elem_id=f"review-intent-{i}"))
+                verdicts.append(gr.Radio([REASONABLE, NOT_REASONABLE], label="Judgment", elem_id=f"review-verdict-{i}"))
+                comments.append(
+                    gr.Textbox(
+                        label="Comment (shown to the next round's annotators)",
+                        elem_id=f"review-comment-{i}",
+                        max_length=2000,
+                    )
+                )
+            columns.append(column)
+    return columns, intent_views, verdicts, comments
+
+
+def _layout(slots: int) -> QueuePanel:
+    status = gr.Markdown(elem_id="review-queue-status")
+    with gr.Row():
+        next_button = gr.Button("Next item", variant="secondary", elem_id="review-next")
+        show_names = gr.Checkbox(label="Show annotator names", value=False, elem_id="review-show-names")
+    current = gr.State(None)
+    with gr.Row():
+        with gr.Column(scale=3):
+            video = gr.Video(label="Video", elem_id="review-video", interactive=False)
+        with gr.Column(scale=2):
+            details = gr.Markdown(elem_id="review-item")
+    columns, intent_views, verdicts, comments = _slots(slots)
+    gr.Markdown("**Final intents** (from a reasonable annotation; edit if needed, the original is kept)")
+    with gr.Row():
+        concrete_from = gr.Dropdown(label="Concrete intent from", elem_id="review-concrete-from")
+        high_from = gr.Dropdown(label="High-level intent from", elem_id="review-high-from")
+    with gr.Row():
+        concrete_text = gr.Textbox(label="Final concrete intent", elem_id="review-concrete", max_length=500)
+        high_text = gr.Textbox(label="Final high-level intent", elem_id="review-high", max_length=500)
+    note = gr.Textbox(
+        label="General note (shown to the next round's annotators when returned)", elem_id="review-note",
+        max_length=2000,
+    )
+    submit = gr.Button("Submit review", variant="primary", elem_id="review-submit")
+    with gr.Accordion("Skip this item", open=False):
+        skip_reason = gr.Textbox(label="Why do you skip it?", elem_id="review-skip-reason")
+        skip = gr.Button("Skip", elem_id="review-skip")
+    return QueuePanel(status, next_button, show_names, current, video, details, columns, intent_views, verdicts,
+                      comments, concrete_from, high_from, concrete_text, high_text, note, submit, skip_reason, skip)
+
+
+def render(p: QueuePanel, payload: dict[str, Any]) -> dict:
+    """The queue's outputs, by component, for a ``next_review`` / ``skip_review`` payload."""
+    item = payload["item"]
+    out: dict[Any, Any] = {
+        p.status: f"**Waiting for review:** {payload['queue']} sequence rounds",
+        p.current: item,
+        p.video: item["video"] if item else None,
+        p.details: item_markdown(item) if item else "### The review queue is empty.",
+        p.concrete_text: "",
+        p.high_text: "",
+        p.note: "",
+    }
+    if item is None:
+        # one update object per component: Gradio consumes the update dict it postprocesses
+        empty = {p.concrete_from: gr.update(choices=[], value=None), p.high_from: gr.update(choices=[], value=None)}
+        return {**out, **{c: gr.update(visible=False) for c in p.columns}, **empty}
+    choices = [(a["label"], str(a["annotation_id"])) for a in item["annotations"]]
+    out[p.concrete_from] = gr.update(choices=choices, value=None)
+    out[p.high_from] = gr.update(choices=choices, value=None)
+    for i, column in enumerate(p.columns):
+        present = i < len(item["annotations"])
+        out[column] = gr.update(visible=present)
+        out[p.intent_views[i]] = intent_markdown(item["annotations"][i]) if present else ""
+        out[p.verdicts[i]] = None
+        out[p.comments[i]] = ""
+    return out
+
+
+def _submit(ctx: AppContext, p: QueuePanel, data: dict, name: str | None) -> dict:
+    item = data[p.current]
+    if not item:
+        raise gr.Error("There is no item to submit; press Next item.")
+    annotations = item["annotations"]
+    judged = [data[p.verdicts[i]] for i in range(len(annotations))]
+    if any(v is None for v in judged):
+        raise gr.Error("Judge every annotation: reasonable or not reasonable.")
+    judgments = [
+        review.Judgment(a["annotation_id"], judged[i] == REASONABLE, data[p.comments[i]] or "")
+        for i, a in enumerate(annotations)
+    ]
+    final = None
+    if data[p.concrete_from] and data[p.high_from]:
+        final = review.FinalChoice(int(data[p.concrete_from]), int(data[p.high_from]),
+                                   data[p.concrete_text] or None, data[p.high_text] or None)
+    db, settings = ctx.database, ctx.settings
+    result = review.submit_review(db, settings, name, item["sequence_id"], item["round"], judgments, final,
+                                  data[p.note] or "")
+    outcome = result["review"]["outcome"] or "recorded (second review)"
+    out = render(p, review.next_review(db, settings, name))
+    out[p.status] = f"**Saved:** {esc(item['sequence_id'])} round {item['round']} {outcome} · {out[p.status]}"
+    return out
+
+
+def _pick_text(item: dict | None, annotation_id: str | None, field: str) -> str:
+    found = [a for a in (item or {}).get("annotations", []) if str(a["annotation_id"]) == str(annotation_id)]
+    return found[0][field] if found else ""
+
+
+def build_queue_panel(ctx: AppContext) -> QueuePanel:
+    db, settings = ctx.database, ctx.settings
+    p = _layout(max(settings.annotators_per_sequence, 1))
+
+    def on_next(show: bool, request: gr.Request) -> dict:
+        return render(p, review.next_review(db, settings, caller(ctx, request), show_names=show))
+
+    def on_names(item: dict | None, show: bool, request: gr.Request) -> dict:
+        if not item:
+            return {}
+        fresh = review.view_item(db, settings, caller(ctx, request), item["sequence_id"], item["round"], show)
+        shown = fresh["annotations"]
+        return {view: intent_markdown(shown[i]) if i < len(shown) else "" for i, view in enumerate(p.intent_views)}
+
+    def on_submit(data: dict, request: gr.Request) -> dict:
+        return _submit(ctx, p, data, caller(ctx, request))
+
+    def on_skip(item: dict | None, why: str, request: gr.Request) -> dict:
+        if not item:
+            raise gr.Error("There is no item to skip.")
+        skipped = review.skip_review(db, settings, caller(ctx, request), item["sequence_id"], item["round"], why)
+        return {**render(p, skipped), p.skip_reason: ""}
+
+    p.next_button.click(ui_errors(on_next), [p.show_names], p.outputs, **PRIVATE_FAST)
+    p.show_names.change(ui_errors(on_names), [p.current, p.show_names], p.intent_views, **PRIVATE_FAST)
+    p.concrete_from.change(lambda item, a: _pick_text(item, a, "concrete_intent"), [p.current, p.concrete_from],
+                           p.concrete_text, **PRIVATE_FAST)
+    p.high_from.change(lambda item, a: _pick_text(item, a, "high_level_intent"), [p.current, p.high_from],
+                       p.high_text, **PRIVATE_FAST)
+    inputs = {p.current, *p.verdicts, *p.comments, p.concrete_from, p.high_from, p.concrete_text, p.high_text, p.note}
+    p.submit.click(ui_errors(on_submit), inputs, p.outputs, **PRIVATE_FAST)
+    p.skip.click(ui_errors(on_skip), [p.current, p.skip_reason], [*p.outputs, p.skip_reason], **PRIVATE_FAST)
+    return p

@@ -1,0 +1,69 @@
+"""The VQA tab's named JSON endpoints for scripts: answering (never returns a key before the answer), the
+leaderboard, a live model answer, a batch run, the difficulty vote, and the export of verified items.
+Every backend function checks the caller's role."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import gradio as gr
+
+from backend.context import AppContext
+from backend.vqa import compose, io, models, runs, service
+from components.common import caller, ui_errors
+
+MODEL_QUEUE = {"concurrency_id": "models", "concurrency_limit": 1}
+
+
+def register(ctx: AppContext) -> None:
+    db, settings = ctx.database, ctx.settings
+
+    @ui_errors
+    def vqa_next_answer(request: gr.Request) -> dict:
+        """Your current item to answer (question, options, image paths; no key), or null when none is left."""
+        return service.next_answer_task(db, settings, caller(ctx, request))
+
+    @ui_errors
+    def vqa_submit_answer(item_id: str, answer: list[str], request: gr.Request) -> dict:
+        """Store your answer (letters) to the item you were handed; returns the key and your score."""
+        return service.submit_answer(db, settings, caller(ctx, request), item_id, answer)
+
+    @ui_errors
+    def vqa_leaderboard(request: gr.Request) -> list[dict]:
+        """Leaderboard rows (percent): random choice, human, and every run."""
+        return runs.leaderboard(db, caller(ctx, request))
+
+    @ui_errors
+    def vqa_levels(request: gr.Request) -> dict:
+        """Verified items per difficulty level (and unrated)."""
+        return compose.difficulty_overview(db, caller(ctx, request))
+
+    @ui_errors
+    def vqa_export(fmt: str, request: gr.Request) -> dict:
+        """Export the verified items (reviewers) in the "released" or "jsonl" layout; returns the zip's path."""
+        out_dir = Path(tempfile.mkdtemp(prefix="vqa-export-"))
+        return {"path": io.export_download(db, settings, caller(ctx, request), out_dir, fmt or "released")}
+
+    @ui_errors
+    def vqa_model_answer(model: str, item_id: str, image_mode: str | None, blind: bool, request: gr.Request) -> dict:
+        """One model's live answer to one item (reviewers); image_mode null: the vqa_image_mode setting."""
+        return models.ask_model(ctx, caller(ctx, request), model, item_id, blind=bool(blind),
+                                image_mode=image_mode or None)
+
+    @ui_errors
+    def vqa_model_run(model: str, image_mode: str | None, blind: bool, request: gr.Request) -> dict:
+        """Answer every verified item with one model (reviewers); returns the run's summary."""
+        return models.run_model(ctx, caller(ctx, request), model, blind=bool(blind), image_mode=image_mode or None)
+
+    @ui_errors
+    def vqa_vote(panel: list[str] | None, request: gr.Request) -> dict:
+        """The difficulty vote (paper section 3.1): every panel model answers every verified item (reviewers);
+        panel null: the vqa_panel setting."""
+        return models.vote_difficulty(ctx, caller(ctx, request), panel or None)
+
+    for fn in (vqa_next_answer, vqa_submit_answer, vqa_leaderboard, vqa_levels):
+        gr.api(fn, api_name=fn.__name__, queue=False)
+    gr.api(vqa_export, api_name="vqa_export")
+    for fn in (vqa_model_answer, vqa_model_run, vqa_vote):
+        gr.api(fn, api_name=fn.__name__, **MODEL_QUEUE)

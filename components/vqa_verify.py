@@ -1,0 +1,168 @@
+"""The Verify panel of the compositional VQA tab: each item checked by two verifiers (compositional? key
+right?), accepted, rejected or edited; disagreements go to a reviewer as disputes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+
+from backend.context import AppContext
+from backend.vqa import service
+from components.common import caller, esc, ui_errors
+from components.vqa_authoring import item_image, options_lines, question_md
+
+PRIVATE = {"api_visibility": "private"}
+
+
+@dataclass
+class VerifyView:
+    current: gr.State
+    fetch: gr.Button
+    progress: gr.Markdown
+    image: gr.Image
+    details: gr.Markdown
+    compositional: gr.Checkbox
+    key_right: gr.Checkbox
+    note: gr.Textbox
+    accept: gr.Button
+    reject: gr.Button
+    edit_question: gr.Textbox
+    edit_options: gr.Textbox
+    edit_key: gr.Textbox
+    edit: gr.Button
+    outcome: gr.Markdown
+
+    @property
+    def outputs(self) -> list[Any]:
+        return [self.current, self.progress, self.image, self.details, self.edit_question, self.edit_options,
+                self.edit_key]
+
+    @property
+    def inputs(self) -> set[Any]:
+        return {self.current, self.compositional, self.key_right, self.note, self.edit_question, self.edit_options,
+                self.edit_key}
+
+
+def _layout(verifiers: int) -> VerifyView:
+    current = gr.State(None)
+    gr.Markdown(
+        f"Each item is checked by {verifiers} verifiers: does the question test "
+        "compositional information, and is the key right? When they disagree a reviewer decides."
+    )
+    fetch = gr.Button("Next item to verify", elem_id="vqa-verify-next")
+    progress = gr.Markdown()
+    with gr.Row():
+        image = gr.Image(label="Image", type="filepath", interactive=False, height=380)
+        details = gr.Markdown(elem_id="vqa-verify-item")
+    compositional = gr.Checkbox(True, label="The question tests compositional information")
+    key_right = gr.Checkbox(True, label="The key is right")
+    note = gr.Textbox(label="Note (optional)", max_length=2000)
+    with gr.Row():
+        accept = gr.Button("Accept", variant="primary", elem_id="vqa-verify-accept")
+        reject = gr.Button("Reject", variant="stop", elem_id="vqa-verify-reject")
+    with gr.Accordion("Edit, then accept", open=False):
+        edit_question = gr.Textbox(label="Question")
+        edit_options = gr.Textbox(label="Options (one per line)", lines=4)
+        edit_key = gr.Textbox(label="Correct letters (e.g. A, C)")
+        edit = gr.Button("Save the edit and accept")
+    outcome = gr.Markdown(elem_id="vqa-verify-outcome")
+    return VerifyView(current, fetch, progress, image, details, compositional, key_right, note, accept, reject,
+                      edit_question, edit_options, edit_key, edit, outcome)
+
+
+def render(ctx: AppContext, v: VerifyView, payload: dict[str, Any]) -> dict:
+    task, done = payload["task"], payload["progress"]
+    base = {v.progress: f"**Verified by you:** {done['mine_total']} · **left in the pool:** {done['left_in_pool']}"}
+    if task is None:
+        return {**base, v.current: None, v.image: None, v.details: "### Nothing left for you to verify.",
+                v.edit_question: "", v.edit_options: "", v.edit_key: ""}
+    return {
+        **base,
+        v.current: task["id"],
+        v.image: item_image(ctx, task),
+        v.details: question_md(task, task["answer"]),
+        v.edit_question: task["question"],
+        v.edit_options: "\n".join(task["options"]),
+        v.edit_key: ", ".join(task["answer"]),
+    }
+
+
+def _decide(ctx: AppContext, v: VerifyView, decision: str) -> Callable[..., dict]:
+    @ui_errors
+    def handler(data: dict, request: gr.Request) -> dict:
+        item_id = data[v.current]
+        if not item_id:
+            raise gr.Error("Ask for an item to verify first.")
+        name = caller(ctx, request)
+        changes = None
+        if decision == "edit":
+            changes = {"question": data[v.edit_question], "options": options_lines(data[v.edit_options]),
+                       "answer": data[v.edit_key]}
+        done = service.submit_verification(
+            ctx.database, ctx.settings, name, item_id, decision, compositional=data[v.compositional],
+            key_correct=data[v.key_right], note=data[v.note], changes=changes,
+        )["item"]
+        state = "disputed: a reviewer decides" if done["disputed"] else done["status"]
+        return {
+            **render(ctx, v, service.next_verification(ctx.database, ctx.settings, name)),
+            v.outcome: f"Recorded your {decision} of {esc(item_id)}; the item is now **{state}**.",
+        }
+
+    return handler
+
+
+def _disputes_panel(ctx: AppContext, note: gr.Textbox, outcome: gr.Markdown) -> None:
+    with gr.Accordion("Disputes (reviewers)", open=False):
+        disputed = gr.Dropdown([], label="Disputed item")
+        dispute_md = gr.Markdown()
+        with gr.Row():
+            load_disputes = gr.Button("Load disputes")
+            resolve_accept = gr.Button("Accept (final)")
+            resolve_reject = gr.Button("Reject (final)")
+
+    @ui_errors
+    def on_disputes(request: gr.Request) -> Any:
+        items = service.disputes(ctx.database, caller(ctx, request))
+        return gr.update(choices=[i["id"] for i in items], value=items[0]["id"] if items else None)
+
+    @ui_errors
+    def on_dispute_pick(item_id: str | None, request: gr.Request) -> str:
+        if not item_id:
+            return ""
+        view = service.item_view(ctx.database, caller(ctx, request), item_id)
+        votes = "\n".join(
+            f"- {esc(v['verifier'])}: **{v['decision']}** {esc(v['note'] or '')}" for v in view["verifications"]
+        )
+        return question_md(view, view["answer"]) + "\n\n**Verifiers:**\n" + votes
+
+    def resolve(decision: str) -> Callable[..., str]:
+        @ui_errors
+        def handler(item_id: str | None, text: str, request: gr.Request) -> str:
+            if not item_id:
+                raise gr.Error("Choose a disputed item.")
+            done = service.resolve_dispute(ctx.database, ctx.settings, caller(ctx, request), item_id, decision,
+                                           text)["item"]
+            return f"{esc(item_id)} is now **{done['status']}**."
+
+        return handler
+
+    load_disputes.click(on_disputes, None, disputed, **PRIVATE)
+    disputed.change(on_dispute_pick, disputed, dispute_md, **PRIVATE)
+    resolve_accept.click(resolve("accept"), [disputed, note], outcome, **PRIVATE)
+    resolve_reject.click(resolve("reject"), [disputed, note], outcome, **PRIVATE)
+
+
+def verify_panel(ctx: AppContext) -> None:
+    v = _layout(ctx.settings.vqa_verifiers)
+    _disputes_panel(ctx, v.note, v.outcome)
+
+    @ui_errors
+    def on_fetch(request: gr.Request) -> dict:
+        return render(ctx, v, service.next_verification(ctx.database, ctx.settings, caller(ctx, request)))
+
+    v.fetch.click(on_fetch, None, v.outputs, **PRIVATE)
+    for button, decision in ((v.accept, "accept"), (v.reject, "reject"), (v.edit, "edit")):
+        button.click(_decide(ctx, v, decision), v.inputs, [*v.outputs, v.outcome], **PRIVATE)
