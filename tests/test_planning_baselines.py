@@ -96,9 +96,33 @@ def test_report_scores_humans_on_the_questions_they_checked(ctx):
 
     questions = list_questions(ctx.database)[:10]
     runs = {"model": {q.id: q.answer_index for q in questions}, "human": {questions[0].id: questions[0].answer_index}}
-    out = report(questions, runs, baseline="model", samples=100, answered_only=("human",))
+    out = report(questions, runs, baseline="model", samples=100)
     assert out["runs"]["human"]["n"] == 1 and out["runs"]["human"]["accuracy"] == 1.0
     assert out["runs"]["model"]["n"] == 10
+
+
+def test_a_partial_run_is_reported_as_partial_and_compared_on_common_questions(ctx):
+    """Issue 13 §6, by hand: 10 questions; the full run is right on the first 6 (6/10), the partial run was
+    asked 4 (questions 0, 1, 6, 7: right on 0 and 6, an unread answer on 1, wrong on 7) -> 2/4 = 0.5, reported
+    "4 of 10". Paired on its 4 questions: full right on 0, 1; partial right on 0, 6 -> one discordant pair
+    each way, McNemar p = 1, difference 0.5 - 0.5 = 0."""
+    from backend.planning.questions import list_questions
+
+    questions = list_questions(ctx.database)[:10]
+    wrong = {q.id: (q.answer_index + 1) % 6 for q in questions}
+    full = {q.id: (q.answer_index if i < 6 else wrong[q.id]) for i, q in enumerate(questions)}
+    q = questions
+    partial = {q[0].id: q[0].answer_index, q[1].id: None, q[6].id: q[6].answer_index, q[7].id: wrong[q[7].id]}
+    out = report(questions, {"full": full, "partial": partial}, baseline="full", samples=200)
+    run = out["runs"]["partial"]
+    assert (run["run"], run["partial"], run["n"], run["correct"], run["accuracy"]) == ("4 of 10", True, 4, 2, 0.5)
+    assert run["answered"] == 3  # the unread answer is in the run, counted wrong, not answered
+    assert out["runs"]["full"]["run"] == "10 of 10" and out["runs"]["full"]["partial"] is False
+    versus = run["mcnemar_vs_full"]
+    assert (versus["n"], versus["model_only"], versus["baseline_only"], versus["p_value"]) == (4, 1, 1, 1.0)
+    pair = out["comparison"]["pairs"][0]
+    assert out["comparison"]["common_items"] == 4
+    assert (pair["accuracy_a"], pair["accuracy_b"], pair["difference"], pair["p_value"]) == (0.5, 0.5, 0.0, 1.0)
 
 
 def test_leaderboard_keeps_answered_refused_and_unparsed_apart(ctx):
@@ -124,10 +148,10 @@ def test_leaderboard_keeps_answered_refused_and_unparsed_apart(ctx):
     save(ctx.database, rows, run_id)
     run = leaderboard(ctx.database, baseline=None, samples=50)["runs"]["hedging-model"]
     assert (run["answered"], run["refusals"], run["parse_failures"], run["errors"]) == (1, 1, 2, 0)
-    assert run["correct"] == 1 and run["n"] == len(questions)
-    assert run["parse_failure_rate"] == round(2 / len(questions), 4)
-    assert run["refusal_rate"] == run["answered_rate"] == round(1 / len(questions), 4)
-    human = report(questions[:2], {"human": {first.id: first.answer_index}}, samples=10, answered_only=("human",))
+    assert run["correct"] == 1 and run["n"] == 4 and run["run"] == f"4 of {len(questions)}"  # a partial run
+    assert run["parse_failure_rate"] == 0.5
+    assert run["refusal_rate"] == run["answered_rate"] == 0.25
+    human = report(questions[:2], {"human": {first.id: first.answer_index}}, samples=10)
     assert human["runs"]["human"]["answered_rate"] == 1.0 and human["runs"]["human"]["refusals"] is None
 
 
