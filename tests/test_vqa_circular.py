@@ -69,7 +69,10 @@ def test_a_circular_run_stores_each_rotation_and_resumes_from_the_store(ctx):
     assert first["items"] == expected and first["newly_computed"] == expected
     circ = first["circular"]
     assert circ["complete"] == len(single) and circ["incomplete"] == 0
-    assert 0 <= circ["circular_accuracy"] <= circ["plain_accuracy"] and circ["circular_accuracy"] <= circ["consistency_rate"]
+    assert (
+        0 <= circ["circular_accuracy"] <= circ["plain_accuracy"]
+        and circ["circular_accuracy"] <= circ["consistency_rate"]
+    )
     again = run_model(ctx, "rev", "rand-0", circular=True)
     assert again["newly_computed"] == 0 and again["circular"] == circ
     # the leaderboard run keeps one answer per item, the options as authored

@@ -119,3 +119,33 @@ def leaderboard(
     result["baseline"] = baseline
     result["circular"] = circular
     return result
+
+
+BLIND_BASELINE = "bigram-prior"
+
+
+def compare(database, models=None, circular: bool = False, samples: int = 2000, settings=None) -> dict:
+    """Paired comparison (:func:`backend.inference.comparison.compare_models`: paired bootstrap, exact McNemar,
+    Holm across all pairs, Cohen's h) of the stored runs named in ``models`` (default: all) and always the
+    blind ``bigram-prior`` when it has been run, on the questions every one of them has a result for (a
+    partial run shrinks the common questions; it is never scored on questions it was not asked). Each run's
+    accuracy over its own questions stands beside (``runs``), with ``run: "10 of 510"``."""
+    questions = list_questions(database)
+    stored = stored_runs(database, circular, settings)
+    wanted = list(stored) if models is None else [m for m in models if m in stored]
+    if BLIND_BASELINE in stored and BLIND_BASELINE not in wanted:
+        wanted.append(BLIND_BASELINE)
+    runs = {name: stored[name][0] for name in wanted}
+    board = report(questions, runs, None, samples, {n: stored[n][1] for n in wanted}, compared=wanted)
+    keep = ("accuracy", "ci95", "n", "run", "partial", "answered", "refusals", "parse_failures")
+    missing = [m for m in (models or []) if m not in stored]
+    return {
+        "benchmark": BENCHMARK,
+        "circular": circular,
+        "questions": len(questions),
+        "chance": board["chance"],
+        "runs": {name: {k: board["runs"][name].get(k) for k in keep} for name in wanted},
+        "comparison": board["comparison"],
+        "not_run": missing,
+        "blind_baseline": BLIND_BASELINE if BLIND_BASELINE in stored else None,
+    }

@@ -21,8 +21,8 @@ from typing import Any
 
 from backend import auth
 from backend.errors import ValidationError
-from backend.inference.circular import rotation_order
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem, choice_request, get_benchmark, register_benchmark
+from backend.inference.circular import rotation_order
 from backend.inference.parsing import ParsedAnswer
 from backend.inference.request import image, text
 from backend.storage import audit, utcnow
