@@ -188,3 +188,24 @@ def test_frames_mode_samples_the_observed_window_once(ctx, tmp_path, monkeypatch
     assert load_planning_items(ctx, mode="text", limit=1)[0].meta["mode"] == "text"
     with ctx.database.write() as db:
         db.conn.execute("UPDATE sequences SET video_path = NULL WHERE id = ?", (first.sequence_id,))
+
+
+def test_a_ten_question_batch_reads_ten_of_510_and_is_compared_on_its_ten(tmp_path):
+    """Issue 13 §6 as seen: a 10-question bigram-prior batch read 'n 510, answered 10'. Now it is partial,
+    scored on its 10, and the paired comparison with a 40-question run uses the 10 both answered."""
+    from backend.inference.runner import run_eval
+    from backend.planning.leaderboard import compare, leaderboard
+
+    ctx = planning_context(tmp_path, shared_data("vilpact", "data"))
+    run_eval(ctx, "vilpact-planning", "bigram-prior", limit=10, load_options={"mode": "text"})
+    run_eval(ctx, "vilpact-planning", "random", limit=40, load_options={"mode": "text"})
+    board = leaderboard(ctx.database, baseline="bigram-prior", samples=100)
+    prior = board["runs"]["bigram-prior"]
+    assert (prior["run"], prior["partial"], prior["n"], prior["answered"]) == ("10 of 510", True, 10, 10)
+    assert prior["accuracy"] == round(prior["correct"] / 10, 4)
+    assert board["runs"]["random"]["mcnemar_vs_bigram-prior"]["n"] == 10
+    table = compare(ctx.database, ["random"], samples=100)
+    assert set(table["runs"]) == {"random", "bigram-prior"}  # the blind baseline joins unasked
+    assert table["comparison"]["common_items"] == 10 and len(table["comparison"]["pairs"]) == 1
+    pair = table["comparison"]["pairs"][0]
+    assert pair["n"] == 10 and pair["p_holm"] == pair["p_value"]  # one pair: Holm changes nothing
