@@ -16,6 +16,7 @@ import pandas as pd
 
 from backend.context import AppContext
 from backend.errors import CompStudioError
+from backend.inference.comparison import COMPARISON_COLUMNS, comparison_rows
 from backend.planning import service, validation
 from backend.planning.authoring import author_question
 from components.common import TabHandle, caller, esc, ui_errors
@@ -51,6 +52,7 @@ def _leaderboard_frames(board: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.Dat
                 "accuracy": run["accuracy"],
                 "ci95 low": run["ci95"][0],
                 "ci95 high": run["ci95"][1],
+                "questions run": run["run"],
                 "n": run["n"],
                 "answered": run["answered"],
                 "refusals": run.get("refusals"),
@@ -58,6 +60,7 @@ def _leaderboard_frames(board: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.Dat
                 "parse failures": run.get("parse_failures"),
                 "parse failure rate": run.get("parse_failure_rate"),
                 "McNemar p": mc["p_value"] if mc else None,
+                **({"consistency": run.get("consistency_rate")} if board.get("circular") else {}),
             }
         )
         lengths += [{"run": name, "future length": k, **v} for k, v in run["by_length"].items()]
@@ -212,6 +215,11 @@ def _results_panel(ctx: AppContext) -> None:
         label="Leaderboard (accuracy, 95% bootstrap interval, exact McNemar p)", elem_id="planning-leaderboard"
     )
     human = gr.Markdown()
+    compared = gr.Dataframe(
+        label="Paired comparison of model runs on the questions all of them answered (bootstrap 95% interval "
+        "of the difference, exact McNemar, Holm across all pairs, Cohen's h)",
+        elem_id="planning-comparison",
+    )
     by_length = gr.Dataframe(label="By future-sequence length")
     by_scene = gr.Dataframe(label="By scene")
     gr.Markdown("#### Disagreement queue (reviewers): most annotators reject the key")
@@ -233,11 +241,11 @@ def _results_panel(ctx: AppContext) -> None:
         except CompStudioError:
             rows = []
         frame = pd.DataFrame([{**r, "votes": ", ".join(f"{k}:{v}" for k, v in r["votes"].items())} for r in rows])
-        return main, human_md, lengths, scenes, frame
+        pairs = pd.DataFrame(comparison_rows(result["comparison"]), columns=COMPARISON_COLUMNS)
+        return main, human_md, pairs, lengths, scenes, frame
 
-    refresh.click(
-        on_refresh, [baseline, circular], [board, human, by_length, by_scene, queue], api_name="planning_results"
-    )
+    outputs = [board, human, compared, by_length, by_scene, queue]
+    refresh.click(on_refresh, [baseline, circular], outputs, api_name="planning_results")
 
 
 def build_planning_tab(ctx: AppContext) -> TabHandle:
