@@ -209,3 +209,29 @@ def test_a_ten_question_batch_reads_ten_of_510_and_is_compared_on_its_ten(tmp_pa
     assert table["comparison"]["common_items"] == 10 and len(table["comparison"]["pairs"]) == 1
     pair = table["comparison"]["pairs"][0]
     assert pair["n"] == 10 and pair["p_holm"] == pair["p_value"]  # one pair: Holm changes nothing
+
+
+def test_circular_planning_reports_consistency_by_hand(tmp_path):
+    """One question answered under all six rotations with the same wrong choice c (letter (c - r) mod 6 under
+    rotation r): consistent, not circular-right; a second with three rotations only is incomplete, unscored."""
+    from backend.inference.parsing import ParsedAnswer
+    from backend.inference.store import Prediction, save, start_run
+    from backend.planning.evaluation import BENCHMARK
+    from backend.planning.leaderboard import leaderboard
+    from backend.planning.questions import list_questions
+
+    ctx = planning_context(tmp_path, shared_data("vilpact", "data"))
+    first, second = list_questions(ctx.database)[:2]
+    wrong = (first.answer_index + 1) % 6
+    run_id = start_run(ctx.database, BENCHMARK, "steady", "s1", "test", {})
+
+    def row(question, rotation, letter):
+        parsed = ParsedAnswer("ok", frozenset(letter))
+        return Prediction(
+            "steady", BENCHMARK, f"{question.id}#text-r{rotation}", "p", "s1", "ok", letter, parsed, 0.0, 1.0
+        )
+
+    rows = [row(first, r, "ABCDEF"[(wrong - r) % 6]) for r in range(6)] + [row(second, r, "A") for r in range(3)]
+    save(ctx.database, rows, run_id)
+    run = leaderboard(ctx.database, baseline=None, circular=True, samples=50)["runs"]["steady"]
+    assert (run["run"], run["correct"], run["consistency_rate"], run["incomplete"]) == ("1 of 510", 0, 1.0, 1)
