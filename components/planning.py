@@ -17,6 +17,7 @@ import pandas as pd
 
 from backend.context import AppContext
 from backend.errors import CompStudioError
+from backend.inference.comparison import COMPARISON_COLUMNS, comparison_rows
 from backend.inference.registry import model_names
 from backend.planning import service, validation
 from backend.planning.authoring import author_question
@@ -53,6 +54,7 @@ def _leaderboard_frames(board: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.Dat
                 "accuracy": run["accuracy"],
                 "ci95 low": run["ci95"][0],
                 "ci95 high": run["ci95"][1],
+                "questions run": run["run"],
                 "n": run["n"],
                 "answered": run["answered"],
                 "refusals": run.get("refusals"),
@@ -60,6 +62,7 @@ def _leaderboard_frames(board: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.Dat
                 "parse failures": run.get("parse_failures"),
                 "parse failure rate": run.get("parse_failure_rate"),
                 "McNemar p": mc["p_value"] if mc else None,
+                **({"consistency": run.get("consistency_rate")} if board.get("circular") else {}),
             }
         )
         lengths += [{"run": name, "future length": k, **v} for k, v in run["by_length"].items()]
@@ -207,6 +210,11 @@ def _results_panel(ctx: AppContext) -> None:
         label="Leaderboard (accuracy, 95% bootstrap interval, exact McNemar p)", elem_id="planning-leaderboard"
     )
     human = gr.Markdown()
+    compared = gr.Dataframe(
+        label="Paired comparison of model runs on the questions all of them answered (bootstrap 95% interval "
+        "of the difference, exact McNemar, Holm across all pairs, Cohen's h)",
+        elem_id="planning-comparison",
+    )
     by_length = gr.Dataframe(label="By future-sequence length")
     by_scene = gr.Dataframe(label="By scene")
     gr.Markdown("#### Disagreement queue (reviewers): most annotators reject the key")
@@ -220,13 +228,15 @@ def _results_panel(ctx: AppContext) -> None:
         return {
             board: main,
             human: human_markdown(found["human_accuracy"]),
+            compared: pd.DataFrame(comparison_rows(found["comparison"]), columns=COMPARISON_COLUMNS),
             by_length: lengths,
             by_scene: scenes,
             queue: pd.DataFrame([{**r, "votes": ", ".join(f"{k}:{v}" for k, v in r["votes"].items())} for r in rows]),
         }
 
     refresh.click(
-        on_refresh, [baseline, circular], [board, human, by_length, by_scene, queue], api_visibility="private"
+        on_refresh, [baseline, circular], [board, human, compared, by_length, by_scene, queue],
+        api_visibility="private",
     )
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 
 from backend.context import AppContext
 from backend.errors import CompStudioError
+from backend.inference.comparison import COMPARISON_COLUMNS, comparison_rows
 from backend.inference.registry import model_names
 from backend.vqa import compose, io, models, runs, service
 from backend.vqa.categories import CATEGORIES, SHORT_NAMES
@@ -263,19 +264,29 @@ def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
     chart = gr.BarPlot(
         x="category", y="score", color="run", title="Per-category score (%)", height=320, x_label_angle=-40
     )
+    compared = gr.Dataframe(
+        interactive=False,
+        elem_id="vqa-comparison",
+        label="Paired comparison on the items every run answered (fully right or not; blind runs always in): "
+        "bootstrap 95% interval of the difference, exact McNemar, Holm across all pairs, Cohen's h",
+    )
     with gr.Accordion("Questions where models score below chance (appendix A.4, reviewers)", open=False):
         analyse = gr.Button("Analyse")
         analysis_md = gr.Markdown()
         below = gr.Dataframe(interactive=False)
 
-    def render(rows: list[dict[str, Any]]) -> dict:
+    def render(rows: list[dict[str, Any]], comparison: dict | None = None) -> dict:
         path = Path(tempfile.mkdtemp(prefix="vqa-board-")) / "vqa_leaderboard.csv"
         path.write_text(runs.leaderboard_csv(rows), encoding="utf-8")
-        return {table: pd.DataFrame(rows), chart: _chart_frame(rows), download: str(path)}
+        out = {table: pd.DataFrame(rows), chart: _chart_frame(rows), download: str(path)}
+        if comparison is not None:
+            out[compared] = pd.DataFrame(comparison_rows(comparison["comparison"]), columns=COMPARISON_COLUMNS)
+        return out
 
     @ui_errors
     def on_refresh(request: gr.Request) -> dict:
-        return render(runs.leaderboard(db, caller(ctx, request)))
+        name = caller(ctx, request)
+        return render(runs.leaderboard(db, name), runs.comparison(db, name, samples=ctx.settings.bootstrap_samples))
 
     @ui_errors
     def on_analyse(request: gr.Request) -> tuple:
@@ -288,7 +299,7 @@ def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
         )
         return esc(summary), pd.DataFrame(out["below_chance"])
 
-    outputs = [table, chart, download]
+    outputs = [table, chart, download, compared]
     refresh.click(on_refresh, None, outputs, api_visibility="private")
     analyse.click(on_analyse, None, [analysis_md, below], api_visibility="private")
     return {"render": render, "outputs": outputs}

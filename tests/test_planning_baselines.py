@@ -95,9 +95,33 @@ def test_report_scores_humans_on_the_questions_they_checked(ctx):
 
     questions = list_questions(ctx.database)[:10]
     runs = {"model": {q.id: q.answer_index for q in questions}, "human": {questions[0].id: questions[0].answer_index}}
-    out = report(questions, runs, baseline="model", samples=100, answered_only=("human",))
+    out = report(questions, runs, baseline="model", samples=100)
     assert out["runs"]["human"]["n"] == 1 and out["runs"]["human"]["accuracy"] == 1.0
     assert out["runs"]["model"]["n"] == 10
+
+
+def test_a_partial_run_is_reported_as_partial_and_compared_on_common_questions(ctx):
+    """Issue 13 §6, by hand: 10 questions; the full run is right on the first 6 (6/10), the partial run was
+    asked 4 (questions 0, 1, 6, 7: right on 0 and 6, an unread answer on 1, wrong on 7) -> 2/4 = 0.5, reported
+    "4 of 10". Paired on its 4 questions: full right on 0, 1; partial right on 0, 6 -> one discordant pair
+    each way, McNemar p = 1, difference 0.5 - 0.5 = 0."""
+    from backend.planning.questions import list_questions
+
+    questions = list_questions(ctx.database)[:10]
+    wrong = {q.id: (q.answer_index + 1) % 6 for q in questions}
+    full = {q.id: (q.answer_index if i < 6 else wrong[q.id]) for i, q in enumerate(questions)}
+    q = questions
+    partial = {q[0].id: q[0].answer_index, q[1].id: None, q[6].id: q[6].answer_index, q[7].id: wrong[q[7].id]}
+    out = report(questions, {"full": full, "partial": partial}, baseline="full", samples=200)
+    run = out["runs"]["partial"]
+    assert (run["run"], run["partial"], run["n"], run["correct"], run["accuracy"]) == ("4 of 10", True, 4, 2, 0.5)
+    assert run["answered"] == 3  # the unread answer is in the run, counted wrong, not answered
+    assert out["runs"]["full"]["run"] == "10 of 10" and out["runs"]["full"]["partial"] is False
+    versus = run["mcnemar_vs_full"]
+    assert (versus["n"], versus["model_only"], versus["baseline_only"], versus["p_value"]) == (4, 1, 1, 1.0)
+    pair = out["comparison"]["pairs"][0]
+    assert out["comparison"]["common_items"] == 4
+    assert (pair["accuracy_a"], pair["accuracy_b"], pair["difference"], pair["p_value"]) == (0.5, 0.5, 0.0, 1.0)
 
 
 def test_leaderboard_keeps_answered_refused_and_unparsed_apart(ctx):
@@ -123,10 +147,10 @@ def test_leaderboard_keeps_answered_refused_and_unparsed_apart(ctx):
     save(ctx.database, rows, run_id)
     run = leaderboard(ctx.database, baseline=None, samples=50)["runs"]["hedging-model"]
     assert (run["answered"], run["refusals"], run["parse_failures"], run["errors"]) == (1, 1, 2, 0)
-    assert run["correct"] == 1 and run["n"] == len(questions)
-    assert run["parse_failure_rate"] == round(2 / len(questions), 4)
-    assert run["refusal_rate"] == run["answered_rate"] == round(1 / len(questions), 4)
-    human = report(questions[:2], {"human": {first.id: first.answer_index}}, samples=10, answered_only=("human",))
+    assert run["correct"] == 1 and run["n"] == 4 and run["run"] == f"4 of {len(questions)}"  # a partial run
+    assert run["parse_failure_rate"] == 0.5
+    assert run["refusal_rate"] == run["answered_rate"] == 0.25
+    human = report(questions[:2], {"human": {first.id: first.answer_index}}, samples=10)
     assert human["runs"]["human"]["answered_rate"] == 1.0 and human["runs"]["human"]["refusals"] is None
 
 
@@ -163,3 +187,50 @@ def test_frames_mode_samples_the_observed_window_once(ctx, tmp_path, monkeypatch
     assert load_planning_items(ctx, mode="text", limit=1)[0].meta["mode"] == "text"
     with ctx.database.write() as db:
         db.conn.execute("UPDATE sequences SET video_path = NULL WHERE id = ?", (first.sequence_id,))
+
+
+def test_a_ten_question_batch_reads_ten_of_510_and_is_compared_on_its_ten(tmp_path):
+    """Issue 13 §6 as seen: a 10-question bigram-prior batch read 'n 510, answered 10'. Now it is partial,
+    scored on its 10, and the paired comparison with a 40-question run uses the 10 both answered."""
+    from backend.inference.runner import run_eval
+    from backend.planning.leaderboard import compare, leaderboard
+
+    ctx = planning_context(tmp_path, VILPACT_DATA)
+    run_eval(ctx, "vilpact-planning", "bigram-prior", limit=10, load_options={"mode": "text"})
+    run_eval(ctx, "vilpact-planning", "random", limit=40, load_options={"mode": "text"})
+    board = leaderboard(ctx.database, baseline="bigram-prior", samples=100)
+    prior = board["runs"]["bigram-prior"]
+    assert (prior["run"], prior["partial"], prior["n"], prior["answered"]) == ("10 of 510", True, 10, 10)
+    assert prior["accuracy"] == round(prior["correct"] / 10, 4)
+    assert board["runs"]["random"]["mcnemar_vs_bigram-prior"]["n"] == 10
+    table = compare(ctx.database, ["random"], samples=100)
+    assert set(table["runs"]) == {"random", "bigram-prior"}  # the blind baseline joins unasked
+    assert table["comparison"]["common_items"] == 10 and len(table["comparison"]["pairs"]) == 1
+    pair = table["comparison"]["pairs"][0]
+    assert pair["n"] == 10 and pair["p_holm"] == pair["p_value"]  # one pair: Holm changes nothing
+
+
+def test_circular_planning_reports_consistency_by_hand(tmp_path):
+    """One question answered under all six rotations with the same wrong choice c (letter (c - r) mod 6 under
+    rotation r): consistent, not circular-right; a second with three rotations only is incomplete, unscored."""
+    from backend.inference.parsing import ParsedAnswer
+    from backend.inference.store import Prediction, save, start_run
+    from backend.planning.evaluation import BENCHMARK
+    from backend.planning.leaderboard import leaderboard
+    from backend.planning.questions import list_questions
+
+    ctx = planning_context(tmp_path, VILPACT_DATA)
+    first, second = list_questions(ctx.database)[:2]
+    wrong = (first.answer_index + 1) % 6
+    run_id = start_run(ctx.database, BENCHMARK, "steady", "s1", "test", {})
+
+    def row(question, rotation, letter):
+        parsed = ParsedAnswer("ok", frozenset(letter))
+        return Prediction(
+            "steady", BENCHMARK, f"{question.id}#text-r{rotation}", "p", "s1", "ok", letter, parsed, 0.0, 1.0
+        )
+
+    rows = [row(first, r, "ABCDEF"[(wrong - r) % 6]) for r in range(6)] + [row(second, r, "A") for r in range(3)]
+    save(ctx.database, rows, run_id)
+    run = leaderboard(ctx.database, baseline=None, circular=True, samples=50)["runs"]["steady"]
+    assert (run["run"], run["correct"], run["consistency_rate"], run["incomplete"]) == ("1 of 510", 0, 1.0, 1)

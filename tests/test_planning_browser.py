@@ -77,3 +77,5 @@ def test_check_ask_and_results(app, browser):
     expect(board).to_contain_text("human (majority)")
     expect(board).to_contain_text("refusals")  # answered, refused and unparsed are shown apart
     expect(board).to_contain_text("parse failures")
+    expect(board).to_contain_text("questions run")  # a partial run says "5 of N" (issue 13 §6)
+    expect(reviewer.locator("#planning-comparison")).to_contain_text("Holm p")

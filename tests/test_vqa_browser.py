@@ -95,6 +95,7 @@ def test_author_verify_answer_model_and_leaderboard(app, browser):
     board = boss.locator("#vqa-leaderboard")
     for name in ("Random choice", "Human", "random"):
         expect(board).to_contain_text(name, timeout=20_000)
+    expect(boss.locator("#vqa-comparison")).to_contain_text("Holm p")  # the paired comparison (issue 14)
 
     # The same rules hold through the named API: no key before the answer, and none for the author.
     api = ApiClient(app.url, "ann", PASSWORD)

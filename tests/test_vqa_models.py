@@ -90,3 +90,25 @@ def test_leaderboard_keeps_answered_refused_and_unparsed_apart(lab, monkeypatch)
     assert rows["Random choice"]["refusals"] is None
     header = leaderboard_csv(list(rows.values())).splitlines()[0].split(",")
     assert {"answered", "refusals", "parse_failures", "refusal_rate", "parse_failure_rate"} <= set(header)
+
+
+def test_paired_comparison_of_runs_always_holds_the_blind_run(lab, capsys):
+    import json
+
+    from backend.cli import main
+    from backend.vqa.runs import comparison, run_outcomes
+
+    for model in ("rand-0", "rand-1"):
+        run_model(lab, "rev", model)
+    run_model(lab, "rev", "rand-2", blind=True)
+    table = comparison(lab.database, "ann", ["rand-0", "rand-1"], samples=100)
+    comp = table["comparison"]
+    assert comp["models"] == ["rand-0", "rand-1", "rand-2 [blind]"] and comp["common_items"] == 15
+    assert len(comp["pairs"]) == 3 and all(p["p_holm"] >= p["p_value"] for p in comp["pairs"])
+    items = list_items(lab.database, status="verified")
+    right = run_outcomes(lab.database, "rand-0", items)
+    assert comp["pairs"][0]["accuracy_a"] == round(sum(right.values()) / 15, 4)
+    auth.add_user(lab.database, "boss", "admin", "password123")
+    assert main(["compare", "--benchmark", "vqa", "--data-dir", str(lab.settings.data_dir)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["blind_runs"] == ["rand-2 [blind]"] and len(printed["comparison"]["pairs"]) == 3

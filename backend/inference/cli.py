@@ -43,6 +43,37 @@ def _eval(args: argparse.Namespace):
     return summary.as_dict()
 
 
+def _compare(args: argparse.Namespace):
+    """Paired comparison on the items every model answered; planning and VQA add their blind baselines."""
+    from backend.cli import context_from
+    from backend.errors import ValidationError
+
+    ctx = context_from(args)
+    models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
+    samples = ctx.settings.bootstrap_samples
+    if args.benchmark in ("planning", "vilpact-planning"):
+        from backend.inference.runner import run_eval
+        from backend.planning.evaluation import BENCHMARK
+        from backend.planning.leaderboard import BLIND_BASELINE, compare
+
+        if not args.no_baseline_run:  # the blind prior needs no model: answer what it has not answered yet
+            run_eval(ctx, BENCHMARK, BLIND_BASELINE, load_options={"mode": "text", "circular": args.circular})
+        return compare(ctx.database, models, args.circular, samples, ctx)
+    if args.circular:
+        raise ValidationError("--circular applies to planning; for VQA run: python -m backend vqa run MODEL --circular")
+    if args.benchmark in ("vqa", "mmcomposition"):
+        from backend.vqa.cli import _cli_admin
+        from backend.vqa.runs import comparison
+
+        return comparison(ctx.database, _cli_admin(ctx), models, samples=samples)
+    from backend.inference.paired import compare_stored
+
+    if not models or len(models) < 2:
+        raise ValidationError("name at least two models: --models A,B")
+    options = dict(option.split("=", 1) for option in args.option)
+    return compare_stored(ctx, args.benchmark, models, options, samples)
+
+
 def _models(args: argparse.Namespace):
     from backend.cli import context_from
     from backend.inference.registry import list_models
@@ -75,6 +106,20 @@ def register(sub, groups, common) -> None:
         "--judge", default=None, help="a registered model that reads unparsed answers (off by default)"
     )
     evaluate.set_defaults(handler=_eval)
+
+    comp = sub.add_parser(
+        "compare", parents=[common], help="paired comparison of models (bootstrap, exact McNemar, Holm, Cohen's h)"
+    )
+    comp.add_argument("--benchmark", required=True, help="planning, vqa, or any registered benchmark (icl, ...)")
+    comp.add_argument(
+        "--models", default=None, help="comma-separated models (VQA: run names); default: every stored run"
+    )
+    comp.add_argument("--circular", action="store_true", help="planning: compare circular outcomes")
+    comp.add_argument(
+        "--no-baseline-run", action="store_true", help="planning: do not answer missing questions with bigram-prior"
+    )
+    comp.add_argument("--option", action="append", default=[], help="load option key=value (e.g. icl: setting=random)")
+    comp.set_defaults(handler=_compare)
 
     models = sub.add_parser("models", help="the model registry (<data-dir>/models.json)")
     actions = models.add_subparsers(dest="action", required=True)

@@ -170,3 +170,28 @@ def compare_models(runs: Mapping[str, Outcomes], samples: int = 2000, seed: int 
     answered = {name: sum(1 for ok in runs[name].values() if ok is not None) for name in names}
     return {"models": names, "common_items": len(items), "answered": answered, "pairs": pairs,
             "method": "paired bootstrap (items resampled), exact McNemar, Holm across all pairs"}
+
+
+COMPARISON_COLUMNS = (
+    "model A", "model B", "common items", "accuracy A", "accuracy B", "difference", "ci95 low", "ci95 high",
+    "A only right", "B only right", "McNemar p", "Holm p", "Cohen's h",
+)  # fmt: skip
+
+
+def comparison_rows(table: Mapping) -> list[dict]:
+    """One flat row per pair of :func:`compare_models`' result, for a results table.
+
+    >>> rows = comparison_rows(compare_models({"a": {"q": True}, "b": {"q": False}}, samples=10))
+    >>> rows[0]["model A"], rows[0]["model B"], rows[0]["common items"], rows[0]["difference"]
+    ('a', 'b', 1, 1.0)
+    """
+    return [
+        {
+            "model A": p["model_a"], "model B": p["model_b"], "common items": p["n"],
+            "accuracy A": p["accuracy_a"], "accuracy B": p["accuracy_b"], "difference": p["difference"],
+            "ci95 low": p["ci95"][0], "ci95 high": p["ci95"][1], "A only right": p["a_only_right"],
+            "B only right": p["b_only_right"], "McNemar p": p["p_value"], "Holm p": p["p_holm"],
+            "Cohen's h": p["cohens_h"],
+        }
+        for p in table["pairs"]
+    ]  # fmt: skip

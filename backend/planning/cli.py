@@ -105,15 +105,16 @@ def _run(args: argparse.Namespace):
 
 
 def _brief(board: dict) -> dict:
-    keep = ("accuracy", "ci95", "n", *OUTCOME_KEYS)
+    keep = ("accuracy", "ci95", "n", "run", "partial", *OUTCOME_KEYS, "consistency_rate")
     return {
         "questions": board["questions"],
         "chance": board["chance"],
         "baseline": board["baseline"],
         "runs": {
-            name: {**{k: r[k] for k in keep}, **{k: v for k, v in r.items() if k.startswith("mcnemar")}}
+            name: {**{k: r[k] for k in keep if k in r}, **{k: v for k, v in r.items() if k.startswith("mcnemar")}}
             for name, r in board["runs"].items()
         },
+        "comparison": board["comparison"],
     }
 
 

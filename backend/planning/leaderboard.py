@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from backend.inference.circular import circular_outcome, circular_summary
 from backend.inference.outcomes import outcome_counts
 from backend.inference.store import list_runs, lookup
 from backend.planning.evaluation import BENCHMARK
@@ -53,8 +54,11 @@ def stored_runs(
     database: Database, circular: bool = False, ctx: AppContext | None = None
 ) -> dict[str, tuple[dict[str, int | None], dict]]:
     """:func:`stored_answers` with each run's outcomes (:func:`backend.inference.outcomes.outcome_counts`)
-    over the predictions the report reads: one per question (rotation 0), or all six rotations when
-    ``circular``; rates are shares of the questions (of six per question when ``circular``)."""
+    over the predictions the report reads: one per question (rotation 0), or all six rotations of the
+    questions answered under all six when ``circular``; rates are shares of those predictions (a partial run's
+    rates are over what it ran). With ``circular``, the outcomes also hold ``consistent`` and
+    ``consistency_rate`` (the same underlying choice under all six rotations; :mod:`backend.inference.circular`)
+    and ``incomplete`` (questions with some rotation missing)."""
     seen: dict[tuple[str, str], None] = {}
     for run in list_runs(database, limit=10_000):
         if run["benchmark"] == BENCHMARK:
@@ -63,18 +67,19 @@ def stored_runs(
     current = _current_hashes(ctx) if ctx is not None else None
     questions = {q.id: q for q in list_questions(database)}
     for model, shash in seen:
-        answers, statuses = _answers(lookup(database, model, BENCHMARK, shash), questions, circular)
+        answers, statuses, consistency = _answers(lookup(database, model, BENCHMARK, shash), questions, circular)
         if answers:
             if current is not None:
                 name = model if current.get(model) == shash else f"{model} [earlier settings {shash[:6]}]"
             else:
                 name = model if sum(1 for m, _ in seen if m == model) == 1 else f"{model} [{shash[:6]}]"
-            out[name] = (answers, outcome_counts(statuses, len(questions) * (6 if circular else 1)))
+            out[name] = (answers, outcome_counts(statuses) | consistency)
     return out
 
 
-def _answers(predictions: dict, questions: dict, circular: bool) -> tuple[dict[str, int | None], list[str]]:
-    """Question id -> chosen index (see :func:`stored_answers`) and the statuses of the predictions read."""
+def _answers(predictions: dict, questions: dict, circular: bool) -> tuple[dict[str, int | None], list[str], dict]:
+    """Question id -> chosen index (see :func:`stored_answers`), the statuses of the predictions read, and
+    with ``circular`` the consistency counts (:func:`backend.inference.circular.circular_summary`)."""
     per_question: dict[str, dict[int, tuple[int | None, str]]] = {}
     for (item_id, _), prediction in predictions.items():
         match = _ROTATED.match(item_id)
@@ -83,17 +88,23 @@ def _answers(predictions: dict, questions: dict, circular: bool) -> tuple[dict[s
         per_question.setdefault(qid, {})[rotation] = (_index(letters, rotation), prediction.status)
     answers: dict[str, int | None] = {}
     statuses: list[str] = []
+    rotated = []
     for qid, by_rotation in per_question.items():
         if circular:
-            if len(by_rotation) < 6 or qid not in questions:
+            if qid not in questions:
                 continue
             key = questions[qid].answer_index
-            answers[qid] = key if all(v == key for v, _ in by_rotation.values()) else None
-            statuses += [status for _, status in by_rotation.values()]
+            outcome = circular_outcome({r: v for r, (v, _) in by_rotation.items()}, key, 6)
+            rotated.append(outcome)
+            if outcome.complete:
+                answers[qid] = key if outcome.right else None
+                statuses += [status for _, status in by_rotation.values()]
         elif 0 in by_rotation:
             answers[qid] = by_rotation[0][0]
             statuses.append(by_rotation[0][1])
-    return answers, statuses
+    consistency = circular_summary(rotated) if circular else {}
+    keep = ("consistent", "consistency_rate", "incomplete")
+    return answers, statuses, {k: v for k, v in consistency.items() if k in keep}
 
 
 def leaderboard(
@@ -103,7 +114,8 @@ def leaderboard(
     samples: int = 2000,
     ctx: AppContext | None = None,
 ) -> dict:
-    """The report of :func:`backend.planning.results.report` over every stored run plus the human row."""
+    """The report of :func:`backend.planning.results.report` over every stored run plus the human row; a run
+    on part of the questions is reported as partial (``run: "10 of 510"``), scored on what it answered."""
     questions = list_questions(database)
     stored = stored_runs(database, circular, ctx)
     runs = {name: answers for name, (answers, _) in stored.items()}
@@ -113,7 +125,45 @@ def leaderboard(
     if baseline not in runs:
         baseline = None
     outcomes = {name: counts for name, (_, counts) in stored.items()}
-    result = report(questions, runs, baseline, samples, answered_only=("human (majority)",), answer_outcomes=outcomes)
+    # the paired comparison: every stored model run (the blind bigram-prior among them once run), not the
+    # humans, who checked a sample (their row is scored on it)
+    result = report(questions, runs, baseline, samples, answer_outcomes=outcomes, compared=list(stored))
     result["baseline"] = baseline
     result["circular"] = circular
     return result
+
+
+BLIND_BASELINE = "bigram-prior"
+
+
+def compare(
+    database: Database,
+    models: list[str] | None = None,
+    circular: bool = False,
+    samples: int = 2000,
+    ctx: AppContext | None = None,
+) -> dict:
+    """Paired comparison (:func:`backend.inference.comparison.compare_models`: paired bootstrap, exact McNemar,
+    Holm across all pairs, Cohen's h) of the stored runs named in ``models`` (default: all) and always the
+    blind ``bigram-prior`` when it has been run, on the questions every one of them has a result for (a
+    partial run shrinks the common questions; it is never scored on questions it was not asked). Each run's
+    accuracy over its own questions stands beside (``runs``), with ``run: "10 of 510"``."""
+    questions = list_questions(database)
+    stored = stored_runs(database, circular, ctx)
+    wanted = list(stored) if models is None else [m for m in models if m in stored]
+    if BLIND_BASELINE in stored and BLIND_BASELINE not in wanted:
+        wanted.append(BLIND_BASELINE)
+    runs = {name: stored[name][0] for name in wanted}
+    board = report(questions, runs, None, samples, {n: stored[n][1] for n in wanted}, compared=wanted)
+    keep = ("accuracy", "ci95", "n", "run", "partial", "answered", "refusals", "parse_failures")
+    missing = [m for m in (models or []) if m not in stored]
+    return {
+        "benchmark": BENCHMARK,
+        "circular": circular,
+        "questions": len(questions),
+        "chance": board["chance"],
+        "runs": {name: {k: board["runs"][name].get(k) for k in keep} for name in wanted},
+        "comparison": board["comparison"],
+        "not_run": missing,
+        "blind_baseline": BLIND_BASELINE if BLIND_BASELINE in stored else None,
+    }

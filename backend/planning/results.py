@@ -1,7 +1,8 @@
 """Planning results: accuracy with a 95% bootstrap interval, by future length and by scene, and an exact
 McNemar test of a model against a baseline (issue 5, "Results").
 
-Inputs are plain mappings ``question_id -> chosen index`` (None: no answer, counted wrong), so the same
+Inputs are plain mappings ``question_id -> chosen index`` (None: no answer read, counted wrong; a question
+absent from the mapping was not asked: a partial run is scored on the questions it has), so the same
 functions serve the CLI baselines, the prediction store and human annotators.
 """
 
@@ -99,35 +100,57 @@ def _outcomes(counts: Mapping[str, int | float] | None, answered: int, total: in
     return {"answered": answered, "answered_rate": rate, **unknown}
 
 
+def run_outcomes(questions: Sequence[PlanningQuestion], answers: Mapping[str, int | None]) -> dict[str, bool]:
+    """Question id -> right, for the questions the run has a result for (a missing answer counts wrong;
+    a question it was not run on is absent), the input of :func:`backend.inference.comparison.compare_models`."""
+    return {q.id: answers[q.id] == q.answer_index for q in questions if q.id in answers}
+
+
+def _versus(questions, answers, baseline_answers) -> dict:
+    """Exact McNemar on the questions both runs have a result for (never on a partial run's missing ones)."""
+    common = [q for q in questions if q.id in answers and q.id in baseline_answers]
+    return {**mcnemar_exact(outcomes(common, answers), outcomes(common, baseline_answers)), "n": len(common)}
+
+
 def report(
     questions: Sequence[PlanningQuestion],
     runs: Mapping[str, Mapping[str, int | None]],
     baseline: str | None = None,
     samples: int = 2000,
-    answered_only: tuple[str, ...] = (),
     answer_outcomes: Mapping[str, Mapping[str, int | float]] | None = None,
+    compared: Sequence[str] | None = None,
 ) -> dict:
     """Per run: accuracy with CI, by length and by scene, and McNemar against ``baseline`` (a run name).
 
-    A run listed in ``answered_only`` (e.g. humans, who checked a sample) is scored on the questions it
-    answered; every other run on all questions, a missing answer counting wrong. A run in ``answer_outcomes``
-    (model runs: :func:`backend.inference.outcomes.outcome_counts` of its predictions) shows its answers
-    read (``answered``), refused (``refusals``) and unparsed (``parse_failures``) apart, with their rates;
-    a run without (humans, plain answer mappings) shows ``answered`` (a non-missing answer) and its rate,
-    and None for refusals and parse failures, which do not apply.
+    Each run is scored on the questions it has a result for (a key in its mapping; None there is an answer
+    that was not read and counts wrong): a partial run — a 10-question batch, a human sample — reads
+    ``run: "10 of 510"`` with ``partial: true`` and its accuracy over those 10, never over all 510.
+    McNemar against the baseline, and the paired ``comparison`` of the runs in ``compared`` (default: all;
+    :func:`backend.inference.comparison.compare_models`, Holm across all pairs), use only the questions
+    every run involved has a result for.
+
+    A run in ``answer_outcomes`` (model runs: :func:`backend.inference.outcomes.outcome_counts` of its
+    predictions) shows its answers read (``answered``), refused (``refusals``) and unparsed
+    (``parse_failures``) apart, with their rates; a run without (humans, plain answer mappings) shows
+    ``answered`` (a non-missing answer) and its rate, and None for refusals and parse failures.
     """
+    from backend.inference.comparison import compare_models
+
     out: dict = {"questions": len(questions), "chance": round(1 / 6, 4), "runs": {}}
     for name, answers in runs.items():
-        subset = [q for q in questions if q.id in answers] if name in answered_only else list(questions)
-        ok = outcomes(subset, answers)
+        subset = [q for q in questions if q.id in answers]
         answered = sum(1 for q in subset if answers.get(q.id) is not None)
         entry = {
-            **bootstrap_accuracy(ok, samples).as_dict(),
+            **bootstrap_accuracy(outcomes(subset, answers), samples).as_dict(),
+            "run": f"{len(subset)} of {len(questions)}",
+            "partial": len(subset) < len(questions),
             **_outcomes((answer_outcomes or {}).get(name), answered, len(subset)),
             "by_length": breakdown(subset, answers, length_bucket, samples),
             "by_scene": breakdown(subset, answers, lambda q: q.scene, samples),
         }
         if baseline is not None and name != baseline:
-            entry[f"mcnemar_vs_{baseline}"] = mcnemar_exact(ok, outcomes(subset, runs[baseline]))
+            entry[f"mcnemar_vs_{baseline}"] = _versus(questions, answers, runs[baseline])
         out["runs"][name] = entry
+    names = [n for n in (compared if compared is not None else runs) if n in runs]
+    out["comparison"] = compare_models({n: run_outcomes(questions, runs[n]) for n in names}, samples)
     return out

@@ -137,7 +137,9 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     from backend.vqa.models import run_model
 
     ctx = _context(args)
-    return run_model(ctx, _cli_admin(ctx), args.model, blind=args.blind, image_mode=args.image_mode)
+    return run_model(
+        ctx, _cli_admin(ctx), args.model, blind=args.blind, image_mode=args.image_mode, circular=args.circular
+    )
 
 
 def _vote(args: argparse.Namespace) -> dict[str, Any]:
@@ -184,6 +186,11 @@ def register(sub, groups, common) -> None:
     run.add_argument("model")
     run.add_argument("--blind", action="store_true", help="question and options only, no image")
     run.add_argument("--image-mode", choices=("composite", "separate"), default=None)
+    run.add_argument(
+        "--circular",
+        action="store_true",
+        help="also ask every rotation of each single-choice item's options (right only if right under all)",
+    )
     run.set_defaults(handler=_run)
     vote = tools.add_parser("vote", parents=[common], help="difficulty voting by a panel of models")
     vote.add_argument("--panel", default=None, help="comma-separated model names (default: setting vqa_panel)")

@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Any
 from backend.accounts import auth
 from backend.errors import ValidationError
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem, choice_request, get_benchmark
+from backend.inference.circular import rotation_order
 from backend.inference.parsing import ParsedAnswer
 from backend.inference.request import image, text
 from backend.storage import audit, utcnow
 from backend.vqa.difficulty import difficulty_level
 from backend.vqa.images import media_path
-from backend.vqa.items import VqaItem, get_item, list_items
+from backend.vqa.items import LETTERS, VqaItem, get_item, list_items
 from backend.vqa.runs import save_predictions
 from backend.vqa.scoring import partial_credit
 
@@ -50,8 +51,12 @@ IMAGE_MODES = ("composite", "separate")
 Progress = Callable[[int, int], None]
 
 
-def eval_item(settings, item: VqaItem, image_mode: str = "composite", blind: bool = False) -> EvalItem:
-    """The inference layer's view of an item: image part(s) unless blind, then the question."""
+def eval_item(
+    settings, item: VqaItem, image_mode: str = "composite", blind: bool = False, rotation: int = 0
+) -> EvalItem:
+    """The inference layer's view of an item: image part(s) unless blind, then the question. ``rotation``
+    (single-choice items) shifts the options: position i shows option (i + r) mod k
+    (:func:`backend.inference.circular.rotation_order`); a rotated item's id is ``<id>#r<r>``."""
     if image_mode not in IMAGE_MODES:
         raise ValidationError(f"image mode must be composite or separate, not {image_mode!r}")
     parts: list[dict[str, Any]] = []
@@ -65,14 +70,23 @@ def eval_item(settings, item: VqaItem, image_mode: str = "composite", blind: boo
             for label, rel in zip(labels, item.images, strict=True):
                 parts += [text(f"{label}:"), image(str(media_path(settings, rel)))]
     parts.append(text(item.question))
+    order = rotation_order(len(item.options), rotation)
+    if rotation and item.choice_type == "indefinite":
+        raise ValidationError("only single-choice items are rotated (circular evaluation)")
+    answer = frozenset(LETTERS[order.index(LETTERS.index(a))] for a in item.answer)
     return EvalItem(
-        item.id,
+        f"{item.id}#r{rotation}" if rotation else item.id,
         parts,
-        item.options,
-        frozenset(item.answer),
+        tuple(item.options[i] for i in order),
+        answer,
         item.choice_type == "indefinite",
-        {"category": item.category, "choice_type": item.choice_type},
+        {"category": item.category, "choice_type": item.choice_type, "item_id": item.id, "rotation": rotation},
     )
+
+
+def rotations(item: VqaItem, circular: bool) -> range:
+    """The rotations evaluated for ``item``: all k of a single-choice item when ``circular``, else only 0."""
+    return range(len(item.options)) if circular and item.choice_type == "single" else range(1)
 
 
 def _load(
@@ -82,10 +96,11 @@ def _load(
     ids: Sequence[str] | None = None,
     image_mode: str | None = None,
     blind: bool = False,
+    circular: bool = False,
 ) -> list[EvalItem]:
     mode = image_mode or ctx.settings.vqa_image_mode
     items = list_items(ctx.database, status=None if ids is not None else status, ids=ids)
-    return [eval_item(ctx.settings, i, mode, blind) for i in items]
+    return [eval_item(ctx.settings, i, mode, blind, r) for i in items for r in rotations(i, circular)]
 
 
 def _load_blind(ctx: AppContext, **options: Any) -> list[EvalItem]:
@@ -153,17 +168,24 @@ def run_model(
     image_mode: str | None = None,
     ids: Sequence[str] | None = None,
     progress: Progress | None = None,
+    circular: bool = False,
 ) -> dict[str, Any]:
-    """Answer every verified item (or ``ids``) with ``model`` in batch; store and return the run's summary."""
+    """Answer every verified item (or ``ids``) with ``model`` in batch; store and return the run's summary.
+    With ``circular``, every rotation of each single-choice item is asked too (the summary's counts are
+    over all predictions) and ``circular`` gives :func:`backend.vqa.circular.circular_report`; the
+    leaderboard run keeps the options as authored (rotation 0)."""
     from backend.inference.runner import run_eval
+    from backend.vqa.circular import circular_report
 
     user = auth.require_role(ctx.database, username, "reviewer")
     mode = image_mode or ctx.settings.vqa_image_mode
     bench_name = BLIND_BENCHMARK if blind else BENCHMARK
-    options = {"image_mode": mode, "ids": list(ids) if ids is not None else None}
+    options = {"image_mode": mode, "ids": list(ids) if ids is not None else None, "circular": circular}
     summary = run_eval(ctx, bench_name, model, progress=progress, actor=user.username, load_options=options)
     items = get_benchmark(ctx, bench_name).load_items(ctx, **options)
-    answers, statuses = _stored_letters(ctx, bench_name, model, items)
+    stored, stored_statuses = _stored_letters(ctx, bench_name, model, items)
+    answers = {i.item_id: stored[i.item_id] for i in items if i.meta["rotation"] == 0 and i.item_id in stored}
+    statuses = {item_id: stored_statuses[item_id] for item_id in answers}
     name = run_name(model, blind, mode)
     save_predictions(
         ctx.database,
@@ -182,6 +204,7 @@ def run_model(
         "score": summary.score,
         **{key: reported[key] for key in OUTCOME_KEYS},
         "newly_computed": summary.newly_computed,
+        **({"circular": circular_report(items, {k: v[0] for k, v in stored.items()})} if circular else {}),
     }
 
 

@@ -214,3 +214,47 @@ def low_cpv_analysis(database: Database, username: str | None, status: str = "ve
 
 def category_order() -> list[str]:
     return [SHORT_NAMES[c] for c in CATEGORIES]
+
+
+def run_outcomes(database: Database, run_id: str, items: list[VqaItem]) -> dict[str, bool]:
+    """Item id -> fully right (partial credit 1: the exact set of key letters), for the items the run has an
+    answer for; a refused or unread answer counts wrong, a failed call (``error``) or an item not asked is
+    absent (it did not answer)."""
+    predictions, statuses = run_predictions(database, run_id), run_statuses(database, run_id)
+    return {
+        i.id: partial_credit(predictions[i.id], i.answer) == 1
+        for i in items
+        if i.id in predictions and statuses.get(i.id) != "error"
+    }
+
+
+def comparison(
+    database: Database,
+    username: str | None,
+    run_ids: Iterable[str] | None = None,
+    status: str = "verified",
+    samples: int = 2000,
+) -> dict[str, Any]:
+    """Paired comparison of runs (default: all; every blind run always joins,
+    :func:`backend.inference.comparison.compare_models`) on the items every one of them answered, scored
+    fully right or not (McNemar needs a right/wrong outcome; partial credit stays in the leaderboard).
+    ``random_choice`` is the expected share of fully right answers of a uniform random pick, for reference
+    (an expectation, not a paired run)."""
+    from backend.inference.comparison import compare_models
+    from backend.vqa.scoring import item_random_score
+
+    auth.require_role(database, username, "annotator")
+    items = list_items(database, status=status)
+    runs = {r["id"]: r for r in list_runs(database)}
+    wanted = list(runs) if run_ids is None else [r for r in run_ids if r in runs]
+    wanted += [r for r, row in runs.items() if row["kind"] == "blind" and r not in wanted]
+    chance = sum(float(item_random_score(i)) for i in items if i.choice_type == "single")
+    singles = sum(1 for i in items if i.choice_type == "single")
+    return {
+        "benchmark": "mmcomposition",
+        "items": len(items),
+        "comparison": compare_models({r: run_outcomes(database, r, items) for r in wanted}, samples),
+        "blind_runs": [r for r in wanted if runs[r]["kind"] == "blind"],
+        "not_run": [r for r in (run_ids or []) if r not in runs],
+        "random_choice_single": round(chance / singles, 4) if singles else None,
+    }

@@ -1,0 +1,52 @@
+"""Paired comparison of models from the prediction store, for any registered benchmark (issue 14, part 3).
+
+The items are loaded as the benchmark would give them now and looked up by ``(item id, prompt hash)`` under
+each model's current settings, so a stale answer (other prompt, other settings) never enters. An item is
+right when its stored score is 1 (exact match, a fully right choice); a refused or unread answer is wrong;
+a failed call or an item never asked is absent. Planning and VQA have their own readers
+(:func:`backend.planning.leaderboard.compare`, :func:`backend.vqa.runs.comparison`), which also add their
+blind baselines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def stored_outcomes(ctx, benchmark: str, model: str, load_options: dict[str, Any] | None = None) -> dict[str, bool]:
+    """Item id -> right, for the items ``model`` has a stored, non-failed answer for."""
+    from backend.inference.benchmarks import get_benchmark
+    from backend.inference.registry import get_spec
+    from backend.inference.runner import effective_params, prepare
+    from backend.inference.store import lookup, settings_hash
+
+    bench, spec = get_benchmark(ctx, benchmark), get_spec(ctx, model)
+    stored = lookup(ctx.database, spec.name, bench.name, settings_hash(spec, effective_params(bench, spec)))
+    out = {}
+    for prepared in prepare(bench, bench.load_items(ctx, **(load_options or {}))):
+        row = stored.get((prepared.item.item_id, prepared.prompt_hash))
+        if row is not None and row.status != "error":
+            out[prepared.item.item_id] = (row.score or 0.0) >= 1.0
+    return out
+
+
+def compare_stored(
+    ctx, benchmark: str, models: Sequence[str], load_options: dict[str, Any] | None = None, samples: int = 2000
+) -> dict[str, Any]:
+    """:func:`backend.inference.comparison.compare_models` of ``models`` on ``benchmark``, with each
+    model's accuracy over the items it answered (``runs``) beside the common-item comparison."""
+    from backend.inference.benchmarks import get_benchmark
+    from backend.inference.comparison import compare_models
+
+    total = len(get_benchmark(ctx, benchmark).load_items(ctx, **(load_options or {})))
+    outcomes = {model: stored_outcomes(ctx, benchmark, model, load_options) for model in models}
+    runs = {
+        model: {
+            "run": f"{len(o)} of {total}",
+            "n": len(o),
+            "accuracy": round(sum(o.values()) / len(o), 4) if o else 0.0,
+        }
+        for model, o in outcomes.items()
+    }
+    return {"benchmark": benchmark, "items": total, "runs": runs, "comparison": compare_models(outcomes, samples)}
