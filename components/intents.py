@@ -9,27 +9,40 @@ from typing import Any
 import gradio as gr
 
 from backend.context import AppContext
+from backend.errors import CompStudioError, ValidationError
 from backend.intents import service
-from components.common import TabHandle, caller, esc, ui_errors
+from backend.intents.rules import accepted_forms
+from components.common import TabHandle, caller, esc, refused, ui_errors
 
-INSTRUCTIONS = """
+INSTRUCTIONS = f"""
 Watch the video, read the actions below it, and answer: **what does the person want to do by taking
-these actions?** Write two intents, each starting with *S/He wants to …* (what they plan) or
-*S/He is …* (how they feel):
+these actions?** Write two intents. Start each with **S/He**, **She** or **He**, then *wants to …* (what they
+plan) or *is …* (how they feel); these beginnings are accepted: {accepted_forms()}.
 
 * **Concrete activity**, e.g. “S/He wants to drink a glass of water”.
 * **High-level goal**, e.g. “S/He is thirsty” or “S/He wants to quench the thirst”.
 
 Do not repeat an action name: say *why* the person acts. The two intents must differ.
-Submit with the button or **Ctrl+Enter**; your text is saved as a draft while you type.
+Submit with the button or **Ctrl+Enter** once you have watched the video to its end; your text is saved as a
+draft while you type.
 """
+KEY_HINT = '<p id="intent-key-hint-text" role="status" aria-live="polite"></p>'  # filled by APP_JS (app.py)
 
 
 def _progress_line(progress: dict[str, int]) -> str:
-    return (
+    line = (
         f"**Mine today:** {progress['mine_today']} · **mine in total:** {progress['mine_total']} · "
-        f"**sequences left in the pool:** {progress['left_in_pool']}"
+        f"**sequences left for you:** {progress['left_for_me']}"
     )
+    others = progress["left_in_pool"] - progress["left_for_me"]
+    if others > 0:
+        line += f" · {others} more still open for other annotators"
+    return line
+
+
+def _problems_markdown(exc: CompStudioError) -> str:
+    problems = getattr(exc, "problems", None) or [str(exc)]
+    return "\n".join(f"⚠️ {esc(problem)}" + "  " for problem in problems)
 
 
 def _task_markdown(task: dict[str, Any]) -> str:
@@ -52,48 +65,56 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
     db, settings = ctx.database, ctx.settings
 
     with gr.Tab("Annotate intents", id="intents") as tab:
-        gr.Markdown(INSTRUCTIONS)
+        gr.Markdown(INSTRUCTIONS, elem_id="intent-instructions")
         progress = gr.Markdown(elem_id="intent-progress")
         current = gr.State(None)
         with gr.Row():
-            with gr.Column(scale=3):
+            with gr.Column(scale=3, min_width=240) as player:
                 video = gr.Video(label="Video", elem_id="intent-video", interactive=False, autoplay=False, loop=False)
-            with gr.Column(scale=2):
+            with gr.Column(scale=2, min_width=240):
                 details = gr.Markdown(elem_id="intent-task")
-        concrete = gr.Textbox(label="Concrete activity", placeholder="S/He wants to …", elem_id="concrete-intent",
-                              max_length=500)
-        high_level = gr.Textbox(label="High-level goal", placeholder="S/He is … / S/He wants to …",
-                                elem_id="high-level-intent", max_length=500)
-        with gr.Row():
-            submit = gr.Button("Submit (Ctrl+Enter)", variant="primary", elem_id="intent-submit", interactive=False)
-            draft_status = gr.Markdown(elem_id="intent-draft-status")
+        with gr.Column() as form:
+            concrete = gr.Textbox(label="Concrete activity", placeholder="S/He wants to …", elem_id="concrete-intent",
+                                  max_length=500)
+            high_level = gr.Textbox(label="High-level goal", placeholder="S/He is … / S/He wants to …",
+                                    elem_id="high-level-intent", max_length=500)
+            message = gr.Markdown(elem_id="intent-message")  # why the last submit was refused, next to the fields
+            gr.HTML(KEY_HINT, elem_id="intent-key-hint")
+            with gr.Row():
+                submit = gr.Button("Submit (Ctrl+Enter)", variant="primary", elem_id="intent-submit",
+                                   interactive=False)
+                draft_status = gr.Markdown(elem_id="intent-draft-status")
         last_saved = gr.Markdown(elem_id="intent-last-saved")
         typed_at = gr.Number(visible=False)  # the browser's clock when a draft was typed (set by js below)
-        with gr.Accordion("Skip this sequence", open=False):
+        with gr.Accordion("Skip this sequence", open=False, elem_id="intent-skip-box") as skip_box:
             reason = gr.Textbox(label="Why do you skip it?", elem_id="intent-skip-reason", max_length=500)
+            skip_message = gr.Markdown(elem_id="intent-skip-message")
             skip = gr.Button("Skip", elem_id="intent-skip")
         _register_api(ctx)
 
-    outputs = [current, progress, details, video, concrete, high_level, submit, draft_status, last_saved]
+    outputs = [current, progress, details, player, video, form, skip_box, concrete, high_level, submit, message,
+               draft_status, last_saved]
 
     def render(payload: dict[str, Any]) -> dict:
         task = payload["task"]
-        base = {progress: _progress_line(payload["progress"]), draft_status: ""}
+        base = {progress: _progress_line(payload["progress"]), draft_status: "", message: ""}
         if payload.get("stored"):
             stored = payload["stored"]
             base[last_saved] = (
                 f"**Saved for {esc(stored['sequence_id'])}:** concrete “{esc(stored['concrete_intent'])}” · "
                 f"high-level “{esc(stored['high_level_intent'])}”"
             )
-        if task is None:
+        if task is None:  # nothing left: say so, and show no empty player, form or Skip
             return {**base, current: None, video: None, concrete: "", high_level: "",
                     details: "### Nothing left for you to annotate. Thank you!",
-                    submit: gr.update(interactive=False)}
+                    player: gr.update(visible=False), form: gr.update(visible=False),
+                    skip_box: gr.update(visible=False), submit: gr.update(interactive=False)}
         draft = task["draft"] or {}
         return {
             **base,
             current: task["sequence_id"],
             details: _task_markdown(task),
+            player: gr.update(visible=True), form: gr.update(visible=True), skip_box: gr.update(visible=True),
             video: task["video"],
             concrete: draft.get("concrete_intent", ""),
             high_level: draft.get("high_level_intent", ""),
@@ -113,20 +134,36 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
             return {progress: "Your account cannot annotate."}
         return render(service.next_intent_task(db, settings, name))
 
-    @ui_errors
     def on_submit(sequence_id: str | None, concrete_text: str, high_text: str, request: gr.Request) -> dict:
-        if not sequence_id:
-            raise gr.Error("There is no task to submit.")
-        result = service.submit_intents(db, settings, caller(ctx, request), sequence_id, concrete_text, high_text)
+        name = caller(ctx, request)
+        try:
+            if not sequence_id:
+                raise ValidationError("There is no task to submit.")
+            result = service.submit_intents(db, settings, name, sequence_id, concrete_text, high_text)
+        except CompStudioError as exc:  # only the message changes: the person's text and video stay usable
+            refused("intent submit", name, exc)
+            return {message: _problems_markdown(exc)}
+        view = render(result)
+        stored = result["stored"]
+        typed = ((concrete_text or "").strip(), (high_text or "").strip())
+        if result["duplicate"] and typed != (stored["concrete_intent"], stored["high_level_intent"]):
+            kept = (f"You had already submitted {sequence_id}; your first text was kept and this one was not "
+                    "stored.")
+            gr.Warning(kept)
+            return {**view, message: f"⚠️ {esc(kept)}"}
         gr.Info(f"Saved your intents for {sequence_id}.")
-        return render(result)
+        return view
 
-    @ui_errors
     def on_skip(sequence_id: str | None, why: str, request: gr.Request) -> dict:
-        if not sequence_id:
-            raise gr.Error("There is no task to skip.")
-        result = service.skip_intent_task(db, settings, caller(ctx, request), sequence_id, why)
-        return {**render(result), reason: ""}
+        name = caller(ctx, request)
+        try:
+            if not sequence_id:
+                raise ValidationError("There is no task to skip.")
+            result = service.skip_intent_task(db, settings, name, sequence_id, why)
+        except CompStudioError as exc:
+            refused("intent skip", name, exc)
+            return {skip_message: _problems_markdown(exc)}
+        return {**render(result), reason: "", skip_message: ""}
 
     @ui_errors
     def on_viewed(sequence_id: str | None, request: gr.Request) -> Any:
@@ -143,9 +180,12 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
         saved = service.save_draft(db, caller(ctx, request), sequence_id, concrete_text, high_text, typed_ms)
         return f"Draft saved at {saved[11:19]} UTC" if saved else gr.update()
 
-    submit.click(on_submit, [current, concrete, high_level], outputs, api_visibility="private")
-    skip.click(on_skip, [current, reason], [*outputs, reason], api_visibility="private")
-    video.end(on_viewed, [current], submit, api_visibility="private")
+    # show_progress="minimal": no overlay or status badge over the person's text boxes and video
+    submit.click(on_submit, [current, concrete, high_level], outputs, show_progress="minimal",
+                 api_visibility="private")
+    skip.click(on_skip, [current, reason], [*outputs, reason, skip_message], show_progress="minimal",
+               api_visibility="private")
+    video.end(on_viewed, [current], submit, show_progress="hidden", api_visibility="private")
     for box in (concrete, high_level):  # typing, and leaving the field (covers pasted text)
         # the browser stamps each save with its clock, so a save still queued when the page's closing flush
         # (APP_JS in app.py) has landed cannot overwrite the newer text
