@@ -73,7 +73,7 @@ def test_refused_intents_show_the_message_beside_the_kept_text(app, browser, cap
         page.locator(HIGH_LEVEL).fill(high_level)
         page.locator("#intent-submit").click()
         expect(message).to_contain_text(said)
-        expect(page.get_by_text(said).first).to_be_visible()  # also as a toast
+        expect(page.locator("[data-testid='toast-body']").filter(has_text=said).first).to_be_visible()  # a toast
         assert_usable(page, CONCRETE, concrete)
         assert_usable(page, HIGH_LEVEL, high_level)
         expect(page.locator("#intent-video video")).to_be_visible()
@@ -170,15 +170,18 @@ def test_a_repeated_submit_with_other_text_says_the_first_was_kept(app, browser)
 def test_the_tab_is_usable_at_phone_width(app, browser, tmp_path):
     page = open_tab(browser, app, viewport={"width": 390, "height": 844})
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390  # no sideways scrolling
-    words_split = page.evaluate("""() => {
-        const h = document.querySelector('#app-title h1');
-        const text = h.firstChild;  // each word of the title must sit on one line
-        let start = 0, split = [];
-        for (const word of text.textContent.split(' ')) {
-            const range = document.createRange();
-            range.setStart(text, start); range.setEnd(text, start + word.length);
-            if (word && range.getClientRects().length > 1) split.push(word);
-            start += word.length + 1;
+    words_split = page.evaluate("""() => {  // no word of a visible heading is broken across lines
+        const split = [];
+        for (const heading of document.querySelectorAll('h1, h2, h3')) {
+            if (!heading.offsetParent) continue;
+            const walker = document.createTreeWalker(heading, NodeFilter.SHOW_TEXT);
+            for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+                for (const match of text.textContent.matchAll(/[^\\s\\/·–-]+/g)) {
+                    const range = document.createRange();
+                    range.setStart(text, match.index); range.setEnd(text, match.index + match[0].length);
+                    if (range.getClientRects().length > 1) split.push(match[0]);
+                }
+            }
         }
         return split;
     }""")
