@@ -77,7 +77,7 @@ CSS = """
 #intent-key-hint:has(#intent-key-hint-text:empty), #intent-message:not(:has(p)), #intent-skip-message:not(:has(p)) {
   display: none
 }
-#intent-key-hint-text, #intent-message, #intent-skip-message {color: #9a3412; font-weight: 600}
+#intent-key-hint-text, #intent-message p, #intent-skip-message p {color: #9a3412; font-weight: 600}
 #app-title h1 {font-size: 1.6em; margin: 0; overflow-wrap: normal; word-break: normal; hyphens: none}
 @media (max-width: 640px) {
   #app-header {flex-direction: column; gap: 0.25em}

@@ -84,5 +84,7 @@ def refused(action: str, who: str | None, exc: CompStudioError) -> str:
     no "Error" status badge covers it (NOTES-stack.md, "Gradio: errors and the status tracker")."""
     message = str(exc)
     _log.warning("%s refused for %s: %s", action, who or "(not signed in)", message)
-    gr.Warning(message)
+    problems = getattr(exc, "problems", None) or [message]
+    more = len(problems) - 1
+    gr.Warning(problems[0] + (f" (and {more} more, listed by the fields)" if more else ""))
     return message

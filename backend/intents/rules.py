@@ -97,7 +97,9 @@ def check_intent(label: str, text: str, action_names: list[str], max_similarity:
         return [f"The {label} intent is too long ({len(text)} characters; at most 500)."]
     parsed = parse_intent(text)
     if parsed is None:
-        return [f"The {label} intent must start with {accepted_forms()} (you wrote “{text[:40]}”)."]
+        subjects = ", ".join(SUBJECTS[:-1]) + " or " + SUBJECTS[-1]
+        verbs = " or ".join(f"“{verb} …”" for verb in VERBS)
+        return [f"The {label} intent must start with {subjects}, then {verbs} (you wrote “{text[:40]}”)."]
     problems = []
     letters = sum(ch.isalpha() for ch in parsed.content)
     if letters < 2 or normalise(parsed.content) in _FILLERS:
