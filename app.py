@@ -35,10 +35,15 @@ APP_JS = """
   document.addEventListener('keydown', (event) => {
     if ((event.ctrlKey || event.metaKey) && event.key === 'Enter') {
       const button = document.querySelector('#intent-submit');
-      if (button && !button.disabled && button.offsetParent !== null) {
-        event.preventDefault();
-        button.click();
+      if (!button || button.offsetParent === null) return;
+      event.preventDefault();
+      const hint = document.querySelector('#intent-key-hint-text');
+      if (button.disabled) {  // say why nothing happened (the button reads "Watch the video to the end first")
+        if (hint) hint.textContent = 'Nothing was submitted: watch the video to its end first; then Ctrl+Enter submits.';
+        return;
       }
+      if (hint) hint.textContent = '';
+      button.click();
     }
   });
   // Drafts are saved while typing; the last keystrokes before a reload or a closed tab would still be in
@@ -57,18 +62,47 @@ APP_JS = """
     navigator.sendBeacon(url, new Blob([body], {type: 'application/json'}));
   };
   window.addEventListener('pagehide', flushDraft);
+  // Gradio's toast header is a role="button" holding the Close button (axe-core: nested-interactive,
+  // serious): make the header a plain region; Close stays a button, and the header still toggles on click.
+  const plainToastHeaders = () => document.querySelectorAll('.toast-header[role="button"]').forEach((header) => {
+    header.removeAttribute('role');
+    header.removeAttribute('tabindex');
+  });
+  new MutationObserver(plainToastHeaders).observe(document.body, {childList: true, subtree: true});
   document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'hidden') flushDraft(); });
 }
 """
-CSS = "#intent-progress {font-size: 0.95em} footer {visibility: hidden} #intent-sequence {display: none}"
+CSS = """
+#intent-progress {font-size: 0.95em} footer {visibility: hidden} #intent-sequence {display: none}
+#intent-key-hint:has(#intent-key-hint-text:empty), #intent-message:not(:has(p)), #intent-skip-message:not(:has(p)) {
+  display: none
+}
+#intent-key-hint-text, #intent-message p, #intent-skip-message p {color: #9a3412; font-weight: 600}
+#app-title h1 {font-size: 1.6em; margin: 0; overflow-wrap: normal; word-break: normal; hyphens: none}
+@media (max-width: 640px) {
+  #app-header {flex-direction: column; gap: 0.25em}
+  #app-title h1 {font-size: 1.25em}
+}
+"""
+# Gradio's Soft theme draws labels and the primary button in indigo 500 on indigo 100 / white (3.9-4.5:1);
+# one step darker passes WCAG AA (4.5:1), which axe-core checks in tests/test_browser_accessibility.py.
+def app_theme() -> gr.themes.Base:
+    return gr.themes.Soft().set(
+        block_label_text_color="*primary_700", block_title_text_color="*primary_700", color_accent="*primary_600",
+        button_primary_background_fill="*primary_700", button_primary_background_fill_hover="*primary_600",
+    )
+
+
+HEAD = "<title>CompStudio</title>"
+LOGIN_TITLE = "<title>Sign in · CompStudio</title>"
 
 
 def build_demo(ctx: AppContext) -> gr.Blocks:
     """All tabs in one Blocks; what a person sees depends on their role (checked again on every call)."""
     oauth = ctx.settings.effective_auth_mode == "oauth"
     with gr.Blocks(title="CompStudio") as demo:
-        with gr.Row():
-            gr.Markdown("## CompStudio · compositional generalization benchmarks")
+        with gr.Row(elem_id="app-header"):
+            gr.Markdown("# CompStudio · compositional generalization benchmarks", elem_id="app-title")
             who = gr.Markdown(elem_id="whoami")
             if oauth:
                 gr.LoginButton()
@@ -120,7 +154,8 @@ def launch_kwargs(ctx: AppContext) -> dict:
         "allowed_paths": [str(ctx.settings.media_dir.resolve())],
         "js": APP_JS,
         "css": CSS,
-        "theme": gr.themes.Soft(),
+        "theme": app_theme(),
+        "head": HEAD,
         "footer_links": ["api"],
         "state_session_capacity": ctx.settings.session_capacity,
         # raw-HTTP calls of the annotation endpoints skip Gradio's per-call machinery (components/fastpath.py)
@@ -133,7 +168,9 @@ def launch_kwargs(ctx: AppContext) -> dict:
             return await anyio.to_thread.run_sync(auth.authenticate, ctx.database, username, password)
 
         kwargs["auth"] = check_password
-        kwargs["auth_message"] = "CompStudio: sign in with the account an admin gave you."
+        # Gradio's login page carries no <title> (axe-core: serious); auth_message is HTML, and a <title>
+        # anywhere in the document is the document's title
+        kwargs["auth_message"] = LOGIN_TITLE + "CompStudio: sign in with the account an admin gave you."
     return kwargs
 
 

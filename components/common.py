@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import html
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,7 @@ from backend.accounts import oauth
 from backend.context import AppContext
 from backend.errors import CompStudioError, PermissionDenied
 
+_log = logging.getLogger("compstudio")
 _MARKDOWN_ENTITIES = {ord(c): f"&#{ord(c)};" for c in "\\`*_{}[]()#+!|~-"}
 
 
@@ -73,3 +75,16 @@ def ui_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 def esc(text: Any) -> str:
     """Escape user-written text for Markdown/HTML output (also neutralises Markdown syntax)."""
     return html.escape("" if text is None else str(text), quote=True).translate(_MARKDOWN_ENTITIES)
+
+
+def refused(action: str, who: str | None, exc: CompStudioError) -> str:
+    """An ordinary mistake a person made (a wrong form, a missing reason): one line in the server log, no
+    traceback, and a toast. Returns the message, for the handler to show next to the field as well; the
+    handler returns only that message, so nothing the person typed, chose or is watching is touched and
+    no "Error" status badge covers it (NOTES-stack.md, "Gradio: errors and the status tracker")."""
+    message = str(exc)
+    _log.warning("%s refused for %s: %s", action, who or "(not signed in)", message)
+    problems = getattr(exc, "problems", None) or [message]
+    more = len(problems) - 1
+    gr.Warning(problems[0] + (f" (and {more} more, listed by the fields)" if more else ""))
+    return message

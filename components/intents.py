@@ -9,28 +9,42 @@ from typing import Any
 
 import gradio as gr
 
+from backend.accounts.auth import User, get_user
 from backend.context import AppContext
+from backend.errors import CompStudioError, ValidationError
 from backend.intents import service
-from components.common import TabHandle, caller, esc, ui_errors
+from backend.intents.rules import accepted_forms
+from components.common import TabHandle, caller, esc, refused, ui_errors
 
-INSTRUCTIONS = """
+INSTRUCTIONS = f"""
 Watch the video, read the actions below it, and answer: **what does the person want to do by taking
-these actions?** Write two intents, each starting with *S/He wants to …* (what they plan) or
-*S/He is …* (how they feel):
+these actions?** Write two intents. Start each with **S/He**, **She** or **He**, then *wants to …* (what they
+plan) or *is …* (how they feel); these beginnings are accepted: {accepted_forms()}.
 
 * **Concrete activity**, e.g. “S/He wants to drink a glass of water”.
 * **High-level goal**, e.g. “S/He is thirsty” or “S/He wants to quench the thirst”.
 
 Do not repeat an action name: say *why* the person acts. The two intents must differ.
-Submit with the button or **Ctrl+Enter**; your text is saved as a draft while you type.
+Submit with the button or **Ctrl+Enter** once you have watched the video to its end; your text is saved as a
+draft while you type.
 """
+KEY_HINT = '<p id="intent-key-hint-text" role="status" aria-live="polite"></p>'  # filled by APP_JS (app.py)
 
 
 def _progress_line(progress: dict[str, int]) -> str:
-    return (
+    line = (
         f"**Mine today:** {progress['mine_today']} · **mine in total:** {progress['mine_total']} · "
-        f"**sequences left in the pool:** {progress['left_in_pool']}"
+        f"**sequences left for you:** {progress['left_for_me']}"
     )
+    others = progress["left_in_pool"] - progress["left_for_me"]
+    if others > 0:
+        line += f" · {others} more still open for other annotators"
+    return line
+
+
+def _problems_markdown(exc: CompStudioError) -> str:
+    problems = getattr(exc, "problems", None) or [str(exc)]
+    return "\n".join(f"⚠️ {esc(problem)}" + "  " for problem in problems)
 
 
 def _task_markdown(task: dict[str, Any]) -> str:
@@ -52,68 +66,84 @@ def _task_markdown(task: dict[str, Any]) -> str:
 @dataclass
 class IntentsView:
     progress: gr.Markdown
-    current: gr.State
+    current: gr.Textbox  # held by the page (not gr.State), so a submit after a server restart still knows it
+    start: gr.Button
+    player: gr.Column
     video: gr.Video
     details: gr.Markdown
+    form: gr.Column
     concrete: gr.Textbox
     high_level: gr.Textbox
+    message: gr.Markdown
     submit: gr.Button
     draft_status: gr.Markdown
     last_saved: gr.Markdown
     typed_at: gr.Number
+    skip_box: gr.Accordion
     reason: gr.Textbox
+    skip_message: gr.Markdown
     skip: gr.Button
 
     @property
     def outputs(self) -> list[Any]:
-        return [self.current, self.progress, self.details, self.video, self.concrete, self.high_level, self.submit,
-                self.draft_status, self.last_saved]
+        return [self.current, self.progress, self.details, self.player, self.video, self.form, self.skip_box,
+                self.concrete, self.high_level, self.submit, self.message, self.draft_status, self.last_saved,
+                self.start]
 
 
 def _layout() -> IntentsView:
-    gr.Markdown(INSTRUCTIONS)
+    gr.Markdown(INSTRUCTIONS, elem_id="intent-instructions")
     progress = gr.Markdown(elem_id="intent-progress")
-    current = gr.State(None)
+    current = gr.Textbox(visible=False, elem_id="intent-current")
+    # reviewers and admins land on other tabs; here they ask for a sequence when they mean to annotate
+    start = gr.Button("Get a sequence to annotate", elem_id="intent-start", visible=False)
     with gr.Row():
-        with gr.Column(scale=3):
+        with gr.Column(scale=3, min_width=240) as player:
             video = gr.Video(label="Video", elem_id="intent-video", interactive=False, autoplay=False, loop=False)
-        with gr.Column(scale=2):
+        with gr.Column(scale=2, min_width=240):
             details = gr.Markdown(elem_id="intent-task")
-    concrete = gr.Textbox(label="Concrete activity", placeholder="S/He wants to …", elem_id="concrete-intent",
-                          max_length=500)
-    high_level = gr.Textbox(label="High-level goal", placeholder="S/He is … / S/He wants to …",
-                            elem_id="high-level-intent", max_length=500)
-    with gr.Row():
-        submit = gr.Button("Submit (Ctrl+Enter)", variant="primary", elem_id="intent-submit", interactive=False)
-        draft_status = gr.Markdown(elem_id="intent-draft-status")
+    with gr.Column() as form:
+        concrete = gr.Textbox(label="Concrete activity", placeholder="S/He wants to …", elem_id="concrete-intent",
+                              max_length=500)
+        high_level = gr.Textbox(label="High-level goal", placeholder="S/He is … / S/He wants to …",
+                                elem_id="high-level-intent", max_length=500)
+        message = gr.Markdown(elem_id="intent-message")  # why the last submit was refused, next to the fields
+        gr.HTML(KEY_HINT, elem_id="intent-key-hint")
+        with gr.Row():
+            submit = gr.Button("Submit (Ctrl+Enter)", variant="primary", elem_id="intent-submit", interactive=False)
+            draft_status = gr.Markdown(elem_id="intent-draft-status")
     last_saved = gr.Markdown(elem_id="intent-last-saved")
     typed_at = gr.Number(visible=False)  # the browser's clock when a draft was typed (set by js below)
-    with gr.Accordion("Skip this sequence", open=False):
+    with gr.Accordion("Skip this sequence", open=False, elem_id="intent-skip-box") as skip_box:
         reason = gr.Textbox(label="Why do you skip it?", elem_id="intent-skip-reason", max_length=500)
+        skip_message = gr.Markdown(elem_id="intent-skip-message")
         skip = gr.Button("Skip", elem_id="intent-skip")
-    return IntentsView(progress, current, video, details, concrete, high_level, submit, draft_status, last_saved,
-                       typed_at, reason, skip)
+    return IntentsView(progress, current, start, player, video, details, form, concrete, high_level, message,
+                       submit, draft_status, last_saved, typed_at, skip_box, reason, skip_message, skip)
 
 
 def render(v: IntentsView, payload: dict[str, Any]) -> dict:
     """The tab's outputs, by component, for a ``next_intent_task`` / ``submit_intents`` payload."""
     task = payload["task"]
-    base = {v.progress: _progress_line(payload["progress"]), v.draft_status: ""}
+    base = {v.progress: _progress_line(payload["progress"]), v.draft_status: "", v.message: "",
+            v.start: gr.update(visible=False)}
     if payload.get("stored"):
         stored = payload["stored"]
         base[v.last_saved] = (
             f"**Saved for {esc(stored['sequence_id'])}:** concrete “{esc(stored['concrete_intent'])}” · "
             f"high-level “{esc(stored['high_level_intent'])}”"
         )
-    if task is None:
+    if task is None:  # nothing left: say so, and show no empty player, form or Skip
         return {**base, v.current: None, v.video: None, v.concrete: "", v.high_level: "",
                 v.details: "### Nothing left for you to annotate. Thank you!",
-                v.submit: gr.update(interactive=False)}
+                v.player: gr.update(visible=False), v.form: gr.update(visible=False),
+                v.skip_box: gr.update(visible=False), v.submit: gr.update(interactive=False)}
     draft = task["draft"] or {}
     return {
         **base,
         v.current: task["sequence_id"],
         v.details: _task_markdown(task),
+        v.player: gr.update(visible=True), v.form: gr.update(visible=True), v.skip_box: gr.update(visible=True),
         v.video: task["video"],
         v.concrete: draft.get("concrete_intent", ""),
         v.high_level: draft.get("high_level_intent", ""),
@@ -129,38 +159,84 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
         v = _layout()
         _register_api(ctx)
 
+    def annotator(request: gr.Request) -> User | None:
+        name = caller(ctx, request)
+        user = get_user(db, name) if name else None
+        return user if user is not None and user.has_role("annotator") else None
+
     @ui_errors
     def on_load(request: gr.Request) -> dict:
-        name = caller(ctx, request)
-        if name is None:
-            return {v.progress: "Sign in to annotate."}
-        from backend.accounts.auth import get_user
-
-        user = get_user(db, name)
-        if user is None or not user.has_role("annotator"):
-            return {v.progress: "Your account cannot annotate."}
-        return render(v, service.next_intent_task(db, settings, name))
-
-    @ui_errors
-    def on_submit(sequence_id: str | None, concrete_text: str, high_text: str, request: gr.Request) -> dict:
-        if not sequence_id:
-            raise gr.Error("There is no task to submit.")
-        result = service.submit_intents(db, settings, caller(ctx, request), sequence_id, concrete_text, high_text)
-        gr.Info(f"Saved your intents for {sequence_id}.")
-        return render(v, result)
+        """Annotators land on this tab and get their task; reviewers and admins land elsewhere, and are
+        handed nothing until they ask for a sequence here (on_start): looking leases nothing."""
+        user = annotator(request)
+        if user is None:
+            return {v.progress: "Your account cannot annotate." if caller(ctx, request) else "Sign in to annotate."}
+        if user.role == "annotator":
+            return render(v, service.next_intent_task(db, settings, user.username))
+        held = service.held_intent_task(db, settings, user.username)
+        if held["task"] is not None:
+            return render(v, held)
+        return {v.progress: _progress_line(held["progress"]), v.start: gr.update(visible=True),
+                v.player: gr.update(visible=False), v.form: gr.update(visible=False),
+                v.skip_box: gr.update(visible=False),
+                v.details: "Press **Get a sequence to annotate** when you mean to work here: the sequence is then "
+                           f"reserved for you for {settings.lease_minutes:g} minutes."}
 
     @ui_errors
-    def on_skip(sequence_id: str | None, why: str, request: gr.Request) -> dict:
-        if not sequence_id:
-            raise gr.Error("There is no task to skip.")
-        result = service.skip_intent_task(db, settings, caller(ctx, request), sequence_id, why)
-        return {**render(v, result), v.reason: ""}
+    def on_start(sequence_id: str | None, request: gr.Request) -> dict:
+        user = annotator(request)
+        if user is None or sequence_id:  # a task is on the page already: keep it, and what was typed
+            return {}
+        return render(v, service.next_intent_task(db, settings, user.username))
 
-    _wire(ctx, v, on_submit, on_skip)
+    v.start.click(on_start, [v.current], v.outputs, api_visibility="private")
+    _wire_work(ctx, v)
+    _wire_drafts(ctx, v)
     return TabHandle(tab=tab, min_role="annotator", on_load=(on_load, v.outputs))
 
 
-def _wire(ctx: AppContext, v: IntentsView, on_submit: Callable[..., dict], on_skip: Callable[..., dict]) -> None:
+def _wire_work(ctx: AppContext, v: IntentsView) -> None:
+    """Submit and Skip. A refusal changes only the message next to the fields: the person's text and video stay
+    usable (no status badge over them: show_progress="minimal"), and the server logs one line."""
+    db, settings = ctx.database, ctx.settings
+
+    def on_submit(sequence_id: str | None, concrete_text: str, high_text: str, request: gr.Request) -> dict:
+        name = caller(ctx, request)
+        try:
+            if not sequence_id:
+                raise ValidationError("There is no task to submit.")
+            result = service.submit_intents(db, settings, name, sequence_id, concrete_text, high_text)
+        except CompStudioError as exc:
+            refused("intent submit", name, exc)
+            return {v.message: _problems_markdown(exc)}
+        view = render(v, result)
+        stored = result["stored"]
+        typed = ((concrete_text or "").strip(), (high_text or "").strip())
+        if result["duplicate"] and typed != (stored["concrete_intent"], stored["high_level_intent"]):
+            kept = f"You had already submitted {sequence_id}; your first text was kept and this one was not stored."
+            gr.Warning(kept)
+            return {**view, v.message: f"⚠️ {esc(kept)}"}
+        gr.Info(f"Saved your intents for {sequence_id}.")
+        return view
+
+    def on_skip(sequence_id: str | None, why: str, request: gr.Request) -> dict:
+        name = caller(ctx, request)
+        try:
+            if not sequence_id:
+                raise ValidationError("There is no task to skip.")
+            result = service.skip_intent_task(db, settings, name, sequence_id, why)
+        except CompStudioError as exc:
+            refused("intent skip", name, exc)
+            return {v.skip_message: _problems_markdown(exc)}
+        return {**render(v, result), v.reason: "", v.skip_message: ""}
+
+    v.submit.click(on_submit, [v.current, v.concrete, v.high_level], v.outputs, show_progress="minimal",
+                   api_visibility="private")
+    v.skip.click(on_skip, [v.current, v.reason], [*v.outputs, v.reason, v.skip_message], show_progress="minimal",
+                 api_visibility="private")
+
+
+def _wire_drafts(ctx: AppContext, v: IntentsView) -> None:
     @ui_errors
     def on_viewed(sequence_id: str | None, request: gr.Request) -> Any:
         if not sequence_id:
@@ -177,9 +253,7 @@ def _wire(ctx: AppContext, v: IntentsView, on_submit: Callable[..., dict], on_sk
                                    typed_ms)
         return f"Draft saved at {saved[11:19]} UTC" if saved else gr.update()
 
-    v.submit.click(on_submit, [v.current, v.concrete, v.high_level], v.outputs, api_visibility="private")
-    v.skip.click(on_skip, [v.current, v.reason], [*v.outputs, v.reason], api_visibility="private")
-    v.video.end(on_viewed, [v.current], v.submit, api_visibility="private")
+    v.video.end(on_viewed, [v.current], v.submit, show_progress="hidden", api_visibility="private")
     for box in (v.concrete, v.high_level):  # typing, and leaving the field (covers pasted text)
         # the browser stamps each save with its clock, so a save still queued when the page's closing flush
         # (APP_JS in app.py) has landed cannot overwrite the newer text

@@ -1,6 +1,7 @@
 """Take the README's screenshots: the app on its demo content, every tab, as the demo admin.
 
-``HF_HUB_OFFLINE=1 .venv/bin/python scripts/screenshots.py`` writes docs/screenshots/<tab>.png.
+``HF_HUB_OFFLINE=1 .venv/bin/python scripts/screenshots.py`` writes docs/screenshots/<tab>.png, and the
+annotation tab at phone width (390×844) as docs/screenshots/annotate-intents-phone.png.
 """
 
 from __future__ import annotations
@@ -28,6 +29,12 @@ def main() -> None:
         browser_login(page, running.url, "demo-admin", password)
         labels = visit_every_tab(page, ROOT / "docs" / "screenshots")
         print("\n".join(labels))
+        phone = browser.new_page(viewport={"width": 390, "height": 844})
+        browser_login(phone, running.url, "demo-admin", password)
+        phone.get_by_role("tab", name="Annotate intents", exact=True).click()
+        phone.locator("#intent-task h3").wait_for(timeout=30_000)
+        phone.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=30_000)
+        phone.screenshot(path=str(ROOT / "docs" / "screenshots" / "annotate-intents-phone.png"), full_page=True)
 
 
 if __name__ == "__main__":

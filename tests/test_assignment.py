@@ -112,3 +112,20 @@ def test_concurrent_annotators_get_exactly_n_distinct(pool):
     assert len(set(done)) == len(done)  # nobody got an item twice
     rows = pool.query("SELECT item_id, count(DISTINCT annotator) AS n FROM assignments WHERE status='submitted' GROUP BY item_id")
     assert {r["n"] for r in rows} == {3}
+
+
+def test_left_for_counts_what_this_annotator_can_still_be_handed(database):
+    with database.write() as db:
+        assignment.add_tasks(db, "demo", ["a", "b", "c"], needed=2)
+    left = lambda who: assignment.left_for(database.db, "demo", who)  # noqa: E731
+    assert left("ann") == 3
+    for _ in range(3):  # ann does all three: the pool still needs a second person for each, ann has none left
+        submit(database, lease(database, "ann").item_id, "ann")
+    assert left("ann") == 0
+    assert assignment.pool_progress(database.db, "demo", "ann")["left_in_pool"] == 3
+    assert left("bob") == 3
+    held = lease(database, "bob")  # bob's live lease fills the last slot of his task: still his
+    assert left("bob") == 3 and left("cat") == 2  # ...and not cat's
+    with database.write() as db:
+        assignment.skip(db, "demo", held.item_id, "bob", "cannot see the video")
+    assert left("bob") == 2 and left("cat") == 3

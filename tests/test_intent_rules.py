@@ -50,3 +50,14 @@ def test_similarity_threshold_is_a_setting():
     text = "S/He wants to opening the book"
     assert check_intent_pair(text, "S/He is curious", ACTIONS, max_similarity=0.8) == []
     assert "copies the action" in check_intent_pair(text, "S/He is curious", ACTIONS, max_similarity=0.5)[0]
+
+
+def test_every_form_the_page_lists_is_accepted_and_nothing_else():
+    from backend.intents.rules import accepted_forms
+
+    listed = [form.strip("“”") for form in accepted_forms().replace(" or ", ", ").split(", ")]
+    assert len(listed) == 6
+    for form in listed:
+        assert parse_intent(form.replace("…", "hungry")) is not None, form
+    for wrong in ("They want to eat", "S/he's hungry", "It is hungry", "He was hungry"):
+        assert parse_intent(wrong) is None, wrong

@@ -215,3 +215,26 @@ def pool_progress(db: sqlite_utils.Database, kind: str, annotator: str) -> dict[
         "SELECT coalesce(sum(n), 0) FROM task_counts WHERE kind = ? AND status = 'open'", (kind,)
     ).fetchone()[0]
     return {"mine_today": int(mine_today), "mine_total": int(mine_total), "left_in_pool": int(left)}
+
+
+def left_for(db: sqlite_utils.Database, kind: str, annotator: str) -> int:
+    """Open tasks this annotator could still be handed (or holds now): not yet submitted or skipped by them,
+    with a free slot or their own live lease. "Left in the pool" counts tasks that still need *someone*; an
+    annotator who did all of them must read 0 here, not the pool's count.
+
+    Untouched tasks have every slot free, so only tasks in progress need their slots counted.
+    """
+    now = utcnow()
+    untouched = db.conn.execute(
+        "SELECT count(*) FROM tasks WHERE kind = ? AND status = 'open' AND touched = 0", (kind,)
+    ).fetchone()[0]
+    in_progress = db.conn.execute(
+        f"""SELECT count(*) FROM tasks t
+            LEFT JOIN assignments mine
+              ON mine.kind = t.kind AND mine.item_id = t.item_id AND mine.annotator = :annotator
+            WHERE t.kind = :kind AND t.status = 'open' AND t.touched = 1
+              AND (mine.id IS NULL OR mine.status = 'leased')
+              AND ((mine.status = 'leased' AND mine.expires_at > :now) OR {_ACTIVE} < t.needed)""",
+        {"kind": kind, "annotator": annotator, "now": now},
+    ).fetchone()[0]
+    return int(untouched) + int(in_progress)

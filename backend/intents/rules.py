@@ -3,8 +3,10 @@
 An annotator writes two intents per action sequence: the *concrete* activity ("S/He wants to drink a glass
 of water") and a *high-level* one ("S/He is thirsty" / "S/He wants to quench the thirst"). Each must
 
-1. use one of the permitted forms, "S/He wants to ..." (future-directed) or "S/He is ..." (present-directed);
-   "She"/"He" and any capitalisation of the subject are accepted;
+1. use one of the permitted forms, "S/He wants to ..." (future-directed) or "S/He is ..." (present-directed).
+   The paper's "S/He" stands for either pronoun, so "She ..." and "He ..." are accepted too, in any
+   capitalisation; ``SUBJECTS`` and ``VERBS`` below are the single list that the checker and the page's
+   instructions (``accepted_forms``) both use;
 2. have real content after the prefix (at least two letters, not a filler such as "something");
 3. not copy an action name: the original template rejected a character-bigram Jaccard similarity above 0.8
    between the intent and any action of the sequence. We compare the content after the prefix, lower-cased
@@ -18,7 +20,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_FORM = re.compile(r"^\s*(?P<subject>s/he|she|he)\s+(?P<verb>wants\s+to|is)\b(?P<content>.*)$", re.IGNORECASE | re.S)
+SUBJECTS = ("S/He", "She", "He")
+VERBS = ("wants to", "is")  # future-directed, present-directed
+_FORM = re.compile(
+    r"^\s*(?P<subject>" + "|".join(re.escape(s) for s in SUBJECTS) + r")\s+(?P<verb>"
+    + "|".join(r"\s+".join(map(re.escape, v.split())) for v in VERBS) + r")\b(?P<content>.*)$",
+    re.IGNORECASE | re.S,
+)
 _FILLERS = {"something", "do something", "doing something", "nothing", "it", "this", "that", "n/a", "na", "xxx"}
 FUTURE_DIRECTED, PRESENT_DIRECTED = "future-directed", "present-directed"
 
@@ -27,6 +35,16 @@ FUTURE_DIRECTED, PRESENT_DIRECTED = "future-directed", "present-directed"
 class ParsedIntent:
     form: str  # FUTURE_DIRECTED ("S/He wants to ...") or PRESENT_DIRECTED ("S/He is ...")
     content: str
+
+
+def accepted_forms() -> str:
+    """The accepted beginnings in words, for the page and the messages.
+
+    >>> accepted_forms()
+    '“S/He wants to …”, “S/He is …”, “She wants to …”, “She is …”, “He wants to …” or “He is …”'
+    """
+    forms = [f"“{subject} {verb} …”" for subject in SUBJECTS for verb in VERBS]
+    return ", ".join(forms[:-1]) + " or " + forms[-1]
 
 
 def normalise(text: str) -> str:
@@ -79,7 +97,9 @@ def check_intent(label: str, text: str, action_names: list[str], max_similarity:
         return [f"The {label} intent is too long ({len(text)} characters; at most 500)."]
     parsed = parse_intent(text)
     if parsed is None:
-        return [f"The {label} intent must start with “S/He wants to …” or “S/He is …” (you wrote “{text[:40]}”)."]
+        subjects = ", ".join(SUBJECTS[:-1]) + " or " + SUBJECTS[-1]
+        verbs = " or ".join(f"“{verb} …”" for verb in VERBS)
+        return [f"The {label} intent must start with {subjects}, then {verbs} (you wrote “{text[:40]}”)."]
     problems = []
     letters = sum(ch.isalpha() for ch in parsed.content)
     if letters < 2 or normalise(parsed.content) in _FILLERS:

@@ -48,7 +48,10 @@ def _task_view(database: Database, settings: Settings, lease: assignment.Lease, 
 
 
 def progress(database: Database, username: str) -> dict[str, int]:
-    return assignment.pool_progress(database.db, KIND, username)
+    """Mine today / in total, ``left_for_me`` (sequences this annotator can still be handed, or holds) and
+    ``left_in_pool`` (sequences that still need any annotator)."""
+    counts = assignment.pool_progress(database.db, KIND, username)
+    return {**counts, "left_for_me": assignment.left_for(database.db, KIND, username)}
 
 
 def _reply(database: Database, settings: Settings, lease: assignment.Lease | None, username: str) -> dict[str, Any]:

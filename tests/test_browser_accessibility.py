@@ -1,0 +1,57 @@
+"""axe-core (axe-playwright-python) on the crowd's pages: the login page and the intent-annotation tab must have
+no serious or critical violations (issue 13, section 8). The other tabs are measured by
+scripts/accessibility.py (their counts are in the README)."""
+
+from __future__ import annotations
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from conftest import seed_demo_media
+from e2e_helpers import app_in_process, browser_login
+from playwright.sync_api import expect
+
+from backend import auth
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory, demo_media_cache):
+    from backend.settings import Settings
+
+    settings = Settings(data_dir=tmp_path_factory.mktemp("a11y") / "data", demo_content=True)
+    seed_demo_media(settings, demo_media_cache)
+    with app_in_process(settings) as running:
+        auth.add_user(running.ctx.database, "ann1", "annotator", "password1")
+        yield running
+
+
+def serious(page) -> list[str]:
+    """Serious and critical violations, one line each (rule, help, the first elements). Toasts are checked
+    once they have faded in (half-faded text has too little contrast by construction)."""
+    page.wait_for_function("""() => [...document.querySelectorAll('[data-testid="toast-body"]')].every((toast) => {
+        for (let e = toast; e; e = e.parentElement) if (getComputedStyle(e).opacity !== '1') return false;
+        return true;
+    })""", timeout=10_000)
+    results = Axe().run(page)
+    return [
+        f"{v['impact']} {v['id']}: {v['help']} at {[(n['target'], n.get('failureSummary')) for n in v['nodes']][:3]}"
+        for v in results.response["violations"] if v["impact"] in {"serious", "critical"}
+    ]
+
+
+@pytest.mark.parametrize("viewport", [{"width": 1280, "height": 900}, {"width": 390, "height": 844}])
+def test_the_login_page_and_the_annotation_tab_have_no_serious_violations(app, browser, viewport):
+    page = browser.new_context(viewport=viewport).new_page()
+    page.goto(app.url)
+    expect(page.get_by_label("username")).to_be_visible(timeout=30_000)
+    assert serious(page) == []
+    assert page.title() == "Sign in · CompStudio"
+    browser_login(page, app.url, "ann1", "password1")
+    expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
+    page.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=30_000)
+    assert serious(page) == []
+    # and with the server's message beside the fields after a refused submit, and the skip form open
+    page.locator("#concrete-intent textarea, #concrete-intent input").fill("The person drinks")
+    page.get_by_text("Skip this sequence").click()
+    page.locator("#intent-skip").click()
+    expect(page.locator("#intent-skip-message")).to_contain_text("say why")
+    assert serious(page) == []
