@@ -203,6 +203,17 @@ def skip(db: sqlite_utils.Database, kind: str, item_id: str, annotator: str, rea
     audit(db, annotator, f"{kind}.skip", item_id, {"reason": reason[:500]})
 
 
+def release_leases(db: sqlite_utils.Database, annotator: str) -> int:
+    """End every live lease the annotator holds, of every kind (they signed out): the slots are free at
+    once. Drafts stay, and the annotator may get the same task back while it has a free slot. Returns how
+    many were released. Inside ``write()``."""
+    now = utcnow()
+    return db.conn.execute(
+        "UPDATE assignments SET expires_at = ? WHERE annotator = ? AND status = 'leased' AND expires_at > ?",
+        (now, annotator, now),
+    ).rowcount
+
+
 def pool_progress(db: sqlite_utils.Database, kind: str, annotator: str) -> dict[str, int]:
     """Mine today, mine in total, and the tasks still open in the pool."""
     today = datetime.now(UTC).date().isoformat()

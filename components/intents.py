@@ -8,6 +8,7 @@ from typing import Any
 
 import gradio as gr
 
+from backend.auth import get_user
 from backend.context import AppContext
 from backend.intents import service
 from components.common import TabHandle, caller, esc, ui_errors
@@ -54,7 +55,8 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
     with gr.Tab("Annotate intents", id="intents") as tab:
         gr.Markdown(INSTRUCTIONS)
         progress = gr.Markdown(elem_id="intent-progress")
-        current = gr.State(None)
+        # the sequence on the page; held by the page (not gr.State) so that it survives a server restart
+        current = gr.Textbox(visible=False, elem_id="intent-current")
         with gr.Row():
             with gr.Column(scale=3):
                 video = gr.Video(label="Video", elem_id="intent-video", interactive=False, autoplay=False, loop=False)
@@ -101,17 +103,28 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
                               value="Submit (Ctrl+Enter)" if not task["must_view"] else "Watch the video to the end first"),
         }
 
+    def annotator(request: gr.Request):
+        name = caller(ctx, request)
+        user = get_user(db, name) if name else None
+        return user if user is not None and user.has_role("annotator") else None
+
     @ui_errors
     def on_load(request: gr.Request) -> dict:
-        name = caller(ctx, request)
-        if name is None:
-            return {progress: "Sign in to annotate."}
-        from backend.auth import get_user
+        """Annotators land on this tab and get their task; reviewers and admins land elsewhere, and are
+        handed nothing until they open this tab (on_open): looking leases nothing."""
+        user = annotator(request)
+        if user is None:
+            return {progress: "Your account cannot annotate." if caller(ctx, request) else "Sign in to annotate."}
+        if user.role != "annotator":
+            return {progress: _progress_line(service.progress(db, user.username))}
+        return render(service.next_intent_task(db, settings, user.username))
 
-        user = get_user(db, name)
-        if user is None or not user.has_role("annotator"):
-            return {progress: "Your account cannot annotate."}
-        return render(service.next_intent_task(db, settings, name))
+    @ui_errors
+    def on_open(sequence_id: str | None, request: gr.Request) -> dict:
+        user = annotator(request)
+        if user is None or sequence_id:  # a task is on the page already: keep it, and what was typed
+            return {}
+        return render(service.next_intent_task(db, settings, user.username))
 
     @ui_errors
     def on_submit(sequence_id: str | None, concrete_text: str, high_text: str, request: gr.Request) -> dict:
@@ -143,6 +156,7 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
         saved = service.save_draft(db, caller(ctx, request), sequence_id, concrete_text, high_text, typed_ms)
         return f"Draft saved at {saved[11:19]} UTC" if saved else gr.update()
 
+    tab.select(on_open, [current], outputs, api_visibility="private")
     submit.click(on_submit, [current, concrete, high_level], outputs, api_visibility="private")
     skip.click(on_skip, [current, reason], [*outputs, reason], api_visibility="private")
     video.end(on_viewed, [current], submit, api_visibility="private")

@@ -203,11 +203,11 @@ def chromium_browser() -> Iterator[Any]:
 
 
 def browser_login(page, url: str, username: str, password: str) -> None:
-    """Sign in through Gradio's login form, as a person would."""
+    """Sign in through the login page (components/signin.py), as a person would."""
     page.goto(url)
-    page.get_by_label("username").fill(username)
-    page.get_by_label("password").fill(password)
-    page.get_by_role("button", name="Login").click()
+    page.get_by_label("User name").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
     page.wait_for_selector("#whoami", timeout=30_000)
 
 
