@@ -66,6 +66,12 @@ def _lease_row(db: sqlite_utils.Database, kind: str, annotator: str, now: str) -
     return dict(row) if row else None
 
 
+def current_lease(db: sqlite_utils.Database, kind: str, annotator: str) -> Lease | None:
+    """The live lease the annotator already holds, if any; claims nothing (a page that is only looked at)."""
+    row = _lease_row(db, kind, annotator, utcnow())
+    return _to_lease(row) if row else None
+
+
 def _to_lease(row: dict) -> Lease:
     return Lease(
         row["kind"], row["item_id"], row["round"], row["annotator"], row["leased_at"], row["expires_at"],

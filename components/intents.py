@@ -57,6 +57,8 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
         progress = gr.Markdown(elem_id="intent-progress")
         # the sequence on the page; held by the page (not gr.State) so that it survives a server restart
         current = gr.Textbox(visible=False, elem_id="intent-current")
+        # reviewers and admins land on other tabs; here they ask for a sequence when they mean to annotate
+        start = gr.Button("Get a sequence to annotate", elem_id="intent-start", visible=False)
         with gr.Row():
             with gr.Column(scale=3):
                 video = gr.Video(label="Video", elem_id="intent-video", interactive=False, autoplay=False, loop=False)
@@ -76,11 +78,11 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
             skip = gr.Button("Skip", elem_id="intent-skip")
         _register_api(ctx)
 
-    outputs = [current, progress, details, video, concrete, high_level, submit, draft_status, last_saved]
+    outputs = [current, progress, details, video, concrete, high_level, submit, draft_status, last_saved, start]
 
     def render(payload: dict[str, Any]) -> dict:
         task = payload["task"]
-        base = {progress: _progress_line(payload["progress"]), draft_status: ""}
+        base = {progress: _progress_line(payload["progress"]), draft_status: "", start: gr.update(visible=False)}
         if payload.get("stored"):
             stored = payload["stored"]
             base[last_saved] = (
@@ -111,16 +113,21 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
     @ui_errors
     def on_load(request: gr.Request) -> dict:
         """Annotators land on this tab and get their task; reviewers and admins land elsewhere, and are
-        handed nothing until they open this tab (on_open): looking leases nothing."""
+        handed nothing until they ask for a sequence here (on_start): looking leases nothing."""
         user = annotator(request)
         if user is None:
             return {progress: "Your account cannot annotate." if caller(ctx, request) else "Sign in to annotate."}
-        if user.role != "annotator":
-            return {progress: _progress_line(service.progress(db, user.username))}
-        return render(service.next_intent_task(db, settings, user.username))
+        if user.role == "annotator":
+            return render(service.next_intent_task(db, settings, user.username))
+        held = service.held_intent_task(db, settings, user.username)
+        if held["task"] is not None:
+            return render(held)
+        return {progress: _progress_line(held["progress"]), start: gr.update(visible=True),
+                details: "Press **Get a sequence to annotate** when you mean to work here: the sequence is then "
+                         f"reserved for you for {settings.lease_minutes:g} minutes."}
 
     @ui_errors
-    def on_open(sequence_id: str | None, request: gr.Request) -> dict:
+    def on_start(sequence_id: str | None, request: gr.Request) -> dict:
         user = annotator(request)
         if user is None or sequence_id:  # a task is on the page already: keep it, and what was typed
             return {}
@@ -156,7 +163,7 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
         saved = service.save_draft(db, caller(ctx, request), sequence_id, concrete_text, high_text, typed_ms)
         return f"Draft saved at {saved[11:19]} UTC" if saved else gr.update()
 
-    tab.select(on_open, [current], outputs, api_visibility="private")
+    start.click(on_start, [current], outputs, api_visibility="private")
     submit.click(on_submit, [current, concrete, high_level], outputs, api_visibility="private")
     skip.click(on_skip, [current, reason], [*outputs, reason], api_visibility="private")
     video.end(on_viewed, [current], submit, api_visibility="private")
