@@ -103,9 +103,13 @@ def _wants_html(request: Request) -> bool:
 
 
 def _same_origin(request: Request) -> bool:
-    """A browser's cross-site form post carries another site's Origin: refuse it (login CSRF)."""
+    """A browser's cross-site form post carries another site's Origin: refuse it (login CSRF). Behind a
+    reverse proxy the public host is in Host (when the proxy passes it on) or X-Forwarded-Host."""
     origin = request.headers.get("origin")
-    return not origin or origin == "null" or urlsplit(origin).netloc == request.headers.get("host", "")
+    if not origin or origin == "null":
+        return True
+    hosts = {request.headers.get("host", ""), *request.headers.get("x-forwarded-host", "").split(",")}
+    return urlsplit(origin).netloc in {host.strip() for host in hosts if host.strip()}
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,7 @@ def wait_http_ok(url: str, timeout: float = 60.0) -> float:
     start = time.monotonic()
     while time.monotonic() - start < timeout:
         try:
-            if httpx.get(url, timeout=2).status_code == 200:
+            if httpx.get(url, timeout=2, follow_redirects=True).status_code == 200:  # / sends visitors to /login
                 return time.monotonic() - start
         except httpx.HTTPError:
             pass

@@ -159,6 +159,10 @@ def test_a_disabled_account_is_signed_out_at_once(app, browser):
     session_cookie = [name for name in cookies if name.startswith("compstudio-session-")]
     assert session_cookie and all(c["httpOnly"] and c["sameSite"] == "Lax" for c in context.cookies()
                                   if c["name"] in session_cookie)
+    # a sign-in posted from another site's page is refused (login CSRF); the same post from here is not
+    form = {"username": "demo-reviewer", "password": app.accounts["demo-reviewer"]}
+    assert httpx.post(f"{app.url}/login", data=form, headers={"Origin": "https://evil.example"}).status_code == 403
+    assert httpx.post(f"{app.url}/login", data=form, headers={"Origin": app.url}).status_code == 200
     auth.set_disabled(app.ctx.database, "demo-annotator", True, actor="demo-admin")
     reply = httpx.post(f"{app.url}/gradio_api/run/intent_next", json={"data": []}, cookies=cookies)
     assert reply.status_code == 401
