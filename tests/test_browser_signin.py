@@ -114,12 +114,13 @@ def test_each_role_lands_on_its_tab_and_only_an_annotator_at_work_holds_a_lease(
     assert live_leases(db, "demo-annotator") == 1 and live_leases(db, "demo-reviewer") == 0
 
 
-def test_log_out_signs_out_in_the_same_tab_and_frees_the_lease(app, browser):
+def test_log_out_signs_out_in_the_same_tab_and_frees_the_lease(app, browser, tmp_path):
     context = browser.new_context()
     page = context.new_page()
     browser_login(page, app.url, "demo-annotator", app.accounts["demo-annotator"])
     expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
     assert live_leases(app.ctx.database, "demo-annotator") == 1
+    page.screenshot(path=str(tmp_path / "annotator-signed-in.png"))
     page.locator("#logout").click()
     expect(page).to_have_url(f"{app.url}/login?signed_out=1", timeout=15_000)
     expect(page.get_by_role("status")).to_have_text("You are signed out.")
