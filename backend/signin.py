@@ -20,6 +20,7 @@ name or password"). All of this runs on a worker thread (scrypt takes ~50 ms): s
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -92,8 +93,9 @@ def _wait_message(key: str, wait: float, locked: bool) -> str:
     whose = "this account" if key.startswith("account:") else "your network address"
     if locked:
         until = (datetime.now(UTC) + timedelta(seconds=wait)).strftime("%H:%M:%S")
-        return (f"Too many failed sign-ins for {whose}: signing in is locked for {wait / 60:.1f} more minutes "
-                f"(until {until} UTC). Ask an admin if you forgot your password.")
+        left = f"{max(1, round(wait))} more seconds" if wait < 90 else f"{math.ceil(wait / 60)} more minutes"
+        return (f"Too many failed sign-ins for {whose}: signing in is locked for {left} (until {until} UTC). "
+                "Ask an admin if you forgot your password.")
     return f"Too many failed sign-ins for {whose}: wait {max(1, round(wait))} seconds before trying again."
 
 
