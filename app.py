@@ -19,7 +19,6 @@ from typing import Any
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
-import anyio  # noqa: E402
 import gradio as gr  # noqa: E402
 
 from backend.accounts import auth  # noqa: E402
@@ -28,6 +27,7 @@ from backend.settings import Settings, load_settings  # noqa: E402
 from components import TABS, intents  # noqa: E402
 from components.common import TabHandle, caller, esc  # noqa: E402
 from components.fastpath import fast_routes  # noqa: E402
+from components.signin import build_signin  # noqa: E402
 
 APP_JS = """
 () => {
@@ -72,6 +72,8 @@ APP_JS = """
   document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'hidden') flushDraft(); });
 }
 """
+# the tab each role lands on (the tab it works in)
+LANDING_TAB = {"annotator": "intents", "reviewer": "review", "admin": "admin"}
 CSS = """
 #intent-progress {font-size: 0.95em} footer {visibility: hidden} #intent-sequence {display: none}
 #intent-key-hint:has(#intent-key-hint-text:empty), #intent-message:not(:has(p)), #intent-skip-message:not(:has(p)) {
@@ -94,7 +96,6 @@ def app_theme() -> gr.themes.Base:
 
 
 HEAD = "<title>CompStudio</title>"
-LOGIN_TITLE = "<title>Sign in · CompStudio</title>"
 
 
 def build_demo(ctx: AppContext) -> gr.Blocks:
@@ -104,10 +105,14 @@ def build_demo(ctx: AppContext) -> gr.Blocks:
         with gr.Row(elem_id="app-header"):
             gr.Markdown("# CompStudio · compositional generalization benchmarks", elem_id="app-title")
             who = gr.Markdown(elem_id="whoami")
+            # signs out in this tab (a Markdown link opened a new one); /logout is components/signin.py's
+            logout = gr.Button("Log out", elem_id="logout", size="sm", variant="secondary", scale=0, min_width=100,
+                               visible=False)
+            logout.click(None, js="() => { window.location.assign('logout'); }")
             if oauth:
                 gr.LoginButton()
         handles: list[TabHandle] = []
-        with gr.Tabs():
+        with gr.Tabs() as tabs:
             for module_name, builder in TABS:
                 handles.append(getattr(importlib.import_module(module_name), builder)(ctx))
 
@@ -116,14 +121,15 @@ def build_demo(ctx: AppContext) -> gr.Blocks:
             user = auth.get_user(ctx.database, name) if name else None
             if user is None or user.disabled:
                 text = "Not signed in." + (" Use **Sign in with Hugging Face**." if oauth else "")
-                return [text, *(gr.Tab(visible=False) for _ in handles)]
-            logout = "" if oauth else " · [Log out](/logout)"
-            text = f"Signed in as **{esc(user.username)}** ({user.role}){logout}"
+                return [text, gr.update(visible=False), gr.Tabs(), *(gr.Tab(visible=False) for _ in handles)]
+            text = f"Signed in as **{esc(user.username)}** ({user.role})"
             if user.has_role("admin") and ctx.notices:
                 text += "".join(f"\n\n> ⚠️ {esc(notice)}" for notice in ctx.notices)
-            return [text, *(gr.Tab(visible=user.has_role(h.min_role)) for h in handles)]
+            # each role lands on the tab it works in; nothing is leased until an annotator is on the Annotate tab
+            return [text, gr.update(visible=not oauth), gr.Tabs(selected=LANDING_TAB[user.role]),
+                    *(gr.Tab(visible=user.has_role(h.min_role)) for h in handles)]
 
-        demo.load(on_load, None, [who, *(h.tab for h in handles)], api_visibility="private")
+        demo.load(on_load, None, [who, logout, tabs, *(h.tab for h in handles)], api_visibility="private")
         for handle in handles:
             if handle.on_load:
                 fn, outputs = handle.on_load
@@ -162,15 +168,12 @@ def launch_kwargs(ctx: AppContext) -> dict:
         "app_kwargs": {"routes": fast_routes(intents.api_endpoints(ctx))},
     }
     if ctx.settings.effective_auth_mode == "password":
-        async def check_password(username: str, password: str) -> bool:
-            # scrypt takes ~50 ms and releases the GIL: run it on a worker thread so that a sign-in never
-            # stalls the event loop (and everyone else's calls) while it hashes.
-            return await anyio.to_thread.run_sync(auth.authenticate, ctx.database, username, password)
-
-        kwargs["auth"] = check_password
-        # Gradio's login page carries no <title> (axe-core: serious); auth_message is HTML, and a <title>
-        # anywhere in the document is the document's title
-        kwargs["auth_message"] = LOGIN_TITLE + "CompStudio: sign in with the account an admin gave you."
+        # our login page, /login, /logout and sessions kept in SQLite (components/signin.py); the sign-in's
+        # hashing runs on worker threads, never on the event loop
+        signin = build_signin(ctx)
+        kwargs["auth_dependency"] = signin.user
+        kwargs["app_kwargs"] = {"routes": [*signin.routes(), *kwargs["app_kwargs"]["routes"]],
+                                "middleware": [signin.middleware()]}
     return kwargs
 
 

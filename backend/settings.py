@@ -67,6 +67,16 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec("session_capacity", int, 1000, "COMPSTUDIO_SESSION_CAPACITY",
                 "Browser sessions whose state the server keeps (Gradio's `state_session_capacity`); each holds "
                 "~0.8 MB, and the least recently used goes first, so this bounds the memory page loads take."),
+    SettingSpec("session_hours", float, 168.0, "COMPSTUDIO_SESSION_HOURS",
+                "How long a password sign-in lasts (kept in the database, so a restart signs nobody out); "
+                "signing out or disabling the account ends it at once."),
+    SettingSpec("signin_lock_after", int, 10, "COMPSTUDIO_SIGNIN_LOCK_AFTER",
+                "Failed sign-ins for one account before it is locked for `signin_lock_minutes`; from half of "
+                "this on, each further try must wait 1, 2, 4, ... seconds."),
+    SettingSpec("signin_address_lock_after", int, 30, "COMPSTUDIO_SIGNIN_ADDRESS_LOCK_AFTER",
+                "The same, counted per client address over all accounts (higher: a class may share one address)."),
+    SettingSpec("signin_lock_minutes", float, 15.0, "COMPSTUDIO_SIGNIN_LOCK_MINUTES",
+                "How long a lock lasts; failures older than this are forgotten."),
     SettingSpec("backup_every_minutes", float, 5.0, "COMPSTUDIO_BACKUP_EVERY_MINUTES",
                 "Minutes between database snapshots (SQLite backup API) into `<data>/backups`; 0 turns them off."),
     SettingSpec("backup_keep", int, 12, "COMPSTUDIO_BACKUP_KEEP",
@@ -146,6 +156,10 @@ class Settings:
     max_action_similarity: float = 0.8
     busy_timeout_ms: int = 5000
     session_capacity: int = 1000
+    session_hours: float = 168.0
+    signin_lock_after: int = 10
+    signin_address_lock_after: int = 30
+    signin_lock_minutes: float = 15.0
     backup_every_minutes: float = 5.0
     backup_keep: int = 12
     hub_backup_repo: str = ""
@@ -215,6 +229,10 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
         raise SettingsError("annotators_per_sequence must be at least 1")
     if settings.session_capacity < 10:
         raise SettingsError("session_capacity must be at least 10 (every open browser tab holds one session)")
+    if settings.session_hours <= 0 or settings.signin_lock_minutes <= 0:
+        raise SettingsError("session_hours and signin_lock_minutes must be more than 0")
+    if settings.signin_lock_after < 2 or settings.signin_address_lock_after < 2:
+        raise SettingsError("signin_lock_after and signin_address_lock_after must be at least 2")
     if settings.backup_every_minutes < 0 or settings.backup_keep < 1:
         raise SettingsError("backup_every_minutes must be 0 or more and backup_keep at least 1")
     if settings.vqa_image_mode not in {"composite", "separate"}:

@@ -75,7 +75,7 @@ def build_vqa_tab(ctx: AppContext) -> TabHandle:
             verify_tab: gr.Tab(visible=rights["author"]),
             models_tab: gr.Tab(visible=rights["reviewer"]),
             admin_tab: gr.Tab(visible=rights["admin"]),
-            **answer["render"](service.next_answer_task(db, settings, name)),
+            **answer["render"](service.next_answer_task(db, settings, name, claim=False)),  # looking leases nothing
             **board["render"](runs.leaderboard(db, name)),
         }
 
@@ -88,6 +88,7 @@ def _answer_panel(ctx: AppContext) -> dict[str, Any]:
     gr.Markdown(ANSWER_HELP)
     current = gr.State(None)
     progress = gr.Markdown(elem_id="vqa-answer-progress")
+    start = gr.Button("Get an item to answer", elem_id="vqa-answer-start", visible=False)
     with gr.Row():
         image = gr.Image(label="Image", type="filepath", interactive=False, elem_id="vqa-answer-image", height=420)
         with gr.Column():
@@ -98,13 +99,15 @@ def _answer_panel(ctx: AppContext) -> dict[str, Any]:
 
     def render(payload: dict[str, Any]) -> dict:
         task, done = payload["task"], payload["progress"]
-        base = {progress: f"**Answered:** {done['mine_total']} · **items left in the pool:** {done['left_in_pool']}"}
+        base = {progress: f"**Answered:** {done['mine_total']} · **items left in the pool:** {done['left_in_pool']}",
+                start: gr.update(visible=task is None and payload.get("claimed") is False)}
         if task is None:
             return {
                 **base,
                 current: None,
                 image: None,
-                question: "### Nothing left for you to answer. Thank you!",
+                question: "### Nothing left for you to answer. Thank you!" if payload.get("claimed") is not False
+                else "Press **Get an item to answer** when you mean to answer: the item is then reserved for you.",
                 choices: gr.update(choices=[], value=[]),
             }
         return {
@@ -127,7 +130,13 @@ def _answer_panel(ctx: AppContext) -> dict[str, Any]:
         )
         return {**render(service.next_answer_task(db, settings, name)), result: feedback}
 
-    outputs = [current, progress, image, question, choices]
+    outputs = [current, progress, image, question, choices, start]
+
+    @ui_errors
+    def on_start(request: gr.Request) -> dict:
+        return render(service.next_answer_task(db, settings, caller(ctx, request)))
+
+    start.click(on_start, None, outputs, api_visibility="private")
     submit.click(on_submit, [current, choices], [*outputs, result], api_visibility="private")
     return {"render": render, "outputs": outputs}
 

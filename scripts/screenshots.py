@@ -26,7 +26,13 @@ def main() -> None:
         app_module.login_help(running.ctx)  # creates the demo accounts
         password = json.loads((settings.data_dir / "demo-accounts.json").read_text())["demo-admin"]
         page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(running.url)  # the login page (components/signin.py)
+        page.screenshot(path=str(ROOT / "docs" / "screenshots" / "login.png"), full_page=True)
         browser_login(page, running.url, "demo-admin", password)
+        # an admin lands on Admin and is handed a sequence only on asking for one
+        page.get_by_role("tab", name="Annotate intents").click()
+        page.locator("#intent-start").click()
+        page.locator("#intent-task h3").wait_for(timeout=30_000)
         labels = visit_every_tab(page, ROOT / "docs" / "screenshots")
         print("\n".join(labels))
         phone = browser.new_page(viewport={"width": 390, "height": 844})

@@ -76,7 +76,7 @@ def wait_http_ok(url: str, timeout: float = 60.0) -> float:
     start = time.monotonic()
     while time.monotonic() - start < timeout:
         try:
-            if httpx.get(url, timeout=2).status_code == 200:
+            if httpx.get(url, timeout=2, follow_redirects=True).status_code == 200:  # / sends visitors to /login
                 return time.monotonic() - start
         except httpx.HTTPError:
             pass
@@ -203,11 +203,11 @@ def chromium_browser() -> Iterator[Any]:
 
 
 def browser_login(page, url: str, username: str, password: str) -> None:
-    """Sign in through Gradio's login form, as a person would."""
+    """Sign in through the login page (components/signin.py), as a person would."""
     page.goto(url)
-    page.get_by_label("username").fill(username)
-    page.get_by_label("password").fill(password)
-    page.get_by_role("button", name="Login").click()
+    page.get_by_label("User name").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
     page.wait_for_selector("#whoami", timeout=30_000)
 
 

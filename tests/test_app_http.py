@@ -27,7 +27,8 @@ def running(tmp_path_factory, demo_media_cache):
 
 
 def test_front_page_and_login(running):
-    assert httpx.get(running.url).status_code == 200
+    front = httpx.get(running.url, follow_redirects=True)  # anonymous visitors are sent to the login page
+    assert front.status_code == 200 and str(front.url).endswith("/login") and "CompStudio" in front.text
     with pytest.raises(PermissionError):
         ApiClient(running.url, "ann1", "wrong-password")
     anonymous = httpx.post(f"{running.url}/gradio_api/run/intent_next", json={"data": []})
@@ -57,8 +58,8 @@ def test_api_annotation_round_trip(running):
 
 def test_annotator_is_refused_admin_endpoints_and_nothing_changes(running, vilpact_dir):
     db = running.ctx.database
+    client = ApiClient(running.url, "ann2", "password1")  # signing in is audited: count after it
     before = {t: db.scalar(f"SELECT count(*) FROM {t}") for t in ("users", "sequences", "audit_log", "annotations")}
-    client = ApiClient(running.url, "ann2", "password1")
     calls = [
         ("admin_import_vilpact", str(vilpact_dir), ""),
         ("admin_export_intents", "csv"),

@@ -10,7 +10,7 @@ from conftest import seed_demo_media
 from e2e_helpers import app_in_process, browser_login
 from playwright.sync_api import expect
 
-from backend import auth
+from backend.accounts import auth
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from conftest import seed_demo_media
 from e2e_helpers import app_in_process, browser_login
 from playwright.sync_api import expect
 
-from backend import auth
+from backend.accounts import auth
 
 CONCRETE = "#concrete-intent textarea, #concrete-intent input"
 HIGH_LEVEL = "#high-level-intent textarea, #high-level-intent input"

@@ -76,7 +76,12 @@ def test_author_verify_answer_model_and_leaderboard(app, browser):
         page.close()
 
     annotator = _open(browser, app, "ann", "Answer")
+    # looking leases nothing: the item is handed out when the annotator asks for one
+    expect(annotator.locator("#vqa-answer-start")).to_be_visible(timeout=30_000)
+    assert app.ctx.database.scalar("SELECT count(*) FROM assignments WHERE kind = 'vqa_answer'") == 0
+    annotator.locator("#vqa-answer-start").click()
     expect(annotator.locator("#vqa-answer-question")).to_contain_text("?", timeout=30_000)
+    expect(annotator.locator("#vqa-answer-start")).to_be_hidden()
     assert "✅" not in annotator.locator("#vqa-answer-question").inner_text()
     expect(annotator.locator('button[data-tab-id="vqa-author"]')).to_have_count(0)
     annotator.locator("#vqa-answer-choices label").first.click()

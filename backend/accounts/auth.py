@@ -15,6 +15,8 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
+from backend.accounts.sessions import end_all_in
+from backend.assignment import release_leases
 from backend.errors import NotFound, PermissionDenied, ValidationError
 from backend.storage import Database, audit, utcnow
 
@@ -123,7 +125,10 @@ def set_disabled(database: Database, username: str, disabled: bool = True, *, ac
         cur = db.conn.execute("UPDATE users SET disabled = ? WHERE username = ?", (int(disabled), username))
         if cur.rowcount == 0:
             raise NotFound(f"no user named {username!r}")
-        audit(db, actor, "users.disable" if disabled else "users.enable", username)
+        detail = None
+        if disabled:  # its sessions and leases end now (sessions do not come back if it is enabled again)
+            detail = {"sessions_ended": end_all_in(db, username), "leases_released": release_leases(db, username)}
+        audit(db, actor, "users.disable" if disabled else "users.enable", username, detail)
     return get_user(database, username)  # type: ignore[return-value]
 
 

@@ -66,6 +66,12 @@ def _lease_row(db: sqlite_utils.Database, kind: str, annotator: str, now: str) -
     return dict(row) if row else None
 
 
+def current_lease(db: sqlite_utils.Database, kind: str, annotator: str) -> Lease | None:
+    """The live lease the annotator already holds, if any; claims nothing (a page that is only looked at)."""
+    row = _lease_row(db, kind, annotator, utcnow())
+    return _to_lease(row) if row else None
+
+
 def _to_lease(row: dict) -> Lease:
     return Lease(
         row["kind"], row["item_id"], row["round"], row["annotator"], row["leased_at"], row["expires_at"],
@@ -201,6 +207,17 @@ def skip(db: sqlite_utils.Database, kind: str, item_id: str, annotator: str, rea
     finish(db, row["id"], "skipped", reason[:500])
     db.conn.execute("DELETE FROM drafts WHERE annotator = ? AND kind = ? AND item_id = ?", (annotator, kind, item_id))
     audit(db, annotator, f"{kind}.skip", item_id, {"reason": reason[:500]})
+
+
+def release_leases(db: sqlite_utils.Database, annotator: str) -> int:
+    """End every live lease the annotator holds, of every kind (they signed out): the slots are free at
+    once. Drafts stay, and the annotator may get the same task back while it has a free slot. Returns how
+    many were released. Inside ``write()``."""
+    now = utcnow()
+    return db.conn.execute(
+        "UPDATE assignments SET expires_at = ? WHERE annotator = ? AND status = 'leased' AND expires_at > ?",
+        (now, annotator, now),
+    ).rowcount
 
 
 def pool_progress(db: sqlite_utils.Database, kind: str, annotator: str) -> dict[str, int]:

@@ -67,6 +67,12 @@ def next_intent_task(database: Database, settings: Settings, username: str) -> d
     return _reply(database, settings, lease, username)
 
 
+def held_intent_task(database: Database, settings: Settings, username: str) -> dict[str, Any]:
+    """Like :func:`next_intent_task` but leases nothing: the task the caller already holds, or None."""
+    auth.require_role(database, username, "annotator")
+    return _reply(database, settings, assignment.current_lease(database.db, KIND, username), username)
+
+
 def save_draft(
     database: Database, username: str, sequence_id: str, concrete: str, high_level: str,
     client_ms: float | None = None,

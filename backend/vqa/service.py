@@ -340,9 +340,16 @@ def resolve_dispute(
 
 
 # -- answering (the human baseline) --------------------------------------------------------------------
-def next_answer_task(database: Database, settings: Settings, username: str | None) -> dict[str, Any]:
-    """The caller's current item to answer, or a new one: the question view only, never the key."""
+def next_answer_task(database: Database, settings: Settings, username: str | None,
+                     claim: bool = True) -> dict[str, Any]:
+    """The caller's current item to answer, or a new one: the question view only, never the key.
+    With ``claim=False`` (a page only looked at) nothing new is leased: ``task`` is the held item or None."""
     user = auth.require_role(database, username, "annotator")
+    if not claim:
+        lease = assignment.current_lease(database.db, ANSWER_KIND, user.username)
+        task = get_item(database, lease.item_id).question_view() if lease else None
+        return {"task": task, "progress": assignment.pool_progress(database.db, ANSWER_KIND, user.username),
+                "claimed": False}
     with database.write() as db:
         while True:
             lease = assignment.next_task(db, ANSWER_KIND, user.username, settings.lease_minutes)

@@ -1,0 +1,215 @@
+"""Signing in and out in a real browser (Debian chromium via Playwright) against the real app: the login page,
+where each role lands, what signing in and out reserves, a restart, a disabled account, the throttle."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from conftest import seed_demo_media
+from e2e_helpers import RunningApp, browser_login, free_port
+from playwright.sync_api import expect
+
+from backend.accounts import auth, signin
+from backend.storage import utcnow
+from backend.vilpact.demo import ensure_demo_accounts
+
+CONCRETE = "#concrete-intent textarea, #concrete-intent input"
+HIGH_LEVEL = "#high-level-intent textarea, #high-level-intent input"
+
+
+@contextlib.contextmanager
+def serve(settings, port: int) -> Iterator[RunningApp]:
+    """The real app in this process on ``port``, with its real launch settings."""
+    import app as app_module
+
+    demo, ctx = app_module.build_app(settings)
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, ssr_mode=False,
+                **app_module.launch_kwargs(ctx))
+    try:
+        yield RunningApp(url=f"http://127.0.0.1:{port}", ctx=ctx, demo=demo)
+    finally:
+        demo.close()
+
+
+@pytest.fixture
+def demo_settings(settings, demo_media_cache):
+    seed_demo_media(settings, demo_media_cache)
+    # no need to watch each demo video to its end here; a short lock so that the test can outlast it
+    return settings.replace(demo_content=True, require_full_view=False, signin_lock_after=4,
+                            signin_lock_minutes=0.05)
+
+
+@pytest.fixture
+def app(demo_settings):
+    with serve(demo_settings, free_port()) as running:
+        running.accounts = ensure_demo_accounts(running.ctx).accounts  # what app.py's main prints
+        yield running
+
+
+def live_leases(database, username: str) -> int:
+    return database.scalar(
+        "SELECT count(*) FROM assignments WHERE annotator = ? AND status = 'leased' AND expires_at > ?",
+        (username, utcnow()),
+    )
+
+
+def selected_tab(page) -> str:
+    return page.get_by_role("tab", selected=True).first.inner_text().strip()
+
+
+def test_the_login_page_explains_keeps_the_name_and_says_why(app, browser, tmp_path):
+    page = browser.new_context().new_page()
+    page.goto(app.url)
+    expect(page).to_have_url(f"{app.url}/login")
+    expect(page.get_by_role("heading", name="CompStudio")).to_be_visible()
+    expect(page.get_by_text("compositional-generalization benchmarks")).to_be_visible()
+    expect(page.get_by_text("demo-accounts.json")).to_be_visible()
+    content = page.content()
+    assert not any(password in content for password in app.accounts.values())  # never the passwords
+    page.screenshot(path=str(tmp_path / "login.png"), full_page=True)
+
+    page.get_by_label("User name").fill("demo-annotator")
+    page.get_by_label("Password").fill("not the password")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_have_text(signin.WRONG)
+    expect(page.get_by_label("User name")).to_have_value("demo-annotator")
+    expect(page.get_by_label("Password")).to_be_focused()
+    page.screenshot(path=str(tmp_path / "login-wrong-password.png"), full_page=True)
+
+    auth.add_user(app.ctx.database, "gone", "annotator", "password1")
+    auth.set_disabled(app.ctx.database, "gone", True)
+    page.get_by_label("User name").fill("gone")
+    page.get_by_label("Password").fill("password1")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_contain_text("This account is disabled")
+    expect(page.get_by_label("User name")).to_have_value("gone")
+
+
+def test_each_role_lands_on_its_tab_and_only_an_annotator_at_work_holds_a_lease(app, browser):
+    db = app.ctx.database
+    for name, tab in (("demo-admin", "Admin"), ("demo-reviewer", "Review")):
+        page = browser.new_context().new_page()
+        browser_login(page, app.url, name, app.accounts[name])
+        expect(page.get_by_role("tab", name=tab, exact=True)).to_have_attribute("aria-selected", "true",
+                                                                                 timeout=30_000)
+        page.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=30_000)
+        assert live_leases(db, name) == 0  # looking reserves nothing
+        if name == "demo-admin":  # opening the Annotate tab leases nothing either; asking for a sequence does
+            page.get_by_role("tab", name="Annotate intents").click()
+            expect(page.locator("#intent-start")).to_be_visible()
+            assert live_leases(db, name) == 0
+            page.locator("#intent-start").click()
+            expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
+            expect(page.locator("#intent-start")).to_be_hidden()
+            assert live_leases(db, name) == 1
+    page = browser.new_context().new_page()
+    browser_login(page, app.url, "demo-annotator", app.accounts["demo-annotator"])
+    expect(page.get_by_role("tab", name="Annotate intents")).to_have_attribute("aria-selected", "true",
+                                                                               timeout=30_000)
+    expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
+    assert live_leases(db, "demo-annotator") == 1 and live_leases(db, "demo-reviewer") == 0
+
+
+def test_log_out_signs_out_in_the_same_tab_and_frees_the_lease(app, browser, tmp_path):
+    context = browser.new_context()
+    page = context.new_page()
+    browser_login(page, app.url, "demo-annotator", app.accounts["demo-annotator"])
+    expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
+    assert live_leases(app.ctx.database, "demo-annotator") == 1
+    page.screenshot(path=str(tmp_path / "annotator-signed-in.png"))
+    page.locator("#logout").click()
+    expect(page).to_have_url(f"{app.url}/login?signed_out=1", timeout=15_000)
+    expect(page.get_by_role("status")).to_have_text("You are signed out.")
+    assert len(context.pages) == 1  # the same tab, no new one
+    assert live_leases(app.ctx.database, "demo-annotator") == 0
+    assert app.ctx.database.scalar("SELECT count(*) FROM sessions WHERE username = 'demo-annotator'") == 0
+    page.goto(app.url)
+    expect(page).to_have_url(f"{app.url}/login")
+
+
+def test_a_restart_keeps_the_annotator_signed_in_and_working(demo_settings, browser):
+    port = free_port()
+    page = browser.new_context().new_page()
+    with serve(demo_settings, port) as first:
+        password = ensure_demo_accounts(first.ctx).accounts["demo-annotator"]
+        browser_login(page, first.url, "demo-annotator", password)
+        expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
+        sequence = page.locator("#intent-sequence").text_content().strip()
+    with serve(demo_settings, port) as second:  # the same data folder and port, a new process state
+        page.locator(CONCRETE).fill("S/He wants to carry on after the restart")
+        page.locator(HIGH_LEVEL).fill("S/He is patient")
+        page.locator("#intent-submit").click()
+        expect(page.locator("#intent-last-saved")).to_contain_text("carry on after the restart", timeout=30_000)
+        stored = second.ctx.database.query_one(
+            "SELECT sequence_id FROM annotations WHERE annotator = 'demo-annotator'")
+        assert stored == {"sequence_id": sequence}
+        page.reload()
+        expect(page.locator("#whoami")).to_contain_text("demo-annotator", timeout=30_000)
+
+
+def test_a_disabled_account_is_signed_out_at_once(app, browser):
+    context = browser.new_context()
+    page = context.new_page()
+    browser_login(page, app.url, "demo-annotator", app.accounts["demo-annotator"])
+    expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
+    cookies = {c["name"]: c["value"] for c in context.cookies()}
+    session_cookie = [name for name in cookies if name.startswith("compstudio-session-")]
+    assert session_cookie and all(c["httpOnly"] and c["sameSite"] == "Lax" for c in context.cookies()
+                                  if c["name"] in session_cookie)
+    # a sign-in posted from another site's page is refused (login CSRF); the same post from here is not
+    form = {"username": "demo-reviewer", "password": app.accounts["demo-reviewer"]}
+    assert httpx.post(f"{app.url}/login", data=form, headers={"Origin": "https://evil.example"}).status_code == 403
+    assert httpx.post(f"{app.url}/login", data=form, headers={"Origin": app.url}).status_code == 200
+    auth.set_disabled(app.ctx.database, "demo-annotator", True, actor="demo-admin")
+    reply = httpx.post(f"{app.url}/gradio_api/run/intent_next", json={"data": []}, cookies=cookies)
+    assert reply.status_code == 401
+    page.reload()
+    expect(page).to_have_url(f"{app.url}/login")
+
+
+def test_fifty_wrong_passwords_lock_the_account_and_the_page_says_so(demo_settings, browser, tmp_path):
+    with serve(demo_settings.replace(signin_lock_minutes=0.1), free_port()) as app:  # a 6-second lock
+        password = ensure_demo_accounts(app.ctx).accounts["demo-annotator"]
+        db, settings, tried = app.ctx.database, app.ctx.settings, 0
+        page = browser.new_context().new_page()
+        page.goto(app.url)
+        page.get_by_label("User name").fill("demo-annotator")
+        with httpx.Client(base_url=app.url) as client:
+            for n in range(50):  # fifty wrong passwords in a row, as fast as the server answers
+                reply = client.post("/login", data={"username": "demo-annotator", "password": f"guess {n}"})
+                assert reply.status_code in {401, 429}
+                tried += reply.status_code == 401
+            assert tried < 50 and tried <= settings.signin_lock_after
+            state = signin.throttle_state(db, settings, "account:demo-annotator")
+            assert state["refused"] == 50 - tried and state["wait_seconds"] > 0
+            while not signin.throttle_state(db, settings, "account:demo-annotator")["locked"]:
+                # a patient guesser, who waits as long as the server says: locked after signin_lock_after
+                time.sleep(float(reply.headers.get("Retry-After", "0.2")))
+                reply = client.post("/login", data={"username": "demo-annotator", "password": "another guess"})
+                tried += reply.status_code == 401
+        assert tried == settings.signin_lock_after
+        assert db.scalar("SELECT count(*) FROM audit_log WHERE action = 'signin.failed' AND target = 'demo-annotator'"
+                         ) == tried
+        assert db.scalar("SELECT count(*) FROM audit_log WHERE action = 'signin.locked'") == 1
+        page.get_by_label("Password").fill(password)  # even the right password waits for the lock
+        page.get_by_role("button", name="Sign in").click()
+        expect(page.get_by_role("alert")).to_contain_text("Too many failed sign-ins for this account: signing in "
+                                                          "is locked")
+        expect(page.get_by_label("User name")).to_have_value("demo-annotator")
+        page.screenshot(path=str(tmp_path / "login-locked.png"), full_page=True)
+        deadline = time.monotonic() + 60
+        while True:  # and works again once the lock is over
+            page.get_by_label("Password").fill(password)
+            with page.expect_navigation():
+                page.get_by_role("button", name="Sign in").click()
+            page.wait_for_selector("#whoami, #signin-message", timeout=30_000)
+            if not page.locator("#signin-message").count():
+                break
+            assert "Too many failed sign-ins" in page.locator("#signin-message").inner_text()
+            assert time.monotonic() < deadline, "still refused long after the lock"
+            time.sleep(0.5)
+        expect(page.locator("#whoami")).to_contain_text("demo-annotator", timeout=30_000)
