@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import html
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,7 +15,11 @@ from backend.context import AppContext
 from backend.errors import CompStudioError, PermissionDenied
 
 _log = logging.getLogger("compstudio")
-_MARKDOWN_ENTITIES = {ord(c): f"&#{ord(c)};" for c in "\\`*_{}[]()#+!|~-"}
+# one pass: HTML's special characters and Markdown's syntax each become one entity (escaping in two passes
+# turned the "#" of "&#x27;" into "&#35;", and the page showed "&#x27;")
+_MARKDOWN_ENTITIES = {ord(c): f"&#{ord(c)};" for c in "\\`*_{}[]()#+!|~-\"'"} | {
+    ord("&"): "&amp;", ord("<"): "&lt;", ord(">"): "&gt;"
+}
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,7 @@ def ui_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def esc(text: Any) -> str:
     """Escape user-written text for Markdown/HTML output (also neutralises Markdown syntax)."""
-    return html.escape("" if text is None else str(text), quote=True).translate(_MARKDOWN_ENTITIES)
+    return ("" if text is None else str(text)).translate(_MARKDOWN_ENTITIES)
 
 
 def refused(action: str, who: str | None, exc: CompStudioError) -> str:

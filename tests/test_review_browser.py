@@ -65,7 +65,7 @@ def review_in_browser(page, decisions: dict[str, list[bool]]) -> None:
             expect(page.locator("#review-concrete textarea")).not_to_have_value("")
         page.locator("#review-submit").click()
         expect(header).not_to_contain_text(f"Sequence {sequence_id} ", timeout=20_000)
-    expect(page.locator("#review-item")).to_contain_text("The review queue is empty", timeout=20_000)
+    expect(page.locator("#review-item")).to_contain_text("Nothing left to review", timeout=20_000)
 
 
 def rounds_table(page) -> dict[str, list[str]]:

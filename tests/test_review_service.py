@@ -253,3 +253,32 @@ def test_nobody_reviews_a_round_they_annotated(database, settings, people):
     annotate_all(database, settings, ["a1", "boss"])  # an admin may annotate too
     assert review.next_review(database, settings, "boss")["item"] is None
     assert review.next_review(database, settings, "rev")["item"]["sequence_id"] == "S1"
+
+
+def test_counts_are_right_before_anybody_asked_and_leave_nothing_leased(database, settings, people):
+    """Issue 13 §3: the queue count is right when the tab opens (no Next item yet), and the rounds a
+    reviewer may not take (another reviewer holds them, or they annotated them) are told apart."""
+    add_people(database, reviewers=["rev2"])
+    add_sequences(database, ["S1", "S2"])
+    annotate_all(database, settings, ROUND_1)
+    assert review.review_counts(database, settings, "rev") == {"waiting": 2, "for_you": 2}
+    assert database.scalar("SELECT count(*) FROM assignments WHERE kind = 'review'") == 0  # looking leases nothing
+    held = review.next_review(database, settings, "rev2")
+    assert (held["queue"], held["for_you"]) == (2, 2)  # the one rev2 holds is theirs
+    assert review.review_counts(database, settings, "rev") == {"waiting": 2, "for_you": 1}
+    mine = review.next_review(database, settings, "rev")
+    assert mine["item"]["sequence_id"] != held["item"]["sequence_id"] and mine["for_you"] == 1
+    # an annotator of the round who is also a reviewer may take neither round
+    with database.write() as db:
+        db.conn.execute("UPDATE users SET role = 'reviewer' WHERE username = 'a1'")
+    assert review.review_counts(database, settings, "a1") == {"waiting": 2, "for_you": 0}
+    with pytest.raises(PermissionDenied):
+        review.review_counts(database, settings, "b1")
+
+
+def test_esc_escapes_once():
+    from components.common import esc
+
+    assert esc("the first group's <b> & sentence-transformers/x") == (
+        "the first group&#39;s &lt;b&gt; &amp; sentence&#45;transformers/x"
+    )

@@ -30,6 +30,7 @@ from backend import assignment
 from backend.accounts import auth
 from backend.errors import ValidationError
 from backend.intents.rules import check_intent_pair
+from backend.review.counts import queue_counts
 from backend.settings import Settings
 from backend.storage import Database, audit, utcnow
 from backend.vilpact.sequences import get_sequence
@@ -175,15 +176,25 @@ def next_review(database: Database, settings: Settings, username: str, show_name
         while lease is not None and _annotated_by(db, lease.item_id, username):
             assignment.skip(db, KIND, lease.item_id, username, "the reviewer annotated this round")
             lease = assignment.next_task(db, KIND, username, settings.lease_minutes)
+        counts = queue_counts(db, username)
     item = None
     if lease is not None:
         item = item_view(database, settings, *split_item_id(lease.item_id), show_names=show_names)
-    return {"item": item, "queue": queue_size(database)}
+    return {"item": item, "queue": counts["waiting"], "for_you": counts["for_you"]}
 
 
 def queue_size(database: Database) -> int:
     """Sequence rounds waiting for a review (including second, check reviews)."""
     return int(database.scalar("SELECT count(*) FROM tasks WHERE kind = ? AND status = 'open'", (KIND,)) or 0)
+
+
+def review_counts(database: Database, settings: Settings, username: str) -> dict[str, int]:
+    """``waiting`` and ``for_you`` (backend/review/counts.py) as of now: complete rounds become review
+    tasks first, so the count is right before anybody asked for an item. Leases nothing."""
+    auth.require_role(database, username, "reviewer")
+    with database.write() as db:
+        sync_review_tasks(db, settings)
+        return queue_counts(db, username)
 
 
 def _check_judgments(annotations: list[dict], judgments: list[Judgment]) -> dict[int, Judgment]:

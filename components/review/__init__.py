@@ -10,7 +10,6 @@ import gradio as gr
 
 from backend.accounts import auth
 from backend.context import AppContext
-from backend.review import service as review
 from components.common import TabHandle, caller, ui_errors
 from components.review import api
 from components.review.agreement import build_agreement_panel
@@ -18,16 +17,17 @@ from components.review.dashboard import build_dashboard_panel
 from components.review.inspection import build_inspection_panel
 from components.review.inspection import choices as inspection_choices
 from components.review.publish import build_publish_panel
-from components.review.queue import build_queue_panel
+from components.review.queue import PRIVATE_FAST, build_queue_panel
+from components.review.queue import refresh as refresh_queue
 
 
 def build_review_tab(ctx: AppContext) -> TabHandle:
     with gr.Tab("Review", id="review", visible=False) as tab:
         with gr.Tabs():
-            with gr.Tab("Queue", id="review-queue"):
+            with gr.Tab("Queue", id="review-queue") as queue_tab:
                 queue = build_queue_panel(ctx)
-            with gr.Tab("Dashboard", id="review-dashboard"):
-                build_dashboard_panel(ctx)
+            with gr.Tab("Dashboard", id="review-dashboard") as dashboard_tab:
+                dashboard = build_dashboard_panel(ctx)
             with gr.Tab("Inspection", id="review-inspection"):
                 inspection = build_inspection_panel(ctx)
             with gr.Tab("Agreement", id="review-agreement"):
@@ -43,8 +43,15 @@ def build_review_tab(ctx: AppContext) -> TabHandle:
         return {
             publish.tab: gr.Tab(visible=user.has_role("admin")),
             inspection.chooser: gr.update(choices=inspection_choices(ctx, name)),
-            queue.status: f"**Waiting for review:** {review.queue_size(ctx.database)} sequence rounds",
+            **refresh_queue(ctx, queue, None, name),
         }
 
-    outputs = [publish.tab, inspection.chooser, queue.status]
+    def on_open(item: dict | None, request: gr.Request) -> dict:
+        return refresh_queue(ctx, queue, item, caller(ctx, request))
+
+    # counts are right whenever the tab (or its queue) is opened, not only after Next item (issue 13 §3)
+    for opened in (tab, queue_tab):
+        opened.select(ui_errors(on_open), [queue.current], queue.idle_outputs, **PRIVATE_FAST)
+    dashboard_tab.select(*dashboard.show, **PRIVATE_FAST)
+    outputs = [publish.tab, inspection.chooser, *queue.idle_outputs]
     return TabHandle(tab=tab, min_role="reviewer", on_load=(ui_errors(on_load), outputs))

@@ -10,8 +10,10 @@ import gradio as gr
 import pandas as pd
 
 from backend.context import AppContext
+from backend.errors import ValidationError
 from backend.review import agreement
-from components.common import caller, esc, ui_errors
+from components.common import caller, esc
+from components.review.messages import said_in
 from components.review.queue import PRIVATE_FAST
 
 MODES = ["two reviewer groups", "two rounds", "two uploaded columns"]
@@ -43,7 +45,7 @@ def _compare(ctx: AppContext, name: str | None, data: dict, fields: dict[str, An
     if how == "two rounds":
         return agreement.compare_rounds(ctx.database, name, int(data[fields["round_a"]]), int(data[fields["round_b"]]))
     if not data[fields["upload"]]:
-        raise gr.Error("Upload a CSV with two columns of paired scores.")
+        raise ValidationError("Upload a CSV with two columns of paired scores.")
     column_a, column_b = ((data[fields[k]] or "").strip() or None for k in ("column_a", "column_b"))
     return agreement.compare_columns(ctx.database, name, data[fields["upload"]], column_a, column_b)
 
@@ -81,7 +83,7 @@ def build_agreement_panel(ctx: AppContext) -> AgreementPanel:
         text = (
             f"**Mean pairwise cosine similarity** over {len(found['sequences'])} sequence "
             f"rounds: concrete {found['mean_concrete']}, high-level {found['mean_high_level']} "
-            f"(model `{esc(ctx.settings.embedding_model)}`)."
+            f"(model {esc(ctx.settings.embedding_model)})."
         )
         return {result: text, table: pd.DataFrame(found["sequences"])}
 
@@ -95,10 +97,12 @@ def build_agreement_panel(ctx: AppContext) -> AgreementPanel:
             text += f"\n\n{esc(found['note'])}"
         return {result: text, table: pd.DataFrame(found["pairs"])}
 
-    def on_compare(data: dict, request: gr.Request) -> str:
-        return wilcoxon_markdown(_compare(ctx, caller(ctx, request), data, fields))
+    def on_compare(data: dict, request: gr.Request) -> dict:
+        return {compare_result: wilcoxon_markdown(_compare(ctx, caller(ctx, request), data, fields))}
 
-    semantic.click(ui_errors(on_semantic), None, [result, table], concurrency_id="models", api_visibility="private")
-    reviewers.click(ui_errors(on_reviewers), None, [result, table], **PRIVATE_FAST)
-    compare.click(ui_errors(on_compare), set(fields.values()), compare_result, **PRIVATE_FAST)
+    # a mistake (no file, too few pairs) is said where the result goes; the inputs stay as they are
+    semantic.click(said_in(result, on_semantic), None, [result, table], concurrency_id="models",
+                   api_visibility="private")
+    reviewers.click(said_in(result, on_reviewers), None, [result, table], **PRIVATE_FAST)
+    compare.click(said_in(compare_result, on_compare), set(fields.values()), [compare_result], **PRIVATE_FAST)
     return AgreementPanel(result, compare_result)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,7 +11,8 @@ import pandas as pd
 
 from backend.context import AppContext
 from backend.review import dashboard
-from components.common import caller, ui_errors
+from components.common import caller
+from components.review.messages import said_in
 from components.review.queue import PRIVATE_FAST
 
 ROUND_COLUMNS = [
@@ -29,8 +31,11 @@ ANNOTATOR_COLUMNS = ["annotator", "submissions", "judged", "reasonable", "accept
 
 @dataclass
 class DashboardPanel:
+    """``show`` is the (handler, inputs, outputs) that fills the dashboard, for the sub-tab's select event."""
+
     refresh: gr.Button
     totals: gr.Markdown
+    show: tuple[Callable[..., dict], None, list[Any]]
 
 
 def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
@@ -59,14 +64,17 @@ def build_dashboard_panel(ctx: AppContext) -> DashboardPanel:
     refresh = gr.Button("Refresh", elem_id="review-refresh")
     totals = gr.Markdown(elem_id="review-totals")
     rounds_table = gr.Dataframe(headers=ROUND_COLUMNS, interactive=False, label="Per round", elem_id="review-rounds")
+    # shares are drawn on their whole range, 0 to 1, whatever the data (issue 13 §6)
     rounds_plot = gr.BarPlot(
-        x="round", y="share", color="measure", label="Share judged reasonable", elem_id="review-rounds-plot"
+        x="round", y="share", color="measure", label="Share judged reasonable", elem_id="review-rounds-plot",
+        y_lim=[0, 1], y_title="share (0–1)",
     )
     annotators_table = gr.Dataframe(
         headers=ANNOTATOR_COLUMNS, interactive=False, label="Per annotator", elem_id="review-annotators"
     )
     annotators_plot = gr.BarPlot(
-        x="annotator", y="acceptance_rate", label="Acceptance rate", elem_id="review-annotators-plot"
+        x="annotator", y="acceptance_rate", label="Acceptance rate", elem_id="review-annotators-plot",
+        y_lim=[0, 1], y_title="acceptance rate (0–1)",
     )
 
     def on_dashboard(request: gr.Request) -> dict:
@@ -81,5 +89,6 @@ def build_dashboard_panel(ctx: AppContext) -> DashboardPanel:
         }
 
     outputs = [totals, rounds_table, rounds_plot, annotators_table, annotators_plot]
-    refresh.click(ui_errors(on_dashboard), None, outputs, **PRIVATE_FAST)
-    return DashboardPanel(refresh, totals)
+    show = (said_in(totals, on_dashboard), None, outputs)
+    refresh.click(*show, **PRIVATE_FAST)
+    return DashboardPanel(refresh, totals, show)

@@ -9,9 +9,11 @@ from typing import Any
 import gradio as gr
 
 from backend.context import AppContext
+from backend.errors import ValidationError
 from backend.review import inspection
 from backend.review import service as review
-from components.common import caller, esc, ui_errors
+from components.common import caller, esc
+from components.review.messages import said_in
 from components.review.queue import PRIVATE_FAST
 
 
@@ -28,11 +30,12 @@ class InspectionPanel:
     in_order: gr.Checkbox
     none_missing: gr.Checkbox
     comment: gr.Textbox
+    message: gr.Markdown
 
     @property
     def outputs(self) -> list[Any]:
         return [self.item, self.body, self.video, self.report, self.all_occur, self.in_order, self.none_missing,
-                self.comment]
+                self.comment, self.message]
 
 
 def choices(ctx: AppContext, name: str | None) -> list[tuple[str, str]]:
@@ -44,7 +47,8 @@ def choices(ctx: AppContext, name: str | None) -> list[tuple[str, str]]:
 
 def _show(ctx: AppContext, p: InspectionPanel, chosen: str | None, name: str | None) -> dict:
     if not chosen:
-        return {p.item: None, p.body: "Draw a sample or choose an inspection.", p.video: None, p.report: ""}
+        return {p.item: None, p.body: "Draw a sample or choose an inspection.", p.report: "", p.message: "",
+                p.video: gr.update(value=None, visible=False)}
     report = inspection.report(ctx.database, name, int(chosen))
     lines = [
         f"- **{esc(r['reviewer'])}**: {r['paper_form']} (all occur / in order / none missing)"
@@ -61,8 +65,11 @@ def _show(ctx: AppContext, p: InspectionPanel, chosen: str | None, name: str | N
             f"{esc(item['scene'] or 'scene unknown')}\n\n**Actions** (start–end in seconds):\n{timeline}"
         )
         clip = item["video"]
-    return {p.item: nxt, p.body: body, p.video: clip, p.report: "\n".join(lines) or "No judgments yet.",
-            p.all_occur: False, p.in_order: False, p.none_missing: False, p.comment: ""}
+        if not clip:
+            body += "\n\n> No video file for this sequence: judge from the action timeline."
+    return {p.item: nxt, p.body: body, p.video: gr.update(value=clip, visible=bool(clip)), p.message: "",
+            p.report: "\n".join(lines) or "No judgments yet.", p.all_occur: False, p.in_order: False,
+            p.none_missing: False, p.comment: ""}
 
 
 def build_inspection_panel(ctx: AppContext) -> InspectionPanel:
@@ -79,14 +86,15 @@ def build_inspection_panel(ctx: AppContext) -> InspectionPanel:
     chooser = gr.Dropdown(label="Inspection", elem_id="inspection-id")
     item = gr.State(None)
     body = gr.Markdown(elem_id="inspection-item")
-    video = gr.Video(label="Video", interactive=False)
+    video = gr.Video(label="Video", interactive=False, visible=False, elem_id="inspection-video")
     all_occur = gr.Checkbox(label=inspection.CRITERIA["all_occur"], elem_id="inspection-all-occur")
     in_order = gr.Checkbox(label=inspection.CRITERIA["in_order"], elem_id="inspection-in-order")
     none_missing = gr.Checkbox(label=inspection.CRITERIA["none_missing"], elem_id="inspection-none-missing")
     comment = gr.Textbox(label="Comment", max_length=2000)
     judge = gr.Button("Save and next", variant="primary", elem_id="inspection-judge")
+    message = gr.Markdown(elem_id="inspection-message")
     report = gr.Markdown(elem_id="inspection-report")
-    p = InspectionPanel(chooser, item, body, video, report, all_occur, in_order, none_missing, comment)
+    p = InspectionPanel(chooser, item, body, video, report, all_occur, in_order, none_missing, comment, message)
 
     def on_start(n: float, part: str, seed_value: float | None, request: gr.Request) -> dict:
         name = caller(ctx, request)
@@ -101,15 +109,16 @@ def build_inspection_panel(ctx: AppContext) -> InspectionPanel:
     def on_judge(data: dict, request: gr.Request) -> dict:
         chosen, nxt = data[chooser], data[item]
         if not chosen or not nxt:
-            raise gr.Error("Nothing to judge: choose an inspection with sequences left.")
+            raise ValidationError("Nothing to judge: choose an inspection with sequences left.")
         name = caller(ctx, request)
         verdict = inspection.InspectionJudgment(data[all_occur], data[in_order], data[none_missing],
                                                 data[comment] or "")
         inspection.judge(ctx.database, name, int(chosen), nxt["sequence_id"], verdict)
         return _show(ctx, p, chosen, name)
 
-    start.click(ui_errors(on_start), [size, split, seed], [chooser, *p.outputs], **PRIVATE_FAST)
-    chooser.input(ui_errors(on_choose), [chooser], p.outputs, **PRIVATE_FAST)
-    judge.click(ui_errors(on_judge), {chooser, item, all_occur, in_order, none_missing, comment}, p.outputs,
-                **PRIVATE_FAST)
+    # a mistake is said under the button; the reviewer's ticks and comment stay as they are
+    start.click(said_in(message, on_start), [size, split, seed], [chooser, *p.outputs], **PRIVATE_FAST)
+    chooser.input(said_in(message, on_choose), [chooser], p.outputs, **PRIVATE_FAST)
+    judge.click(said_in(message, on_judge), {chooser, item, all_occur, in_order, none_missing, comment}, p.outputs,
+                show_progress="minimal", **PRIVATE_FAST)
     return p

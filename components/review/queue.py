@@ -9,8 +9,10 @@ from typing import Any
 import gradio as gr
 
 from backend.context import AppContext
+from backend.errors import ValidationError
 from backend.review import service as review
 from components.common import caller, esc, ui_errors
+from components.review.messages import said_in
 
 REASONABLE, NOT_REASONABLE = "reasonable", "not reasonable"
 # Database-only handlers skip the queue (milliseconds each).
@@ -19,7 +21,7 @@ PRIVATE_FAST = {"api_visibility": "private", "queue": False}
 
 @dataclass
 class QueuePanel:
-    """The queue's components; ``status`` is what the tab's page-load handler fills."""
+    """The queue's components; ``status``, ``details`` and ``form`` are what the tab's open handler fills."""
 
     status: gr.Markdown
     next_button: gr.Button
@@ -39,12 +41,38 @@ class QueuePanel:
     submit: gr.Button
     skip_reason: gr.Textbox
     skip: gr.Button
+    form: gr.Column
+    message: gr.Markdown
+    skip_message: gr.Markdown
 
     @property
     def outputs(self) -> list[Any]:
         return [self.current, self.status, self.details, self.video, *self.columns, *self.intent_views,
                 *self.verdicts, *self.comments, self.concrete_from, self.high_from, self.concrete_text,
-                self.high_text, self.note]
+                self.high_text, self.note, self.form, self.message, self.skip_message]
+
+    @property
+    def idle_outputs(self) -> list[Any]:
+        """What the tab's open handler sets: the counts, and the form only while nothing is loaded."""
+        return [self.status, self.details, self.form, self.video]
+
+
+def status_markdown(counts: dict[str, int], holding: bool) -> str:
+    """The queue's counts: all waiting rounds, and those this reviewer may take (issue 13 §3)."""
+    text = f"**Waiting for review:** {counts['waiting']} sequence rounds"
+    if counts["for_you"] == 0:
+        return text + " · none left for you"
+    return text + f" · {counts['for_you']} for you" + (" (this one included)" if holding else "")
+
+
+def nothing_left_markdown(waiting: int) -> str:
+    text = "### Nothing left to review."
+    if waiting:
+        text += (
+            f"\n\nThe {waiting} waiting sequence rounds are for other reviewers: rounds you annotated or "
+            "already reviewed, or held by another reviewer right now."
+        )
+    return text
 
 
 def item_markdown(item: dict[str, Any]) -> str:
@@ -92,42 +120,59 @@ def _layout(slots: int) -> QueuePanel:
         next_button = gr.Button("Next item", variant="secondary", elem_id="review-next")
         show_names = gr.Checkbox(label="Show annotator names", value=False, elem_id="review-show-names")
     current = gr.State(None)
-    with gr.Row():
-        with gr.Column(scale=3):
-            video = gr.Video(label="Video", elem_id="review-video", interactive=False)
-        with gr.Column(scale=2):
-            details = gr.Markdown(elem_id="review-item")
-    columns, intent_views, verdicts, comments = _slots(slots)
-    gr.Markdown("**Final intents** (from a reasonable annotation; edit if needed, the original is kept)")
-    with gr.Row():
-        concrete_from = gr.Dropdown(label="Concrete intent from", elem_id="review-concrete-from")
-        high_from = gr.Dropdown(label="High-level intent from", elem_id="review-high-from")
-    with gr.Row():
-        concrete_text = gr.Textbox(label="Final concrete intent", elem_id="review-concrete", max_length=500)
-        high_text = gr.Textbox(label="Final high-level intent", elem_id="review-high", max_length=500)
-    note = gr.Textbox(
-        label="General note (shown to the next round's annotators when returned)", elem_id="review-note",
-        max_length=2000,
-    )
-    submit = gr.Button("Submit review", variant="primary", elem_id="review-submit")
-    with gr.Accordion("Skip this item", open=False):
-        skip_reason = gr.Textbox(label="Why do you skip it?", elem_id="review-skip-reason")
-        skip = gr.Button("Skip", elem_id="review-skip")
+    details = gr.Markdown(elem_id="review-item")
+    with gr.Column(elem_id="review-item-form") as form:
+        video = gr.Video(label="Video", elem_id="review-video", interactive=False, visible=False)
+        columns, intent_views, verdicts, comments = _slots(slots)
+        gr.Markdown("**Final intents** (from a reasonable annotation; edit if needed, the original is kept)")
+        with gr.Row():
+            concrete_from = gr.Dropdown(label="Concrete intent from", elem_id="review-concrete-from")
+            high_from = gr.Dropdown(label="High-level intent from", elem_id="review-high-from")
+        with gr.Row():
+            concrete_text = gr.Textbox(label="Final concrete intent", elem_id="review-concrete", max_length=500)
+            high_text = gr.Textbox(label="Final high-level intent", elem_id="review-high", max_length=500)
+        note = gr.Textbox(
+            label="General note (shown to the next round's annotators when returned)", elem_id="review-note",
+            max_length=2000,
+        )
+        submit = gr.Button("Submit review", variant="primary", elem_id="review-submit")
+        message = gr.Markdown(elem_id="review-message")
+        with gr.Accordion("Skip this item", open=False):
+            skip_reason = gr.Textbox(label="Why do you skip it?", elem_id="review-skip-reason")
+            skip = gr.Button("Skip", elem_id="review-skip")
+            skip_message = gr.Markdown(elem_id="review-skip-message")
     return QueuePanel(status, next_button, show_names, current, video, details, columns, intent_views, verdicts,
-                      comments, concrete_from, high_from, concrete_text, high_text, note, submit, skip_reason, skip)
+                      comments, concrete_from, high_from, concrete_text, high_text, note, submit, skip_reason, skip,
+                      form, message, skip_message)
+
+
+def idle(p: QueuePanel, counts: dict[str, int]) -> dict:
+    """Nothing loaded yet: the counts, and the form only while something is left for this reviewer."""
+    left = counts["for_you"] > 0
+    return {
+        p.status: status_markdown(counts, holding=False),
+        p.details: "Press **Next item** to take the next sequence round." if left
+        else nothing_left_markdown(counts["waiting"]),
+        p.form: gr.update(visible=left),
+        p.video: gr.update(value=None, visible=False),
+    }
 
 
 def render(p: QueuePanel, payload: dict[str, Any]) -> dict:
     """The queue's outputs, by component, for a ``next_review`` / ``skip_review`` payload."""
     item = payload["item"]
+    counts = {"waiting": payload["queue"], "for_you": payload["for_you"]}
     out: dict[Any, Any] = {
-        p.status: f"**Waiting for review:** {payload['queue']} sequence rounds",
+        p.status: status_markdown(counts, holding=item is not None),
         p.current: item,
-        p.video: item["video"] if item else None,
-        p.details: item_markdown(item) if item else "### The review queue is empty.",
+        p.details: item_markdown(item) if item else nothing_left_markdown(counts["waiting"]),
+        p.video: gr.update(value=item["video"] if item else None, visible=bool(item and item["video"])),
+        p.form: gr.update(visible=item is not None),
         p.concrete_text: "",
         p.high_text: "",
         p.note: "",
+        p.message: "",
+        p.skip_message: "",
     }
     if item is None:
         # one update object per component: Gradio consumes the update dict it postprocesses
@@ -148,11 +193,11 @@ def render(p: QueuePanel, payload: dict[str, Any]) -> dict:
 def _submit(ctx: AppContext, p: QueuePanel, data: dict, name: str | None) -> dict:
     item = data[p.current]
     if not item:
-        raise gr.Error("There is no item to submit; press Next item.")
+        raise ValidationError("There is no item to submit; press Next item.")
     annotations = item["annotations"]
     judged = [data[p.verdicts[i]] for i in range(len(annotations))]
     if any(v is None for v in judged):
-        raise gr.Error("Judge every annotation: reasonable or not reasonable.")
+        raise ValidationError("Judge every annotation: reasonable or not reasonable.")
     judgments = [
         review.Judgment(a["annotation_id"], judged[i] == REASONABLE, data[p.comments[i]] or "")
         for i, a in enumerate(annotations)
@@ -168,6 +213,14 @@ def _submit(ctx: AppContext, p: QueuePanel, data: dict, name: str | None) -> dic
     out = render(p, review.next_review(db, settings, name))
     out[p.status] = f"**Saved:** {esc(item['sequence_id'])} round {item['round']} {outcome} · {out[p.status]}"
     return out
+
+
+def refresh(ctx: AppContext, p: QueuePanel, item: dict | None, name: str | None) -> dict:
+    """The counts as of now (the tab's load and select events); the loaded item, if any, is left alone."""
+    counts = review.review_counts(ctx.database, ctx.settings, name)
+    if item:
+        return {p.status: status_markdown(counts, holding=True)}
+    return idle(p, counts)
 
 
 def _pick_text(item: dict | None, annotation_id: str | None, field: str) -> str:
@@ -194,7 +247,7 @@ def build_queue_panel(ctx: AppContext) -> QueuePanel:
 
     def on_skip(item: dict | None, why: str, request: gr.Request) -> dict:
         if not item:
-            raise gr.Error("There is no item to skip.")
+            raise ValidationError("There is no item to skip; press Next item.")
         skipped = review.skip_review(db, settings, caller(ctx, request), item["sequence_id"], item["round"], why)
         return {**render(p, skipped), p.skip_reason: ""}
 
@@ -205,6 +258,8 @@ def build_queue_panel(ctx: AppContext) -> QueuePanel:
     p.high_from.change(lambda item, a: _pick_text(item, a, "high_level_intent"), [p.current, p.high_from],
                        p.high_text, **PRIVATE_FAST)
     inputs = {p.current, *p.verdicts, *p.comments, p.concrete_from, p.high_from, p.concrete_text, p.high_text, p.note}
-    p.submit.click(ui_errors(on_submit), inputs, p.outputs, **PRIVATE_FAST)
-    p.skip.click(ui_errors(on_skip), [p.current, p.skip_reason], [*p.outputs, p.skip_reason], **PRIVATE_FAST)
+    # a mistake is said next to the button; the reviewer's choices stay as they are (no "Error" badges)
+    p.submit.click(said_in(p.message, on_submit), inputs, p.outputs, show_progress="minimal", **PRIVATE_FAST)
+    p.skip.click(said_in(p.skip_message, on_skip), [p.current, p.skip_reason], [*p.outputs, p.skip_reason],
+                 show_progress="minimal", **PRIVATE_FAST)
     return p
