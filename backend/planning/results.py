@@ -7,7 +7,7 @@ functions serve the CLI baselines, the prediction store and human annotators.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,7 +83,7 @@ def length_bucket(question: PlanningQuestion) -> str:
 
 
 def breakdown(
-    questions: Sequence[PlanningQuestion], answers: Mapping[str, int | None], key, samples: int = 2000
+    questions: Sequence[PlanningQuestion], answers: Mapping[str, int | None], key: Callable[[PlanningQuestion], str | None], samples: int = 2000
 ) -> dict[str, dict]:
     groups: dict[str, list[bool]] = {}
     for q, ok in zip(questions, outcomes(questions, answers), strict=False):
