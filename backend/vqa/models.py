@@ -33,6 +33,7 @@ from backend.vqa.scoring import partial_credit
 
 if TYPE_CHECKING:
     from backend.context import AppContext
+    from backend.settings import Settings
 
 BENCHMARK = "mmcomposition"
 # a run's summary: answers read, refused and unparsed apart, and failed calls (backend.inference.outcomes)
@@ -50,7 +51,7 @@ IMAGE_MODES = ("composite", "separate")
 Progress = Callable[[int, int], None]
 
 
-def eval_item(settings, item: VqaItem, image_mode: str = "composite", blind: bool = False) -> EvalItem:
+def eval_item(settings: Settings, item: VqaItem, image_mode: str = "composite", blind: bool = False) -> EvalItem:
     """The inference layer's view of an item: image part(s) unless blind, then the question."""
     if image_mode not in IMAGE_MODES:
         raise ValidationError(f"image mode must be composite or separate, not {image_mode!r}")
