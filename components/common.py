@@ -6,7 +6,7 @@ import functools
 import html
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import gradio as gr
 
@@ -15,6 +15,21 @@ from backend.context import AppContext
 from backend.errors import CompStudioError, PermissionDenied
 
 _MARKDOWN_ENTITIES = {ord(c): f"&#{ord(c)};" for c in "\\`*_{}[]()#+!|~-"}
+
+
+class EventOptions(TypedDict, total=False):
+    """Event-listener keyword arguments shared as ``**PRIVATE`` and the like, typed so that the type checker
+    checks each against Gradio's listener signature (a plain dict would be ``dict[str, object]``)."""
+
+    api_visibility: Literal["public", "private", "undocumented"]
+    queue: bool
+
+
+class ConcurrencyOptions(TypedDict, total=False):
+    """A shared queue for events (``**MODEL_QUEUE``); apart from :class:`EventOptions` so both can be passed."""
+
+    concurrency_id: str
+    concurrency_limit: int | None | Literal["default"]
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
+from gradio.blocks import Block
 
 from backend.context import AppContext
 from backend.review import service as review
-from components.common import caller, esc, ui_errors
+from components.common import EventOptions, caller, esc, ui_errors
 
 REASONABLE, NOT_REASONABLE = "reasonable", "not reasonable"
 # Database-only handlers skip the queue (milliseconds each).
-PRIVATE_FAST = {"api_visibility": "private", "queue": False}
+PRIVATE_FAST: EventOptions = {"api_visibility": "private", "queue": False}
 
 
 @dataclass
@@ -204,7 +205,7 @@ def build_queue_panel(ctx: AppContext) -> QueuePanel:
                            p.concrete_text, **PRIVATE_FAST)
     p.high_from.change(lambda item, a: _pick_text(item, a, "high_level_intent"), [p.current, p.high_from],
                        p.high_text, **PRIVATE_FAST)
-    inputs = {p.current, *p.verdicts, *p.comments, p.concrete_from, p.high_from, p.concrete_text, p.high_text, p.note}
+    inputs: set[Block] = {p.current, *p.verdicts, *p.comments, p.concrete_from, p.high_from, p.concrete_text, p.high_text, p.note}
     p.submit.click(ui_errors(on_submit), inputs, p.outputs, **PRIVATE_FAST)
     p.skip.click(ui_errors(on_skip), [p.current, p.skip_reason], [*p.outputs, p.skip_reason], **PRIVATE_FAST)
     return p
