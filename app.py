@@ -196,7 +196,7 @@ def mark_matplotlib_absent() -> None:
     the event loop's time per Gradio call (py-spy, 30 annotators). Recording it as absent in
     ``sys.modules`` makes that failure immediate. Nothing changes where matplotlib is installed."""
     if importlib.util.find_spec("matplotlib") is None:
-        sys.modules.setdefault("matplotlib", None)
+        sys.modules.setdefault("matplotlib", None)  # type: ignore[arg-type]  # None: "import fails at once"
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> None:

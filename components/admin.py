@@ -17,12 +17,12 @@ from backend.accounts.auth import ROLES
 from backend.context import AppContext
 from backend.intents.export import FORMATS, export_for_download
 from backend.vilpact.importer import import_release
-from components.common import TabHandle, caller, ui_errors
+from components.common import EventOptions, TabHandle, caller, ui_errors
 
 USER_COLUMNS = ["username", "role", "disabled", "source", "created_at"]
 
 
-PRIVATE = {"api_visibility": "private"}
+PRIVATE: EventOptions = {"api_visibility": "private"}
 
 
 def _import_panel(ctx: AppContext) -> None:

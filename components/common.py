@@ -6,7 +6,7 @@ import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import gradio as gr
 
@@ -20,6 +20,21 @@ _log = logging.getLogger("compstudio")
 _MARKDOWN_ENTITIES = {ord(c): f"&#{ord(c)};" for c in "\\`*_{}[]()#+!|~-\"'"} | {
     ord("&"): "&amp;", ord("<"): "&lt;", ord(">"): "&gt;"
 }
+
+
+class EventOptions(TypedDict, total=False):
+    """Event-listener keyword arguments shared as ``**PRIVATE`` and the like, typed so that the type checker
+    checks each against Gradio's listener signature (a plain dict would be ``dict[str, object]``)."""
+
+    api_visibility: Literal["public", "private", "undocumented"]
+    queue: bool
+
+
+class ConcurrencyOptions(TypedDict, total=False):
+    """A shared queue for events (``**MODEL_QUEUE``); apart from :class:`EventOptions` so both can be passed."""
+
+    concurrency_id: str
+    concurrency_limit: int | None | Literal["default"]
 
 
 @dataclass(frozen=True)

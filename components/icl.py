@@ -19,7 +19,7 @@ from backend.icl.prompts import ORDERS
 from backend.icl.selection import PRESET_HELP
 from backend.icl.selectors import SETTINGS_HELP, setting_names
 from backend.inference.benchmarks import EvalItem
-from components.common import TabHandle, caller, esc, ui_errors
+from components.common import EventOptions, TabHandle, caller, esc, ui_errors
 from components.models import build_ask_model
 
 ROW_COLUMNS = ["position", "line", "input", "output", "primitive_coverage", "structural_similarity", "new_primitives", "new_structures"]
@@ -213,7 +213,7 @@ def build_icl_tab(ctx: AppContext) -> TabHandle:
 
 
 def _wire(v: IclView, on_tests: Any, on_run: Any) -> None:
-    private = {"api_visibility": "private", "queue": False}
+    private: EventOptions = {"api_visibility": "private", "queue": False}
     case_inputs, case_outputs = [v.tests, v.category, v.query], [v.category, v.cases]
     v.tests.change(on_tests, case_inputs, case_outputs, **private)
     v.category.change(on_tests, case_inputs, case_outputs, **private)

@@ -18,7 +18,7 @@ from backend.context import AppContext
 from backend.errors import PermissionDenied
 from backend.inference import service
 from backend.inference.benchmarks import EvalItem
-from components.common import TabHandle, caller, esc, ui_errors
+from components.common import ConcurrencyOptions, EventOptions, TabHandle, caller, esc, ui_errors
 
 MODEL_COLUMNS = [
     "name",
@@ -53,7 +53,7 @@ RUN_COLUMNS = [
     "from_store",
 ]
 JUDGE_OFF = "(no judge)"
-MODEL_QUEUE = {"concurrency_id": "models", "concurrency_limit": 1}
+MODEL_QUEUE: ConcurrencyOptions = {"concurrency_id": "models", "concurrency_limit": 1}
 EXAMPLE_ENTRY = {
     "name": "my-vllm",
     "backend": "openai",
@@ -202,7 +202,7 @@ def build_models_tab(ctx: AppContext) -> TabHandle:
         service.unload_model(ctx, caller(ctx, request), None)
         return _view(ctx, v, caller(ctx, request))
 
-    private = {"api_visibility": "private"}
+    private: EventOptions = {"api_visibility": "private"}
     v.refresh.click(on_refresh, None, v.view, **private)
     v.run.click(on_run, {v.benchmark, v.model, v.limit, v.retry, v.judge}, [v.summary, v.runs], **MODEL_QUEUE, **private)
     v.save.click(on_save, [v.entry], [v.edit_result, *v.view], **private)

@@ -11,9 +11,9 @@ import gradio as gr
 
 from backend.context import AppContext
 from backend.vqa import compose, io, models, runs, service
-from components.common import caller, ui_errors
+from components.common import ConcurrencyOptions, caller, ui_errors
 
-MODEL_QUEUE = {"concurrency_id": "models", "concurrency_limit": 1}
+MODEL_QUEUE: ConcurrencyOptions = {"concurrency_id": "models", "concurrency_limit": 1}
 
 
 def register(ctx: AppContext) -> None:

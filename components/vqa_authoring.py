@@ -14,7 +14,7 @@ from backend.vqa import service
 from backend.vqa.categories import CATEGORIES
 from backend.vqa.images import media_path
 from backend.vqa.items import LETTERS
-from components.common import caller, esc, ui_errors
+from components.common import EventOptions, caller, esc, ui_errors
 
 
 def item_image(ctx: AppContext, view: dict[str, Any]) -> str:
@@ -149,7 +149,7 @@ def author_panel(ctx: AppContext) -> None:
     def on_refresh(request: gr.Request) -> pd.DataFrame:
         return pd.DataFrame(service.browse_items(db, caller(ctx, request)))
 
-    private = {"api_visibility": "private"}
+    private: EventOptions = {"api_visibility": "private"}
     v.build.click(on_build, [v.files], [v.stored, v.preview], **private)
     v.options.change(_on_options, [v.options, v.correct], v.correct, show_progress="hidden", **private)
     v.probe.click(on_probe, [v.true_caps, v.conflict_caps, v.count],

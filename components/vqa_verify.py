@@ -11,10 +11,10 @@ import gradio as gr
 
 from backend.context import AppContext
 from backend.vqa import service
-from components.common import caller, esc, ui_errors
+from components.common import EventOptions, caller, esc, ui_errors
 from components.vqa_authoring import item_image, options_lines, question_md
 
-PRIVATE = {"api_visibility": "private"}
+PRIVATE: EventOptions = {"api_visibility": "private"}
 
 
 @dataclass

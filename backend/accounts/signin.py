@@ -163,6 +163,7 @@ def sign_in(database: Database, settings: Settings, username: str, password: str
     right = verify_password(password, row["password_hash"] if row else _NOBODY) and row is not None
     if not right:
         return _failed(database, settings, username, address, keys, "wrong password" if row else "unknown user")
+    assert row is not None  # a right password needs an account
     with database.write() as db:
         _refund(db, keys)
         if row["disabled"]:

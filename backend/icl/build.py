@@ -74,7 +74,7 @@ def build_case(
     examples = selector.index.examples
     ordered = order_examples(selector.select(test, n), order, seed)
     pairs = [(examples[c.example_id].input, examples[c.example_id].output) for c in ordered]
-    truth, mapping = test.output, {}
+    truth, mapping = test.output, dict[str, str]()
     if fictional:
         outputs, mapping = fictional_words([y for _, y in pairs] + [test.output], seed)
         pairs = [(x, y) for (x, _), y in zip(pairs, outputs[:-1], strict=True)]

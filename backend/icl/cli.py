@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from backend.icl.prompts import ORDERS
 from backend.icl.selection import preset_weights
@@ -27,7 +28,7 @@ def spec_from_args(args: argparse.Namespace) -> SelectorSpec:
     )
 
 
-def _build(args: argparse.Namespace):
+def _build(args: argparse.Namespace) -> Any:
     from backend.icl.build import build_file
 
     summary = build_file(
@@ -47,7 +48,7 @@ def _build(args: argparse.Namespace):
     return summary
 
 
-def _import(args: argparse.Namespace):
+def _import(args: argparse.Namespace) -> Any:
     from backend.cli import context_from
     from backend.icl.store import import_set
 
@@ -62,14 +63,14 @@ def _import(args: argparse.Namespace):
     )
 
 
-def _export(args: argparse.Namespace):
+def _export(args: argparse.Namespace) -> Any:
     from backend.cli import context_from
     from backend.icl.store import export_set
 
     return export_set(context_from(args).database, args.name, args.out)
 
 
-def _eval(args: argparse.Namespace):
+def _eval(args: argparse.Namespace) -> Any:
     from backend.cli import context_from
     from backend.icl.evaluation import evaluate_by_category
 
@@ -87,7 +88,7 @@ def _eval(args: argparse.Namespace):
     return evaluate_by_category(context_from(args), args.model, options, limit=args.limit)
 
 
-def register(sub, groups, common) -> None:
+def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) -> None:
     icl = sub.add_parser("icl", help="in-context example selection (CoFe)")
     actions = icl.add_subparsers(dest="icl_action", required=True)
     build = actions.add_parser("build", parents=[common], help="select examples and write prompts for test cases")

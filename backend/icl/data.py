@@ -9,6 +9,7 @@ parsers; a line neither can parse is reported with its line number, never droppe
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,7 +87,7 @@ def make_example(record: dict[str, Any], default_category: str = "") -> IclExamp
     )
 
 
-def _tree(supplied: Any, parse, side: str) -> Tree:
+def _tree(supplied: Any, parse: Callable[[], Tree], side: str) -> Tree:
     try:
         return tree_from_json(supplied) if supplied is not None else parse()
     except TreeError as exc:

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from backend.icl.build import build_case
+from backend.icl.build import CaseResult, build_case
 from backend.icl.selectors import SelectorSpec
 from backend.icl.store import list_sets
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem
@@ -47,7 +47,7 @@ def eval_item(tests: str, line: int, setting: str, prompt: str, answer: str, cat
     )
 
 
-def case_item(tests: str, line: int, result, setting: str) -> EvalItem:
+def case_item(tests: str, line: int, result: CaseResult, setting: str) -> EvalItem:
     return eval_item(tests, line, setting, result.prompt, result.ground_truth, result.test.category)
 
 

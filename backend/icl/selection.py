@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -75,7 +76,7 @@ class CoFeWeights:
     deep_structures: bool = True
     primitive_once: bool = True
 
-    def with_changes(self, **changes) -> CoFeWeights:
+    def with_changes(self, **changes: Any) -> CoFeWeights:
         return replace(self, **changes)
 
 

@@ -20,6 +20,7 @@ from backend.icl.prompts import ORDERS
 from backend.icl.selection import preset_weights
 from backend.icl.selectors import Selector, SelectorSpec, make_selector, setting_names
 from backend.icl.store import list_sets, load_set, set_info
+from backend.storage import Database
 
 if TYPE_CHECKING:
     from backend.context import AppContext
@@ -37,14 +38,14 @@ class IclWorkspace:
         self._indexes: dict[tuple[str, str], BankIndex] = {}
         self._selectors: dict[tuple[Any, ...], Selector] = {}
 
-    def examples(self, database, name: str) -> list[IclExample]:
+    def examples(self, database: Database, name: str) -> list[IclExample]:
         key = (name, set_info(database, name)["fingerprint"])
         with self._lock:
             if key not in self._sets:
                 self._sets[key] = load_set(database, name)
             return self._sets[key]
 
-    def index(self, database, name: str) -> BankIndex:
+    def index(self, database: Database, name: str) -> BankIndex:
         key = (name, set_info(database, name)["fingerprint"])
         examples = self.examples(database, name)
         with self._lock:
@@ -52,7 +53,7 @@ class IclWorkspace:
                 self._indexes[key] = build_index(examples)
             return self._indexes[key]
 
-    def selector(self, database, bank: str, spec: SelectorSpec) -> Selector:
+    def selector(self, database: Database, bank: str, spec: SelectorSpec) -> Selector:
         index = self.index(database, bank)
         key = (
             bank,
@@ -203,7 +204,7 @@ def case_json(view: CaseView) -> dict[str, Any]:
     }
 
 
-def select_case_json(ctx, username: str | None, selection: dict[str, Any]) -> dict[str, Any]:
+def select_case_json(ctx: AppContext, username: str | None, selection: dict[str, Any]) -> dict[str, Any]:
     """:func:`select_case` for scripts: ``selection`` holds :class:`CaseRequest`'s fields by name
     (``bank``, ``tests`` and ``line`` required)."""
     require_role(ctx.database, username, VIEW_ROLE)

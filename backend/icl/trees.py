@@ -201,7 +201,7 @@ def two_depth_keys(tree: Tree, keys1: dict[int, str] | None = None) -> list[str]
     if not internal:
         return []
     expanded = [
-        (keys1.get(id(child)) if keys1 is not None else None) or one_depth_key(child) if child.children else None
+        (keys1.get(id(child)) if keys1 is not None else None) or one_depth_key(child) if child.children else ""
         for child in children
     ]
     plain = [child.label for child in children]

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
-def _progress_bar():
+def _progress_bar() -> tuple[Any, Callable[[int, int], None]]:
     """A progress bar on standard error (tqdm, which transformers already depends on)."""
     from tqdm import tqdm
 
@@ -21,7 +23,7 @@ def _progress_bar():
     return bar, update
 
 
-def _eval(args: argparse.Namespace):
+def _eval(args: argparse.Namespace) -> Any:
     from backend.cli import context_from
     from backend.inference.runner import run_eval
 
@@ -43,7 +45,7 @@ def _eval(args: argparse.Namespace):
     return summary.as_dict()
 
 
-def _compare(args: argparse.Namespace):
+def _compare(args: argparse.Namespace) -> Any:
     """Paired comparison on the items every model answered; planning and VQA add their blind baselines."""
     from backend.cli import context_from
     from backend.errors import ValidationError
@@ -74,14 +76,14 @@ def _compare(args: argparse.Namespace):
     return compare_stored(ctx, args.benchmark, models, options, samples)
 
 
-def _models(args: argparse.Namespace):
+def _models(args: argparse.Namespace) -> Any:
     from backend.cli import context_from
     from backend.inference.registry import list_models
 
     return [spec.as_dict() for spec in list_models(context_from(args)).values()]
 
 
-def _benchmarks(args: argparse.Namespace):
+def _benchmarks(args: argparse.Namespace) -> Any:
     from backend.cli import context_from
     from backend.inference.benchmarks import list_benchmarks
 
@@ -89,14 +91,14 @@ def _benchmarks(args: argparse.Namespace):
     return [{"name": b.name, "description": b.description, "metric": b.metric} for b in benchmarks]
 
 
-def _export_predictions(args: argparse.Namespace):
+def _export_predictions(args: argparse.Namespace) -> Any:
     from backend.cli import context_from
     from backend.inference.store import export_predictions
 
     return export_predictions(context_from(args).database, args.out, model=args.model, benchmark=args.benchmark)
 
 
-def register(sub, groups, common) -> None:
+def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) -> None:
     evaluate = sub.add_parser("eval", parents=[common], help="evaluate a model on a benchmark (resumable)")
     evaluate.add_argument("--benchmark", required=True, help="benchmark name (python -m backend benchmarks)")
     evaluate.add_argument("--model", required=True, help="model name from the registry (python -m backend models list)")

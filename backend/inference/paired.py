@@ -11,10 +11,13 @@ blind baselines.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from backend.context import AppContext
 
 
-def stored_outcomes(ctx, benchmark: str, model: str, load_options: dict[str, Any] | None = None) -> dict[str, bool]:
+def stored_outcomes(ctx: AppContext, benchmark: str, model: str, load_options: dict[str, Any] | None = None) -> dict[str, bool]:
     """Item id -> right, for the items ``model`` has a stored, non-failed answer for."""
     from backend.inference.benchmarks import get_benchmark
     from backend.inference.registry import get_spec
@@ -32,7 +35,7 @@ def stored_outcomes(ctx, benchmark: str, model: str, load_options: dict[str, Any
 
 
 def compare_stored(
-    ctx, benchmark: str, models: Sequence[str], load_options: dict[str, Any] | None = None, samples: int = 2000
+    ctx: AppContext, benchmark: str, models: Sequence[str], load_options: dict[str, Any] | None = None, samples: int = 2000
 ) -> dict[str, Any]:
     """:func:`backend.inference.comparison.compare_models` of ``models`` on ``benchmark``, with each
     model's accuracy over the items it answered (``runs``) beside the common-item comparison."""

@@ -245,7 +245,7 @@ def _line_list(text: str, ctx: _Context, after_cue: bool) -> ParsedAnswer | None
     line (``Answers:``) the lines up to the first that is not an item, each letter with its own option text.
     """
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    found = []
+    found: list[str] = []
     for line in lines:
         match = _LINE_ITEM.match(line)
         letter, rest = (match.group(1), match.group("rest")) if match else ("", None)
@@ -325,10 +325,10 @@ def _hedged(text: str, ctx: _Context) -> ParsedAnswer | None:
         named |= letters
     if not named:
         return None
-    letters = _valid(sorted(named), ctx.valid)
-    if len(named) > 1 or letters is None:
+    chosen = _valid(sorted(named), ctx.valid)
+    if len(named) > 1 or chosen is None:
         return ParsedAnswer("unparsed", how="hedged sentences disagree" if len(named) > 1 else "letter out of range")
-    return ParsedAnswer("ok", letters, how="hedged sentence")
+    return ParsedAnswer("ok", chosen, how="hedged sentence")
 
 
 def _echoed(text: str, ctx: _Context) -> frozenset[str] | None:

@@ -21,9 +21,12 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backend.errors import MediaError, ValidationError
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 Part = dict[str, Any]
 Request = list[Part]
@@ -114,7 +117,7 @@ def request_text(request: Request, image_marker: str = "<image>", video_marker: 
     return "\n".join(pieces)
 
 
-def load_image(value: Any, max_side: int | None = None):
+def load_image(value: Any, max_side: int | None = None) -> Image.Image:
     """A PIL RGB image from a PIL image or a path, shrunk so its longer side is at most ``max_side``."""
     from PIL import Image
 

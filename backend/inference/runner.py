@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from backend.inference.base import ItemAnswerer, best_option
+from backend.inference.base import Backend, ItemAnswerer, best_option
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem, get_benchmark
 from backend.inference.outcomes import outcome_counts
 from backend.inference.parsing import ParsedAnswer, parse_choice
@@ -86,7 +86,7 @@ def effective_params(bench: BenchmarkSpec, spec: ModelSpec) -> GenerationParams:
     return bench.params
 
 
-def _likelihood_answers(backend, batch: Sequence[Prepared]) -> list[str]:
+def _likelihood_answers(backend: Backend, batch: Sequence[Prepared]) -> list[str]:
     answers = []
     for prepared in batch:
         item = prepared.item
@@ -97,7 +97,7 @@ def _likelihood_answers(backend, batch: Sequence[Prepared]) -> list[str]:
     return answers
 
 
-def call_model(backend, spec: ModelSpec, batch: Sequence[Prepared], params: GenerationParams) -> list[str | Exception]:
+def call_model(backend: Backend, spec: ModelSpec, batch: Sequence[Prepared], params: GenerationParams) -> list[str | Exception]:
     """Answers for a batch; an exception in place of each answer that failed."""
 
     def once(chunk: Sequence[Prepared]) -> list[str | Exception]:
@@ -128,8 +128,10 @@ def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"[:2000]
 
 
-def to_prediction(bench, spec, shash, prepared: Prepared, answer: str | Exception, latency_ms: float) -> Prediction:
-    base = dict(
+def to_prediction(
+    bench: BenchmarkSpec, spec: ModelSpec, shash: str, prepared: Prepared, answer: str | Exception, latency_ms: float
+) -> Prediction:
+    base: dict[str, Any] = dict(
         model=spec.name,
         benchmark=bench.name,
         item_id=prepared.item.item_id,
@@ -145,7 +147,7 @@ def to_prediction(bench, spec, shash, prepared: Prepared, answer: str | Exceptio
     )
 
 
-def judge_prediction(judge_backend, judge_name: str, prepared: Prepared, prediction: Prediction) -> dict[str, Any]:
+def judge_prediction(judge_backend: Backend, judge_name: str, prepared: Prepared, prediction: Prediction) -> dict[str, Any]:
     """Ask a judge model which option(s) an unparsed answer chose; parse its reply with the same rules."""
     item = prepared.item
     lines = "\n".join(f"{letter}. {option}" for letter, option in zip(item.letters, item.options, strict=True))
@@ -159,7 +161,16 @@ def judge_prediction(judge_backend, judge_name: str, prepared: Prepared, predict
 
 
 def _compute(
-    ctx: AppContext, bench, spec, shash, todo: list[Prepared], params, run_id: int, progress, done_before: int, total: int
+    ctx: AppContext,
+    bench: BenchmarkSpec,
+    spec: ModelSpec,
+    shash: str,
+    todo: list[Prepared],
+    params: GenerationParams,
+    run_id: int,
+    progress: Progress | None,
+    done_before: int,
+    total: int,
 ) -> int:
     """Answer ``todo`` chunk by chunk, saving each chunk at once. Returns the number computed."""
     if not todo:
@@ -183,7 +194,7 @@ def _compute(
     return computed
 
 
-def _run_judge(ctx: AppContext, judge: str, prepared: list[Prepared], stored: dict, bench) -> dict[str, Any]:
+def _run_judge(ctx: AppContext, judge: str, prepared: list[Prepared], stored: dict, bench: BenchmarkSpec) -> dict[str, Any]:
     """Resolve unparsed choice answers with ``judge`` (cached in the row's ``judge`` column)."""
     judge_backend = None
     resolved, asked, judged_total = 0, 0, 0.0
@@ -265,7 +276,7 @@ def run_eval(
 
 
 def summarise(
-    bench, spec, prepared: list[Prepared], stored: dict, computed: int, run_id: int, seconds: float
+    bench: BenchmarkSpec, spec: ModelSpec, prepared: list[Prepared], stored: dict, computed: int, run_id: int, seconds: float
 ) -> RunSummary:
     rows = [stored[(p.item.item_id, p.prompt_hash)] for p in prepared]
     count = len(rows)

@@ -42,7 +42,7 @@ def benchmark_names(ctx: AppContext, username: str | None) -> list[str]:
 
 def save_model(ctx: AppContext, username: str | None, data: dict[str, Any]) -> registry.ModelSpec:
     """Add or replace a model in ``models.json`` (admins only)."""
-    require_role(ctx.database, username, REGISTRY_ROLE)
+    username = require_role(ctx.database, username, REGISTRY_ROLE).username
     spec = registry.spec_from_dict(data, ctx.models.backends)
     if ctx.models.is_builtin(spec.name):
         raise ValidationError(f"{spec.name!r} is a built-in model and cannot be changed; choose another name")
@@ -56,7 +56,7 @@ def save_model(ctx: AppContext, username: str | None, data: dict[str, Any]) -> r
 
 def delete_model(ctx: AppContext, username: str | None, name: str) -> list[str]:
     """Remove a model from ``models.json`` (admins only). Returns the remaining names."""
-    require_role(ctx.database, username, REGISTRY_ROLE)
+    username = require_role(ctx.database, username, REGISTRY_ROLE).username
     models = ctx.models.file_models(ctx.settings)
     if name not in models:
         raise ValidationError(f"no model {name!r} in the registry file; models there: {', '.join(sorted(models))}")

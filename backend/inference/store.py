@@ -111,6 +111,7 @@ def start_run(database: Database, benchmark: str, model: str, shash: str, actor:
             "VALUES (?, ?, ?, ?, ?, 'running', ?)",
             (benchmark, model, shash, actor, utcnow(), json.dumps(options, default=str)),
         )
+        assert cur.lastrowid is not None  # set by every INSERT
         return int(cur.lastrowid)
 
 

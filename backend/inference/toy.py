@@ -10,6 +10,8 @@ from backend.inference.benchmarks import BenchmarkSpec, EvalItem
 from backend.inference.request import image, text, video
 
 if TYPE_CHECKING:
+    from PIL import Image
+
     from backend.context import AppContext
 
 COLOURS = {
@@ -23,7 +25,7 @@ COLOURS = {
 NAMES = tuple(COLOURS)
 
 
-def _square(colour: str, size: int = 48):
+def _square(colour: str, size: int = 48) -> Image.Image:
     from PIL import Image, ImageDraw
 
     img = Image.new("RGB", (size, size), (128, 128, 128))
@@ -31,7 +33,7 @@ def _square(colour: str, size: int = 48):
     return img
 
 
-def load_toy_items(ctx: AppContext=None, count: int = 24) -> list[EvalItem]:
+def load_toy_items(ctx: AppContext | None = None, count: int = 24) -> list[EvalItem]:
     """``count`` items, cycling through four kinds; deterministic."""
     items = []
     for index in range(count):

@@ -11,6 +11,8 @@ import json
 from datetime import datetime
 from typing import Any
 
+import sqlite_utils
+
 from backend import assignment
 from backend.accounts import auth
 from backend.errors import ValidationError
@@ -59,9 +61,9 @@ def _reply(database: Database, settings: Settings, lease: assignment.Lease | Non
     return {"task": task, "progress": progress(database, username)}
 
 
-def next_intent_task(database: Database, settings: Settings, username: str) -> dict[str, Any]:
+def next_intent_task(database: Database, settings: Settings, username: str | None) -> dict[str, Any]:
     """The caller's current task (same one on reload) or a newly leased one; ``task`` is None when done."""
-    auth.require_role(database, username, "annotator")
+    username = auth.require_role(database, username, "annotator").username
     with database.write() as db:
         lease = assignment.next_task(db, KIND, username, settings.lease_minutes)
     return _reply(database, settings, lease, username)
@@ -74,13 +76,13 @@ def held_intent_task(database: Database, settings: Settings, username: str) -> d
 
 
 def save_draft(
-    database: Database, username: str, sequence_id: str, concrete: str, high_level: str,
+    database: Database, username: str | None, sequence_id: str, concrete: str, high_level: str,
     client_ms: float | None = None,
 ) -> str | None:
     """Keep what the annotator typed so a reload or a crash restores it. Returns the time saved, or None
     when nothing was kept: the sequence is already submitted or skipped (a late save as the page closes),
     or the stored draft was typed later (``client_ms``, the browser's clock, is newer there)."""
-    auth.require_role(database, username, "annotator")
+    username = auth.require_role(database, username, "annotator").username
     now = utcnow()
     payload = json.dumps({"concrete_intent": (concrete or "")[:2000], "high_level_intent": (high_level or "")[:2000]})
     with database.write() as db:
@@ -100,15 +102,15 @@ def save_draft(
     return now if written else None
 
 
-def mark_viewed(database: Database, username: str, sequence_id: str) -> None:
+def mark_viewed(database: Database, username: str | None, sequence_id: str) -> None:
     """The video was played to its end (the browser reports it; submitting may require it)."""
-    auth.require_role(database, username, "annotator")
+    username = auth.require_role(database, username, "annotator").username
     with database.write() as db:
         assignment.mark_viewed(db, KIND, sequence_id, username)
         audit(db, username, "intent.viewed", sequence_id)
 
 
-def _stored(db, sequence_id: str, username: str) -> dict[str, Any]:
+def _stored(db: sqlite_utils.Database, sequence_id: str, username: str) -> dict[str, Any]:
     row = db.conn.execute(
         "SELECT * FROM annotations WHERE sequence_id = ? AND annotator = ? AND source = 'live'",
         (sequence_id, username),
@@ -117,7 +119,7 @@ def _stored(db, sequence_id: str, username: str) -> dict[str, Any]:
 
 
 def submit_intents(
-    database: Database, settings: Settings, username: str, sequence_id: str, concrete_intent: str,
+    database: Database, settings: Settings, username: str | None, sequence_id: str, concrete_intent: str,
     high_level_intent: str,
 ) -> dict[str, Any]:
     """Store one annotation and lease the next task, in one transaction.
@@ -125,7 +127,7 @@ def submit_intents(
     A repeated submit of the same sequence (a client retry after a lost reply) returns the stored
     annotation with ``"duplicate": true`` and writes nothing.
     """
-    auth.require_role(database, username, "annotator")
+    username = auth.require_role(database, username, "annotator").username
     sequence = get_sequence(database, sequence_id)
     concrete, high_level = (concrete_intent or "").strip(), (high_level_intent or "").strip()
     # Checks that need no lock run before taking it: the write lock is what every submit queues on.
@@ -159,10 +161,10 @@ def submit_intents(
 
 
 def skip_intent_task(
-    database: Database, settings: Settings, username: str, sequence_id: str, reason: str
+    database: Database, settings: Settings, username: str | None, sequence_id: str, reason: str
 ) -> dict[str, Any]:
     """Give the sequence back with a reason; the caller never gets it again. Returns the next task."""
-    auth.require_role(database, username, "annotator")
+    username = auth.require_role(database, username, "annotator").username
     with database.write() as db:
         assignment.skip(db, KIND, sequence_id, username, reason)
     return {"skipped": sequence_id, **next_intent_task(database, settings, username)}

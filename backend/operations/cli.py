@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from backend.operations import backup
 
 
-def _backup(args: argparse.Namespace):
+def _backup(args: argparse.Namespace) -> Any:
     from backend.cli import context_from
 
     ctx = context_from(args)
@@ -21,7 +22,7 @@ def _backup(args: argparse.Namespace):
     return {**snapshot.as_dict(), "rows": backup.count_rows(snapshot.path), "deleted": [str(p) for p in removed]}
 
 
-def _restore(args: argparse.Namespace):
+def _restore(args: argparse.Namespace) -> Any:
     from backend.settings import load_settings
 
     settings = load_settings(data_dir=args.data_dir)
@@ -31,7 +32,7 @@ def _restore(args: argparse.Namespace):
     return backup.restore_snapshot(snapshot, settings).as_dict()
 
 
-def register(sub, groups, common) -> None:
+def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) -> None:
     take = sub.add_parser(
         "backup", parents=[common], help="snapshot the database now into <data>/backups (keeps the last backup_keep)"
     )

@@ -17,6 +17,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -48,11 +49,11 @@ def _scheduler_class() -> type:
     class SnapshotScheduler(CommitScheduler):
         """CommitScheduler that records each push and keeps only the newest snapshots in the repo."""
 
-        def __init__(self, *, on_pushed: Callable[[Any], None], on_failed: Callable[[Exception], None], **kwargs):
+        def __init__(self, *, on_pushed: Callable[[Any], None], on_failed: Callable[[Exception], None], **kwargs: Any) -> None:
             self._on_pushed, self._on_failed = on_pushed, on_failed
             super().__init__(**kwargs)
 
-        def push_to_hub(self):
+        def push_to_hub(self) -> Any:
             try:
                 info = super().push_to_hub()
                 if info is not None:
@@ -95,7 +96,7 @@ class HubBackup:
             hf_api=self.api,
         )
 
-    def push(self):
+    def push(self) -> Future[Any]:
         """Push what changed now; returns a Future (``.result()`` waits for the commit)."""
         return self.scheduler.trigger()
 

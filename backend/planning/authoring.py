@@ -92,7 +92,7 @@ def make_distractors(
 
 def author_question(
     database: Database,
-    username: str,
+    username: str | None,
     sequence_id: str,
     intent: str | None = None,
     *,
@@ -100,7 +100,7 @@ def author_question(
     annotators_per_question: int = 3,
 ) -> PlanningQuestion:
     """A reviewer authors a question (see :func:`create_question`)."""
-    require_role(database, username, "reviewer")
+    username = require_role(database, username, "reviewer").username
     return create_question(
         database, username, sequence_id, intent, seed=seed, annotators_per_question=annotators_per_question
     )

@@ -37,6 +37,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -102,7 +103,7 @@ class NSPlanLite:
     top_k: int = 10
     prior: BigramPrior | None = None
     prior_weight: float = 0.0
-    _bm25: object = field(init=False, repr=False)
+    _bm25: Any = field(init=False, repr=False)
     _intent_matrix: np.ndarray = field(init=False, repr=False)
     _intent_owner: np.ndarray = field(init=False, repr=False)
     _queries: dict[str, np.ndarray] = field(init=False, repr=False, default_factory=dict)

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from backend.errors import ImportFileError
 from backend.storage.jsonl import read_jsonl
 
+if TYPE_CHECKING:
+    from backend.context import AppContext
 
-def _ctx(args):
+
+def _ctx(args: argparse.Namespace) -> AppContext:
     from backend.cli import context_from
 
     return context_from(args)
 
 
-def _import(args: argparse.Namespace):
+def _import(args: argparse.Namespace) -> Any:
     from backend.planning.questions import import_planning
 
     ctx = _ctx(args)
@@ -27,7 +31,7 @@ def _import(args: argparse.Namespace):
     )
 
 
-def _export(args: argparse.Namespace):
+def _export(args: argparse.Namespace) -> Any:
     from backend.planning.questions import COUNTED_STATUSES, export_planning
 
     statuses = ("released", "pending", "validated", "rejected") if args.all else COUNTED_STATUSES
@@ -50,7 +54,7 @@ def read_prediction_lines(path: Path) -> list[dict]:
     return records
 
 
-def _metrics(args: argparse.Namespace):
+def _metrics(args: argparse.Namespace) -> Any:
     from backend.planning.metrics import MetricOptions, compute_future_and_full
     from backend.settings import load_settings
 
@@ -74,7 +78,7 @@ def _metrics(args: argparse.Namespace):
     return compute_future_and_full(records, options)
 
 
-def _strips(args: argparse.Namespace):
+def _strips(args: argparse.Namespace) -> Any:
     from backend.planning.catalog import load_catalog
     from backend.planning.questions import list_questions
     from backend.planning.strips import distractor_report
@@ -88,7 +92,7 @@ OUTCOME_KEYS = ("answered", "answered_rate", "refusals", "refusal_rate", "parse_
 _RUN_KEYS = ("items", "newly_computed", "from_store", "seconds", *OUTCOME_KEYS, "errors")
 
 
-def _run(args: argparse.Namespace):
+def _run(args: argparse.Namespace) -> Any:
     from backend.inference.runner import run_eval
     from backend.planning.evaluation import BENCHMARK
     from backend.planning.leaderboard import leaderboard
@@ -118,7 +122,7 @@ def _brief(board: dict) -> dict:
     }
 
 
-def _results(args: argparse.Namespace):
+def _results(args: argparse.Namespace) -> Any:
     from backend.planning.leaderboard import leaderboard
 
     ctx = _ctx(args)
@@ -126,7 +130,7 @@ def _results(args: argparse.Namespace):
     return _brief(board) if args.brief else board
 
 
-def _author(args: argparse.Namespace):
+def _author(args: argparse.Namespace) -> Any:
     from backend.planning.authoring import create_question
     from backend.planning.questions import CHOICE_LETTERS
 
@@ -148,7 +152,7 @@ def _author(args: argparse.Namespace):
     }
 
 
-def register(sub, groups, common) -> None:
+def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) -> None:
     imp = groups["import"].add_parser("planning", parents=[common], help="import ViLPAct's 510 planning questions")
     imp.add_argument("dir", type=Path, help="the release's data/ folder (import vilpact first)")
     imp.add_argument("--no-pool", action="store_true", help="do not put the questions in the annotation pool")

@@ -22,13 +22,16 @@ from typing import TYPE_CHECKING, Any
 
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem
 from backend.inference.registry import ModelRegistry, ModelSpec
-from backend.inference.request import GenerationParams, text, video
-from backend.planning.catalog import load_catalog
+from backend.inference.request import GenerationParams, Request, text, video
+from backend.planning.catalog import Catalog, load_catalog
 from backend.planning.questions import CHOICE_LETTERS, N_CHOICES, PlanningQuestion, list_questions
 from backend.settings import Settings
 
 if TYPE_CHECKING:
     from backend.context import AppContext
+    from backend.inference.base import OptionScore
+    from backend.planning.baselines import BigramPrior, NSPlanLite
+    from backend.storage import Database
 
 BENCHMARK = "vilpact-planning"
 MODES = ("frames", "text")
@@ -56,7 +59,7 @@ def _video_path(ctx: AppContext, question: PlanningQuestion) -> str | None:
     return row["video_path"] if row and row["video_path"] else None
 
 
-def planning_item(ctx: AppContext, question: PlanningQuestion, catalog, mode: str = "frames", rotation: int = 0) -> EvalItem:
+def planning_item(ctx: AppContext, question: PlanningQuestion, catalog: Catalog, mode: str = "frames", rotation: int = 0) -> EvalItem:
     """One question as an item; ``rotation`` shifts the choices (option i shows choice (i + r) mod 6)."""
     from PIL import Image
 
@@ -141,11 +144,11 @@ class _KnowledgeBackend(ABC):
             return self._models[db_path]
 
     @abstractmethod
-    def build(self, database):
+    def build(self, database: Database) -> Any:
         """The baseline's model, built from the knowledge base in ``database``."""
 
     @abstractmethod
-    def choose(self, model, item: EvalItem) -> int:
+    def choose(self, model: Any, item: EvalItem) -> int:
         """The index of the choice the baseline picks for ``item``."""
 
     def answer_items(self, items: Sequence[EvalItem], params: GenerationParams) -> list[str]:
@@ -156,10 +159,10 @@ class _KnowledgeBackend(ABC):
             answers.append(CHOICE_LETTERS[self.choose(self._model_for(item.meta["db_path"]), item)])
         return answers
 
-    def generate(self, requests, params):
+    def generate(self, requests: Sequence[Request], params: GenerationParams) -> list[str]:
         raise ValueError(f"{self.spec.name} answers only {BENCHMARK} items, not free prompts")
 
-    def score_options(self, request, options):
+    def score_options(self, request: Request, options: Sequence[str]) -> list[OptionScore]:
         raise ValueError(f"{self.spec.name} answers only {BENCHMARK} items, not free prompts")
 
     def unload(self) -> None:
@@ -167,7 +170,7 @@ class _KnowledgeBackend(ABC):
 
 
 class NSPlanLiteBackend(_KnowledgeBackend):
-    def build(self, database):
+    def build(self, database: Database) -> NSPlanLite:
         from backend.inference.embeddings import embed_texts
         from backend.planning.baselines import BigramPrior, NSPlanLite
         from backend.planning.knowledge import build_knowledge_base
@@ -188,11 +191,11 @@ class NSPlanLiteBackend(_KnowledgeBackend):
         )
 
     def answer_items(self, items: Sequence[EvalItem], params: GenerationParams) -> list[str]:
-        for db_path in {i.meta.get("db_path") for i in items if i.meta.get("db_path")}:
+        for db_path in {i.meta["db_path"] for i in items if i.meta.get("db_path")}:
             self._model_for(db_path).prepare([i.meta["intent"] for i in items if i.meta.get("db_path") == db_path])
         return super().answer_items(items, params)
 
-    def choose(self, model, item: EvalItem) -> int:
+    def choose(self, model: NSPlanLite, item: EvalItem) -> int:
         from backend.planning.baselines import pick
 
         scores = model.score_choices(item.meta["observed"], item.meta["intent"], item.meta["choices"])
@@ -200,13 +203,13 @@ class NSPlanLiteBackend(_KnowledgeBackend):
 
 
 class BigramPriorBackend(_KnowledgeBackend):
-    def build(self, database):
+    def build(self, database: Database) -> BigramPrior:
         from backend.planning.baselines import BigramPrior
         from backend.planning.knowledge import build_knowledge_base
 
         return BigramPrior([e.actions for e in build_knowledge_base(database)], float(self.spec.options["weight"]))
 
-    def choose(self, model, item: EvalItem) -> int:
+    def choose(self, model: BigramPrior, item: EvalItem) -> int:
         from backend.planning.baselines import pick
 
         scores = [model.score(item.meta["observed"], c) for c in item.meta["choices"]]

@@ -6,6 +6,7 @@ every stored run, its answers read, refused and unparsed (:mod:`backend.inferenc
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from backend.inference.circular import circular_outcome, circular_summary
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 _ROTATED = re.compile(r"^(?P<qid>.+)#(?P<mode>frames|text)-r(?P<rotation>\d)$")
 
 
-def _index(letters, rotation: int) -> int | None:
+def _index(letters: Collection[str] | None, rotation: int) -> int | None:
     if not letters or len(letters) != 1:
         return None
     return (CHOICE_LETTERS.index(next(iter(letters))) + rotation) % N_CHOICES

@@ -98,6 +98,7 @@ def decode_pyav(video: Path, start_s: float, end_s: float | None, n: int) -> np.
         raise MediaError(f"cannot read video {video}: {exc}") from exc
     with container:
         stream = container.streams.video[0]
+        assert stream.time_base is not None  # a decodable video stream has one
         fps = float(stream.average_rate or FPS)
         total = stream.frames or int(float(stream.duration * stream.time_base) * fps) if stream.duration else 0
         if not total:
@@ -200,6 +201,7 @@ def observed_window_clip(settings: Settings, video: Path | str | None, start_s: 
     try:
         with av.open(str(path)) as source, av.open(str(tmp), mode="w") as out:
             stream = source.streams.video[0]
+            assert stream.time_base is not None  # a decodable video stream has one
             fps = stream.average_rate or 24
             encoder = out.add_stream("libx264", rate=fps)
             encoder.width = stream.codec_context.width // 2 * 2

@@ -157,7 +157,8 @@ def compute(records: Sequence[dict], options: MetricOptions = MetricOptions()) -
     >>> {k: out[k] for k in ("seq_item_acc", "precision", "recall", "seq_hit@5", "bleu1", "dist1")}
     {'seq_item_acc': 0.375, 'precision': 0.375, 'recall': 0.375, 'seq_hit@5': 0.5, 'bleu1': 0.75, 'dist1': 0.75}
     """
-    item, precision, recall, hit5, hit10, pairs, dist_seqs = [], [], [], [], [], [], []
+    item, precision, recall, hit5, hit10, dist_seqs = [], [], [], [], [], []
+    pairs: list[tuple[Seq, Seq]] = []
     per_question_dist: dict[int, list[float]] = {1: [], 2: []}
     for record in records:
         reference = list(record["reference"])

@@ -17,6 +17,9 @@ import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import sqlite_utils
 
 from backend import assignment
 from backend.errors import ImportFileError, NotFound, ValidationError
@@ -139,7 +142,7 @@ def read_release(root: Path | str, catalog: Catalog) -> list[PlanningQuestion]:
     return questions
 
 
-def _with(question: PlanningQuestion, **changes) -> PlanningQuestion:
+def _with(question: PlanningQuestion, **changes: Any) -> PlanningQuestion:
     return PlanningQuestion(**{**question.__dict__, **changes})
 
 
@@ -162,7 +165,7 @@ def _row(question: PlanningQuestion, actor: str, now: str) -> dict:
     }
 
 
-def insert_questions(db, questions: list[PlanningQuestion], actor: str) -> None:
+def insert_questions(db: sqlite_utils.Database, questions: list[PlanningQuestion], actor: str) -> None:
     """Upsert questions inside ``write()`` (a re-import leaves statuses of authored questions alone)."""
     now = utcnow()
     db.conn.executemany(

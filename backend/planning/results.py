@@ -8,7 +8,7 @@ functions serve the CLI baselines, the prediction store and human annotators.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,7 +84,7 @@ def length_bucket(question: PlanningQuestion) -> str:
 
 
 def breakdown(
-    questions: Sequence[PlanningQuestion], answers: Mapping[str, int | None], key, samples: int = 2000
+    questions: Sequence[PlanningQuestion], answers: Mapping[str, int | None], key: Callable[[PlanningQuestion], str | None], samples: int = 2000
 ) -> dict[str, dict]:
     groups: dict[str, list[bool]] = {}
     for q, ok in zip(questions, outcomes(questions, answers), strict=False):
@@ -106,7 +106,9 @@ def run_outcomes(questions: Sequence[PlanningQuestion], answers: Mapping[str, in
     return {q.id: answers[q.id] == q.answer_index for q in questions if q.id in answers}
 
 
-def _versus(questions, answers, baseline_answers) -> dict:
+def _versus(
+    questions: Sequence[PlanningQuestion], answers: Mapping[str, int | None], baseline_answers: Mapping[str, int | None]
+) -> dict:
     """Exact McNemar on the questions both runs have a result for (never on a partial run's missing ones)."""
     common = [q for q in questions if q.id in answers and q.id in baseline_answers]
     return {**mcnemar_exact(outcomes(common, answers), outcomes(common, baseline_answers)), "n": len(common)}

@@ -13,6 +13,8 @@ from backend.planning.strips import check_question
 
 if TYPE_CHECKING:
     from backend.context import AppContext
+    from backend.inference.runner import Progress
+    from backend.inference.service import Answer
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ def build_view(ctx: AppContext, question: PlanningQuestion, with_clip: bool = Tr
     )
 
 
-def ask_model(ctx: AppContext, username: str | None, question_id: str, model: str, mode: str = "frames"):
+def ask_model(ctx: AppContext, username: str | None, question_id: str, model: str, mode: str = "frames") -> Answer:
     """Ask one model one question live (through the prediction store; reviewers and admins)."""
     from backend.inference.service import ask_model as ask
     from backend.planning.evaluation import BENCHMARK, planning_item
@@ -76,7 +78,7 @@ def run_batch(
     mode: str = "frames",
     circular: bool = False,
     limit: int | None = None,
-    progress=None,
+    progress: Progress | None = None,
 ) -> dict:
     """A batch run over the questions that count (reviewers and admins); resumes from the store."""
     from backend.inference.runner import run_eval

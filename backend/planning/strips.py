@@ -38,8 +38,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from backend.planning.catalog import Catalog
+
+if TYPE_CHECKING:
+    from backend.planning.questions import PlanningQuestion
 
 Literal = tuple[str, tuple[str, ...]]
 PERSON = "person"
@@ -182,6 +186,7 @@ class CandidateCheck:
 
     def describe(self, catalog: Catalog | None = None) -> str:
         if self.status == "violation":
+            assert self.first_violation is not None  # set with every violation (check_candidate)
             name = catalog.name(self.violated_class) if catalog and self.violated_class else self.violated_class
             return f"violation at step {self.first_violation + 1} ({name}): needs {', '.join(self.contradicted)}"
         if self.status == "unknown":
@@ -211,14 +216,14 @@ def check_candidate(
     return CandidateCheck("unknown" if unknown else "executable", unknown_steps=unknown)
 
 
-def check_question(question, catalog: Catalog, table: Mapping[str, StripsAction] | None = None) -> list[CandidateCheck]:
+def check_question(question: PlanningQuestion, catalog: Catalog, table: Mapping[str, StripsAction] | None = None) -> list[CandidateCheck]:
     """The check of each of a question's choices."""
     table = strips_table(catalog) if table is None else table
     objects = {cid: c.object for cid, c in catalog.classes.items()}
     return [check_candidate(question.observed, choice, table, objects) for choice in question.choices]
 
 
-def distractor_report(questions, catalog: Catalog) -> dict:
+def distractor_report(questions: Sequence[PlanningQuestion], catalog: Catalog) -> dict[str, Any]:
     """How many released distractors (and answers) are not executable under the simulation."""
     table = strips_table(catalog)
     distractors = violating = answers_violating = unknown = 0

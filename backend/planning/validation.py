@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import sqlite_utils
+
 from backend import assignment
 from backend.accounts.auth import require_role
 from backend.errors import NotFound, ValidationError
@@ -30,9 +32,9 @@ class PlanningTask:
     expires_at: str
 
 
-def next_question(database: Database, username: str, lease_minutes: float) -> PlanningTask | None:
+def next_question(database: Database, username: str | None, lease_minutes: float) -> PlanningTask | None:
     """The caller's current or next question to check (None when the pool has nothing left for them)."""
-    require_role(database, username, "annotator")
+    username = require_role(database, username, "annotator").username
     with database.write() as db:
         lease = assignment.next_task(db, KIND, username, lease_minutes)
     if lease is None:
@@ -41,11 +43,11 @@ def next_question(database: Database, username: str, lease_minutes: float) -> Pl
 
 
 def submit_check(
-    database: Database, username: str, question_id: str, plausible_choice: int, seconds_spent: float | None = None
+    database: Database, username: str | None, question_id: str, plausible_choice: int, seconds_spent: float | None = None
 ) -> dict:
     """Store the caller's check. ``plausible_choice``: 0-5, or -1 for "none is plausible". A repeated
     submit (a client retry) returns the stored check and writes nothing."""
-    require_role(database, username, "annotator")
+    username = require_role(database, username, "annotator").username
     if not isinstance(plausible_choice, int) or not NONE_PLAUSIBLE <= plausible_choice <= 5:
         raise ValidationError("mark one choice (A-F) as plausible, or choose 'none is plausible'")
     with database.write() as db:
@@ -73,7 +75,7 @@ def skip_question(database: Database, username: str, question_id: str, reason: s
         assignment.skip(db, KIND, question_id, username, reason)
 
 
-def _settle_authored(db, question_id: str) -> None:
+def _settle_authored(db: sqlite_utils.Database, question_id: str) -> None:
     """Validate or reject a pending authored question once its task is complete."""
     q = db.conn.execute(
         "SELECT answer_index, status, source FROM planning_questions WHERE id = ?", (question_id,)
@@ -151,7 +153,7 @@ def human_answers(database: Database) -> dict[str, int | None]:
     return answers
 
 
-def disagreement_queue(database: Database, username: str) -> list[dict]:
+def disagreement_queue(database: Database, username: str | None) -> list[dict]:
     """Questions where most of their annotators reject the key (possible key errors), for reviewers."""
     require_role(database, username, "reviewer")
     out = []

@@ -30,7 +30,7 @@ def _default_embed(settings: Settings) -> Embed:
 
 
 def semantic_agreement(
-    database: Database, settings: Settings, username: str, embed: Embed | None = None, limit: int = 500
+    database: Database, settings: Settings, username: str | None, embed: Embed | None = None, limit: int = 500
 ) -> dict[str, Any]:
     """Mean pairwise cosine similarity of the annotators' intents, per sequence round with 2+ annotations.
 
@@ -84,7 +84,7 @@ def _judgment_table(database: Database) -> pd.DataFrame:
     return pd.DataFrame(rows).pivot(index="annotation_id", columns="reviewer", values="reasonable")
 
 
-def reviewer_agreement(database: Database, username: str) -> dict[str, Any]:
+def reviewer_agreement(database: Database, username: str | None) -> dict[str, Any]:
     """Krippendorff's alpha over all reviewers and Cohen's kappa per pair, on annotations judged twice or more."""
     auth.require_role(database, username, "reviewer")
     table = _judgment_table(database)
@@ -116,7 +116,7 @@ def reviewer_agreement(database: Database, username: str) -> dict[str, Any]:
     return {"items": len(table), "reviewers": reviewers, "krippendorff_alpha": alpha, "pairs": pairs}
 
 
-def compare_reviewer_groups(database: Database, username: str, group_a: list[str], group_b: list[str]) -> dict:
+def compare_reviewer_groups(database: Database, username: str | None, group_a: list[str], group_b: list[str]) -> dict:
     """Per sequence round judged by both groups: the share of annotations each group found reasonable."""
     auth.require_role(database, username, "reviewer")
     if not group_a or not group_b or set(group_a) & set(group_b):
@@ -134,7 +134,7 @@ def compare_reviewer_groups(database: Database, username: str, group_a: list[str
     return {"unit": "sequence round", **wilcoxon_signed_rank(paired["a"].tolist(), paired["b"].tolist())}
 
 
-def compare_rounds(database: Database, username: str, round_a: int, round_b: int) -> dict:
+def compare_rounds(database: Database, username: str | None, round_a: int, round_b: int) -> dict:
     """Per annotator who was judged in both rounds: their acceptance rate in round a against round b."""
     auth.require_role(database, username, "reviewer")
     rows = database.query(
@@ -152,7 +152,7 @@ def compare_rounds(database: Database, username: str, round_a: int, round_b: int
 
 def compare_columns(
     database: Database,
-    username: str,
+    username: str | None,
     csv_bytes: bytes | str,
     column_a: str | None = None,
     column_b: str | None = None,

@@ -4,31 +4,35 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from backend.review import dashboard, dataset, publish
 from backend.review.agreement import wilcoxon_from_csv
 
+if TYPE_CHECKING:
+    from backend.context import AppContext
 
-def _ctx(args: argparse.Namespace):
+
+def _ctx(args: argparse.Namespace) -> AppContext:
     from backend.cli import context_from
 
     return context_from(args)
 
 
-def _export(args: argparse.Namespace):
+def _export(args: argparse.Namespace) -> Any:
     return dataset.export_dataset(_ctx(args).database, args.format, args.out, include_released=not args.no_released)
 
 
-def _import(args: argparse.Namespace):
+def _import(args: argparse.Namespace) -> Any:
     return dataset.import_dataset(_ctx(args).database, args.dir)
 
 
-def _publish(args: argparse.Namespace):
+def _publish(args: argparse.Namespace) -> Any:
     ctx = _ctx(args)
     return publish.publish(ctx.database, ctx.settings, args.repo, private=args.private)
 
 
-def _dashboard(args: argparse.Namespace):
+def _dashboard(args: argparse.Namespace) -> Any:
     db = _ctx(args).database
     return {
         "rounds": dashboard.per_round(db),
@@ -37,11 +41,11 @@ def _dashboard(args: argparse.Namespace):
     }
 
 
-def _compare(args: argparse.Namespace):
+def _compare(args: argparse.Namespace) -> Any:
     return wilcoxon_from_csv(args.csv.read_bytes(), args.a, args.b)
 
 
-def register(sub, groups, common) -> None:
+def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) -> None:
     export = groups["export"].add_parser("dataset", parents=[common], help="export the final reviewed dataset")
     export.add_argument("--format", choices=dataset.FORMATS, default="jsonl")
     export.add_argument("--out", type=Path, required=True, help="folder to write the data file and README.md into")

@@ -91,7 +91,7 @@ def totals(database: Database) -> dict[str, int]:
     }
 
 
-def dashboard(database: Database, username: str) -> dict[str, Any]:
+def dashboard(database: Database, username: str | None) -> dict[str, Any]:
     """Everything the review dashboard shows (reviewers and admins)."""
     auth.require_role(database, username, "reviewer")
     return {"rounds": per_round(database), "annotators": per_annotator(database), "totals": totals(database)}

@@ -153,7 +153,7 @@ def _write_data(records: list[dict], fmt: str, path: Path) -> None:
         os.replace(tmp, path)
 
 
-def _parquet_schema():
+def _parquet_schema() -> Any:
     import pyarrow as pa
 
     action = pa.struct(
@@ -215,7 +215,7 @@ def export_dataset(
     }
 
 
-def _read_records(folder: Path) -> tuple[Path, list[dict]]:
+def _read_records(folder: Path) -> tuple[Path, list[tuple[int, Any]]]:
     jsonl, parquet = folder / DATA_FILES["jsonl"], folder / DATA_FILES["parquet"]
     if jsonl.is_file():
         return jsonl, read_jsonl(jsonl)

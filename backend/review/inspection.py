@@ -45,13 +45,13 @@ def draw_sample(ids: list[str], size: int, seed: int) -> list[str]:
 def start_inspection(
     database: Database,
     settings: Settings,
-    username: str,
+    username: str | None,
     size: int | None = None,
     split: str | None = None,
     seed: int | None = None,
 ) -> dict[str, Any]:
     """Draw and store a sample (size and split default to the settings)."""
-    auth.require_role(database, username, "reviewer")
+    username = auth.require_role(database, username, "reviewer").username
     size = settings.inspection_sample_size if size is None else int(size)
     split = settings.inspection_split if split is None else split
     seed = random.SystemRandom().randrange(2**31) if seed is None else int(seed)
@@ -75,12 +75,12 @@ def start_inspection(
     return {"inspection_id": inspection_id, "size": len(sample), "split": split or None, "seed": seed}
 
 
-def list_inspections(database: Database, username: str) -> list[dict[str, Any]]:
+def list_inspections(database: Database, username: str | None) -> list[dict[str, Any]]:
     auth.require_role(database, username, "reviewer")
     return database.query("SELECT * FROM inspections ORDER BY id DESC")
 
 
-def next_item(database: Database, username: str, inspection_id: int) -> dict[str, Any] | None:
+def next_item(database: Database, username: str | None, inspection_id: int) -> dict[str, Any] | None:
     """The first sequence of the sample the caller has not judged yet (None when all are done)."""
     auth.require_role(database, username, "reviewer")
     if database.query_one("SELECT 1 FROM inspections WHERE id = ?", (inspection_id,)) is None:
@@ -96,10 +96,10 @@ def next_item(database: Database, username: str, inspection_id: int) -> dict[str
 
 
 def judge(
-    database: Database, username: str, inspection_id: int, sequence_id: str, judgment: InspectionJudgment
+    database: Database, username: str | None, inspection_id: int, sequence_id: str, judgment: InspectionJudgment
 ) -> None:
     """Record (or correct) the caller's judgment of one sampled sequence."""
-    auth.require_role(database, username, "reviewer")
+    username = auth.require_role(database, username, "reviewer").username
     with database.write() as db:
         if not db.conn.execute(
             "SELECT 1 FROM inspection_items WHERE inspection_id = ? AND sequence_id = ?", (inspection_id, sequence_id)
@@ -134,7 +134,7 @@ def paper_form(counts: dict[str, int], judged: int) -> str:
     return f"{counts['all_occur']} / {counts['in_order']} / {counts['none_missing']} of {judged}"
 
 
-def report(database: Database, username: str, inspection_id: int) -> dict[str, Any]:
+def report(database: Database, username: str | None, inspection_id: int) -> dict[str, Any]:
     """Per reviewer: how many sampled sequences meet each criterion, in the paper's form."""
     auth.require_role(database, username, "reviewer")
     inspection = database.query_one("SELECT * FROM inspections WHERE id = ?", (inspection_id,))

@@ -90,7 +90,7 @@ def publish(
 def publish_dataset(
     database: Database,
     settings: Settings,
-    username: str,
+    username: str | None,
     repo_id: str,
     private: bool = False,
     *,
@@ -102,7 +102,7 @@ def publish_dataset(
     return publish(database, settings, repo_id, private, api=api, token=token, actor=admin.username)
 
 
-def export_for_download(database: Database, settings: Settings, username: str, fmt: str) -> dict[str, Any]:
+def export_for_download(database: Database, settings: Settings, username: str | None, fmt: str) -> dict[str, Any]:
     """Export into ``<media>/exports/dataset-<fmt>`` (never a path the caller chooses), for download."""
-    auth.require_role(database, username, "admin")
+    username = auth.require_role(database, username, "admin").username
     return export_dataset(database, fmt, settings.media_dir / "exports" / f"dataset-{fmt}", actor=username)

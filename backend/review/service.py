@@ -146,7 +146,7 @@ def item_view(
 
 
 def view_item(
-    database: Database, settings: Settings, username: str, sequence_id: str, round_: int, show_names: bool = False
+    database: Database, settings: Settings, username: str | None, sequence_id: str, round_: int, show_names: bool = False
 ) -> dict[str, Any]:
     """A review item for a reviewer (e.g. redrawn with the annotator names shown)."""
     auth.require_role(database, username, "reviewer")
@@ -164,12 +164,12 @@ def _annotated_by(db: sqlite_utils.Database, item_id: str, username: str) -> boo
     )
 
 
-def next_review(database: Database, settings: Settings, username: str, show_names: bool = False) -> dict[str, Any]:
+def next_review(database: Database, settings: Settings, username: str | None, show_names: bool = False) -> dict[str, Any]:
     """The caller's current review item, or a newly leased one; ``item`` is None when the queue is empty.
 
     Nobody reviews a round they annotated: such an item is passed over (skipped for them, for good).
     """
-    auth.require_role(database, username, "reviewer")
+    username = auth.require_role(database, username, "reviewer").username
     with database.write() as db:
         sync_review_tasks(db, settings)
         lease = assignment.next_task(db, KIND, username, settings.lease_minutes)
@@ -188,13 +188,13 @@ def queue_size(database: Database) -> int:
     return int(database.scalar("SELECT count(*) FROM tasks WHERE kind = ? AND status = 'open'", (KIND,)) or 0)
 
 
-def review_counts(database: Database, settings: Settings, username: str) -> dict[str, int]:
+def review_counts(database: Database, settings: Settings, username: str | None) -> dict[str, int]:
     """``waiting`` and ``for_you`` (backend/review/counts.py) as of now: complete rounds become review
     tasks first, so the count is right before anybody asked for an item. Leases nothing."""
-    auth.require_role(database, username, "reviewer")
+    reviewer = auth.require_role(database, username, "reviewer").username
     with database.write() as db:
         sync_review_tasks(db, settings)
-        return queue_counts(db, username)
+        return queue_counts(db, reviewer)
 
 
 def _check_judgments(annotations: list[dict], judgments: list[Judgment]) -> dict[int, Judgment]:
@@ -310,7 +310,7 @@ def _apply_outcome(
 def submit_review(
     database: Database,
     settings: Settings,
-    username: str,
+    username: str | None,
     sequence_id: str,
     round_: int,
     judgments: list[Judgment],
@@ -321,7 +321,7 @@ def submit_review(
 
     A repeated submit (a client retry) returns the stored review with ``"duplicate": true``.
     """
-    auth.require_role(database, username, "reviewer")
+    username = auth.require_role(database, username, "reviewer").username
     annotations = round_annotations(database, sequence_id, round_)
     judged = _check_judgments(annotations, judgments)
     item = review_item_id(sequence_id, round_)
@@ -395,10 +395,10 @@ def submit_review(
 
 
 def skip_review(
-    database: Database, settings: Settings, username: str, sequence_id: str, round_: int, reason: str
+    database: Database, settings: Settings, username: str | None, sequence_id: str, round_: int, reason: str
 ) -> dict[str, Any]:
     """Give a review item back with a reason (for example, a conflict of interest)."""
-    auth.require_role(database, username, "reviewer")
+    username = auth.require_role(database, username, "reviewer").username
     with database.write() as db:
         assignment.skip(db, KIND, review_item_id(sequence_id, round_), username, reason)
     return next_review(database, settings, username)

@@ -21,8 +21,8 @@ def read_jsonl(path: Path | str) -> list[tuple[int, Any]]:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise ImportFileError(str(path), line, f"not UTF-8 text (byte 0x{raw[exc.start]:02x})") from None
+        bad_line = raw[: exc.start].count(b"\n") + 1
+        raise ImportFileError(str(path), bad_line, f"not UTF-8 text (byte 0x{raw[exc.start]:02x})") from None
     records = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

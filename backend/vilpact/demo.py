@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from backend import assignment
 from backend.context import AppContext
@@ -43,7 +44,7 @@ def ensure_demo_content(ctx: AppContext) -> int:
     rows = []
     for index, (seq_id, scene, items) in enumerate(DEMO_SEQUENCES):
         video = video_dir / f"{seq_id}.mp4"
-        actions = [{"class_id": c, "name": classes[c], "start": s, "end": e} for c, s, e in items]
+        actions: list[dict[str, Any]] = [{"class_id": c, "name": classes[c], "start": s, "end": e} for c, s, e in items]
         if not video.exists():
             write_demo_video(video, [(a["name"], a["start"], a["end"]) for a in actions], DEMO_DURATION, 40 + 40 * index)
         rows.append((seq_id, json.dumps(actions), scene, str(video.resolve())))

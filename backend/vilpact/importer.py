@@ -24,7 +24,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backend import assignment
 from backend.accounts import auth
@@ -33,6 +33,9 @@ from backend.errors import ImportFileError
 from backend.settings import Settings
 from backend.storage import Database, audit, utcnow
 from backend.vilpact.sequences import insert_sequences
+
+if TYPE_CHECKING:
+    import _csv
 
 _CLASS_LINE = re.compile(r"^(c\d{3})\s+(\S.*)$")
 _ITEM = re.compile(r"^(c\d{3}) (\S+) (\S+)$")
@@ -86,7 +89,7 @@ def _csv_rows(path: Path, required: tuple[str, ...]) -> list[tuple[int, dict]]:
         raise ImportFileError(str(path), reader.line_num or 1, f"not a readable CSV row ({exc})") from None
 
 
-def _checked_rows(path: Path, reader, required: tuple[str, ...]) -> list[tuple[int, dict]]:
+def _checked_rows(path: Path, reader: _csv.Reader, required: tuple[str, ...]) -> list[tuple[int, dict]]:
     try:
         header = next(reader)
     except StopIteration:
@@ -129,9 +132,9 @@ def _read_classes(root: Path) -> dict[str, dict]:
         classes[match.group(1)] = {"id": match.group(1), "name": match.group(2).strip()}
     kb = root / "KB" / "action_class.csv"
     if kb.exists():
-        for line, row in _csv_rows(kb, KB_COLUMNS):
+        for number, row in _csv_rows(kb, KB_COLUMNS):
             if row["aid"] not in classes:
-                raise ImportFileError(str(kb), line, f"unknown action class id {row['aid']!r}")
+                raise ImportFileError(str(kb), number, f"unknown action class id {row['aid']!r}")
             classes[row["aid"]].update(
                 verb=row["verb"] or None, object=row["obj"] or None, strips_action=row["action"] or None,
                 pre=row["pre"] or None, post_add=row["post-Add"] or None, post_del=row["post-Del"] or None,

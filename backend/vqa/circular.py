@@ -14,11 +14,14 @@ rotated (their partial credit does not reduce to one right option). Per model ru
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backend.inference.benchmarks import EvalItem, get_benchmark
 from backend.inference.circular import circular_outcome, circular_summary, original_index
 from backend.vqa.items import LETTERS
+
+if TYPE_CHECKING:
+    from backend.context import AppContext
 
 
 def circular_report(items: Sequence[EvalItem], answers: Mapping[str, Sequence[str]]) -> dict[str, Any]:
@@ -47,7 +50,7 @@ def circular_report(items: Sequence[EvalItem], answers: Mapping[str, Sequence[st
 
 
 def circular_results(
-    ctx, model: str, *, blind: bool = False, image_mode: str | None = None, ids: Sequence[str] | None = None
+    ctx: AppContext, model: str, *, blind: bool = False, image_mode: str | None = None, ids: Sequence[str] | None = None
 ) -> dict[str, Any]:
     """:func:`circular_report` of what the prediction store holds for ``model`` on the verified items
     (or ``ids``) under the current settings; nothing is computed."""

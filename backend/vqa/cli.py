@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from backend.context import AppContext
 
 
-def _context(args: argparse.Namespace):
+def _context(args: argparse.Namespace) -> AppContext:
     from backend.cli import context_from
 
     return context_from(args)
@@ -38,7 +39,7 @@ def read_items_file(path: Path) -> list[VqaItem]:
         raise ImportFileError(str(path), None, "file not found")
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".json":
-        records = [(None, r) for r in json.loads(text)]
+        records: Sequence[tuple[int | None, Any]] = [(None, r) for r in json.loads(text)]
     else:
         records = read_jsonl(path)
     items, seen = [], set()
@@ -150,7 +151,7 @@ def _vote(args: argparse.Namespace) -> dict[str, Any]:
     return vote_difficulty(ctx, _cli_admin(ctx), panel)
 
 
-def register(sub, groups, common) -> None:
+def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) -> None:
     if "score" not in groups:  # shared with other benchmarks' ``score KIND`` commands
         groups["score"] = sub.add_parser("score", help="score predictions against a benchmark's items").add_subparsers(
             dest="kind", required=True

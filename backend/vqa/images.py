@@ -78,7 +78,7 @@ def _fit(image: Image.Image, width: int, height: int) -> Image.Image:
     """The image scaled to fit ``width`` x ``height`` (aspect kept), centred on white."""
     image = image.convert("RGB")
     scale = min(width / image.width, height / image.height)
-    resized = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))), Image.LANCZOS)
+    resized = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))), Image.Resampling.LANCZOS)
     canvas = Image.new("RGB", (width, height), "white")
     canvas.paste(resized, ((width - resized.width) // 2, (height - resized.height) // 2))
     return canvas

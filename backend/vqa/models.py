@@ -34,6 +34,7 @@ from backend.vqa.scoring import partial_credit
 
 if TYPE_CHECKING:
     from backend.context import AppContext
+    from backend.settings import Settings
 
 BENCHMARK = "mmcomposition"
 # a run's summary: answers read, refused and unparsed apart, and failed calls (backend.inference.outcomes)
@@ -52,7 +53,7 @@ Progress = Callable[[int, int], None]
 
 
 def eval_item(
-    settings, item: VqaItem, image_mode: str = "composite", blind: bool = False, rotation: int = 0
+    settings: Settings, item: VqaItem, image_mode: str = "composite", blind: bool = False, rotation: int = 0
 ) -> EvalItem:
     """The inference layer's view of an item: image part(s) unless blind, then the question. ``rotation``
     (single-choice items) shifts the options: position i shows option (i + r) mod k

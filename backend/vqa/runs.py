@@ -115,7 +115,7 @@ def human_item_scores(database: Database, items: Iterable[VqaItem]) -> dict[str,
     for row in database.query("SELECT item_id, answer FROM vqa_answers"):
         if row["item_id"] in keys:
             by_item[row["item_id"]].append(partial_credit(json.loads(row["answer"]), keys[row["item_id"]]))
-    return {item_id: sum(scores) / len(scores) for item_id, scores in by_item.items()}
+    return {item_id: sum(scores, Fraction(0)) / len(scores) for item_id, scores in by_item.items()}
 
 
 def _pct(value: float | None) -> float | None:

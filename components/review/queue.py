@@ -7,16 +7,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
+from gradio.blocks import Block
 
 from backend.context import AppContext
 from backend.errors import ValidationError
 from backend.review import service as review
-from components.common import caller, esc, ui_errors
+from components.common import EventOptions, caller, esc, ui_errors
 from components.review.messages import said_in
 
 REASONABLE, NOT_REASONABLE = "reasonable", "not reasonable"
 # Database-only handlers skip the queue (milliseconds each).
-PRIVATE_FAST = {"api_visibility": "private", "queue": False}
+PRIVATE_FAST: EventOptions = {"api_visibility": "private", "queue": False}
 
 
 @dataclass
@@ -257,7 +258,7 @@ def build_queue_panel(ctx: AppContext) -> QueuePanel:
                            p.concrete_text, **PRIVATE_FAST)
     p.high_from.change(lambda item, a: _pick_text(item, a, "high_level_intent"), [p.current, p.high_from],
                        p.high_text, **PRIVATE_FAST)
-    inputs = {p.current, *p.verdicts, *p.comments, p.concrete_from, p.high_from, p.concrete_text, p.high_text, p.note}
+    inputs: set[Block] = {p.current, *p.verdicts, *p.comments, p.concrete_from, p.high_from, p.concrete_text, p.high_text, p.note}
     # a mistake is said next to the button; the reviewer's choices stay as they are (no "Error" badges)
     p.submit.click(said_in(p.message, on_submit), inputs, p.outputs, show_progress="minimal", **PRIVATE_FAST)
     p.skip.click(said_in(p.skip_message, on_skip), [p.current, p.skip_reason], [*p.outputs, p.skip_reason],

@@ -16,14 +16,17 @@ from __future__ import annotations
 import gc
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backend.errors import InferenceError, ValidationError
 from backend.inference.base import OptionScore
 from backend.inference.request import GenerationParams, Request, load_image, validate_request, video_frames
 
+if TYPE_CHECKING:
+    from backend.inference.registry import ModelSpec
 
-def _device_and_dtype(spec) -> tuple[str, Any]:
+
+def _device_and_dtype(spec: ModelSpec) -> tuple[str, Any]:
     import torch
 
     device = spec.device
@@ -36,7 +39,12 @@ def _device_and_dtype(spec) -> tuple[str, Any]:
 
 
 class TransformersBackend:
-    def __init__(self, spec) -> None:
+    # transformers' Auto* classes return a different class per model (and None after unload): typed as Any
+    processor: Any
+    tokenizer: Any
+    model: Any
+
+    def __init__(self, spec: ModelSpec) -> None:
         import transformers
 
         self.spec = spec
@@ -103,7 +111,7 @@ class TransformersBackend:
         }
         return "\n".join(p["text"] if p["type"] == "text" else markers[p["type"]] for p in content)
 
-    def _inputs(self, requests: Sequence[Request]):
+    def _inputs(self, requests: Sequence[Request]) -> Any:
         texts, images, videos = [], [], []
         for request in requests:
             content, request_images, request_videos = self._convert(request)

@@ -20,24 +20,29 @@ import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backend.errors import InferenceError
 from backend.inference.base import OptionScore
 from backend.inference.parsing import letters_for
 from backend.inference.request import GenerationParams, Request, load_image, text, validate_request, video_frames
 
+if TYPE_CHECKING:
+    from PIL import Image
+
+    from backend.inference.registry import ModelSpec
+
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 
 
-def data_url(img) -> str:
+def data_url(img: Image.Image) -> str:
     buffer = io.BytesIO()
     img.save(buffer, format="PNG")
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
 
 
 class OpenAIBackend:
-    def __init__(self, spec) -> None:
+    def __init__(self, spec: ModelSpec) -> None:
         import httpx
 
         self.spec = spec

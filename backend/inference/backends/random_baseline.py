@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from backend.inference.base import OptionScore
 from backend.inference.benchmarks import EvalItem
 from backend.inference.request import GenerationParams, Request, request_hash, request_text
+
+if TYPE_CHECKING:
+    from backend.inference.registry import ModelSpec
 
 
 def uniform_nonempty_subset(letters: Sequence[str], rng: random.Random) -> list[str]:
@@ -28,7 +32,7 @@ def uniform_nonempty_subset(letters: Sequence[str], rng: random.Random) -> list[
 
 
 class RandomBackend:
-    def __init__(self, spec) -> None:
+    def __init__(self, spec: ModelSpec) -> None:
         self.spec = spec
         self.seed = int(spec.options.get("seed", 0))
 
