@@ -14,7 +14,8 @@ from backend.accounts import oauth
 from backend.context import AppContext
 from backend.errors import CompStudioError, PermissionDenied
 
-_MARKDOWN_ENTITIES = {ord(c): f"&#{ord(c)};" for c in "\\`*_{}[]()#+!|~-"}
+# decimal entities only: Gradio's Markdown shows hex ones (``&#x27;`` from html.escape) raw on the screen
+_MARKDOWN_ENTITIES = {ord(c): f"&#{ord(c)};" for c in "\\`*_{}[]()#+!|~-'\""}
 
 
 @dataclass(frozen=True)
@@ -72,4 +73,4 @@ def ui_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def esc(text: Any) -> str:
     """Escape user-written text for Markdown/HTML output (also neutralises Markdown syntax)."""
-    return html.escape("" if text is None else str(text), quote=True).translate(_MARKDOWN_ENTITIES)
+    return html.escape("" if text is None else str(text), quote=False).translate(_MARKDOWN_ENTITIES)

@@ -215,3 +215,19 @@ def pool_progress(db: sqlite_utils.Database, kind: str, annotator: str) -> dict[
         "SELECT coalesce(sum(n), 0) FROM task_counts WHERE kind = ? AND status = 'open'", (kind,)
     ).fetchone()[0]
     return {"mine_today": int(mine_today), "mine_total": int(mine_total), "left_in_pool": int(left)}
+
+
+LEFT_FOR = """SELECT count(*) FROM tasks t
+    WHERE t.kind = :kind AND t.status = 'open'
+      AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.kind = t.kind AND a.item_id = t.item_id
+                      AND a.annotator = :annotator AND a.status IN ('submitted', 'skipped'))"""
+
+
+def left_for(db: sqlite_utils.Database, kind: str, annotator: str, extra_condition: str = "") -> int:
+    """The open tasks this annotator may still do (their current lease included): the count a person is shown.
+
+    ``left_in_pool`` counts every open task, also those this annotator has already done and that wait for
+    other annotators; this count falls by one with each of their submits or skips. ``extra_condition`` is
+    an SQL ``AND ...`` over ``t`` with ``:annotator`` (the caller's own rule, for example "not their own item").
+    """
+    return int(db.conn.execute(LEFT_FOR + extra_condition, {"kind": kind, "annotator": annotator}).fetchone()[0])
