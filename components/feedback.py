@@ -22,6 +22,6 @@ def refusal(message: str, who: str | None = None) -> str:
     """Toast ``message``, log one line, and return it as Markdown for a message component by the field."""
     text = str(message)
     text = text[:1].upper() + text[1:]
-    log.info("refused %s: %s", who or "(not signed in)", text)
+    log.warning("refused %s: %s", who or "(not signed in)", text)
     gr.Warning(text)
     return f"⚠️ **{esc(text)}**"
