@@ -15,6 +15,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
+from backend.accounts import auth
 from backend.context import AppContext
 from backend.errors import CompStudioError
 from backend.inference.comparison import COMPARISON_COLUMNS, comparison_rows
@@ -23,6 +24,7 @@ from backend.planning import service, validation
 from backend.planning.authoring import author_question
 from backend.planning.questions import CHOICE_LETTERS
 from components.common import TabHandle, caller, esc, ui_errors
+from components.feedback import refusal
 
 NONE_LABEL = "None is plausible"
 CHECK_HELP = (
@@ -32,6 +34,8 @@ CHECK_HELP = (
 
 
 def question_markdown(view: service.QuestionView, show_key: bool) -> str:
+    """The question; ``show_key`` (reviewers) adds the key and each choice's STRIPS verdict, which annotators
+    checking the question must not see (they would bias the human check)."""
     q = view.question
     lines = [f"### Question {esc(q.id)}  ·  scene: {esc(q.scene or '?')}  ·  status: {esc(q.status)}"]
     if view.text_only_reason:
@@ -39,9 +43,22 @@ def question_markdown(view: service.QuestionView, show_key: bool) -> str:
     observed = "; ".join(esc(n) for n in view.observed_names) or "(no action yet)"
     lines += [f"**Observed actions (first 20%):** {observed}", f"**Intent:** {esc(q.intent)}", ""]
     for index, (names, check) in enumerate(zip(view.choice_names, view.checks, strict=True)):
-        key = " ✅ key" if show_key and index == q.answer_index else ""
-        lines.append(f"**{CHOICE_LETTERS[index]}.** {esc(', '.join(names))}  \n  _STRIPS: {esc(check)}_{key}")
+        line = f"**{CHOICE_LETTERS[index]}.** {esc(', '.join(names))}"
+        if show_key:
+            key = " ✅ key" if index == q.answer_index else ""
+            line += f"  \n  _STRIPS: {esc(check)}_{key}"
+        lines.append(line)
     return "\n\n".join(lines)
+
+
+def is_reviewer(ctx: AppContext, name: str | None) -> bool:
+    user = auth.get_user(ctx.database, name) if name else None
+    return bool(user and not user.disabled and user.has_role("reviewer"))
+
+
+def clip_update(view: service.QuestionView) -> Any:
+    """The observed-window player, hidden for a text-only question (the question says why)."""
+    return gr.update(value=view.clip, visible=view.clip is not None)
 
 
 def _leaderboard_frames(board: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -75,14 +92,30 @@ def _leaderboard_frames(board: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.Dat
     return pd.DataFrame(rows), pd.DataFrame(lengths), pd.DataFrame(scenes)
 
 
-def _browse_panel(ctx: AppContext) -> gr.Dropdown:
+def _browse_panel(ctx: AppContext) -> tuple[gr.Dropdown, gr.Column]:
     with gr.Row():
         qid = gr.Dropdown(label="Question", choices=[], allow_custom_value=True, elem_id="planning-question-id")
         show = gr.Button("Show", elem_id="planning-show")
     with gr.Row():
-        clip = gr.Video(label="Observed window (first 20%)", interactive=False, elem_id="planning-clip")
+        clip = gr.Video(label="Observed window (first 20%)", interactive=False, elem_id="planning-clip", visible=False)
         text = gr.Markdown(elem_id="planning-question")
-    gr.Markdown("#### Ask a model (reviewers)")
+    with gr.Column(visible=False, elem_id="planning-reviewer-tools") as tools:
+        reviewer_tools(ctx, qid)
+
+    @ui_errors
+    def on_show(question_id: str, request: gr.Request) -> dict:
+        name = caller(ctx, request)
+        view = service.view_question(ctx, name, question_id)
+        return {clip: clip_update(view), text: question_markdown(view, show_key=is_reviewer(ctx, name))}
+
+    show.click(on_show, [qid], [clip, text], api_visibility="private")
+    return qid, tools
+
+
+def reviewer_tools(ctx: AppContext, qid: gr.Dropdown) -> None:
+    """Ask a model, run a batch, author a question: reviewers only (hidden for others; the backend refuses
+    them too)."""
+    gr.Markdown("#### Ask a model")
     with gr.Row():
         model = gr.Dropdown(label="Model", choices=model_names(ctx), value="nsplan-lite", elem_id="planning-model")
         mode = gr.Radio(
@@ -93,23 +126,18 @@ def _browse_panel(ctx: AppContext) -> gr.Dropdown:
         )
         ask = gr.Button("Ask", variant="primary", elem_id="planning-ask")
     answer = gr.Markdown(elem_id="planning-answer")
-    gr.Markdown("#### Batch run over all questions (reviewers)")
+    gr.Markdown("#### Batch run over all questions")
     with gr.Row():
         circular = gr.Checkbox(label="Circular (every rotation must be right)", value=False)
         limit = gr.Number(label="Limit (empty: all)", value=None, precision=0, elem_id="planning-limit")
         run = gr.Button("Run", elem_id="planning-run")
     summary = gr.JSON(label="Run summary", elem_id="planning-run-summary")
-    gr.Markdown("#### Author a new question (reviewers): it goes to annotators before it counts")
+    gr.Markdown("#### Author a new question: it goes to annotators before it counts")
     with gr.Row():
         sequence = gr.Textbox(label="Sequence id", elem_id="planning-author-sequence")
         intent = gr.Textbox(label="Intent (empty: the sequence's first high-level intent)")
         author = gr.Button("Author", elem_id="planning-author")
     authored = gr.Markdown(elem_id="planning-authored")
-
-    @ui_errors
-    def on_show(question_id: str, request: gr.Request) -> dict:
-        view = service.view_question(ctx, caller(ctx, request), question_id)
-        return {clip: view.clip, text: question_markdown(view, show_key=True)}
 
     @ui_errors
     def on_ask(question_id: str, model_name: str, input_mode: str, request: gr.Request) -> str:
@@ -118,7 +146,7 @@ def _browse_panel(ctx: AppContext) -> gr.Dropdown:
         return (
             f"**{esc(model_name)}** answered **{esc(result.parsed)}** ({verdict}; key {esc(result.correct_answer)})"
             f" in {result.latency_ms or 0:.0f} ms{' (from the store)' if result.from_store else ''}.  \n"
-            f"Raw output: `{esc(result.raw_output)}`"
+            f"Raw output: {esc(result.raw_output)}"
         )
 
     @ui_errors
@@ -144,56 +172,69 @@ def _browse_panel(ctx: AppContext) -> gr.Dropdown:
         view = service.build_view(ctx, question, with_clip=False)
         return question_markdown(view, show_key=True)
 
-    show.click(on_show, [qid], [clip, text], api_visibility="private")
     author.click(on_author, [sequence, intent], authored, api_visibility="private")
     ask.click(on_ask, [qid, model, mode], answer, concurrency_id="models", api_visibility="private")
     run.click(on_run, [model, mode, circular, limit], summary, concurrency_id="models", api_visibility="private")
-    return qid
+
+
+def counts_markdown(counts: dict[str, int]) -> str:
+    if counts["left_for_you"] == 0:
+        return f"**Checked by you:** {counts['mine_total']} · nothing left for you to check"
+    return f"**Checked by you:** {counts['mine_total']} · **questions left for you:** {counts['left_for_you']}"
 
 
 def _check_panel(ctx: AppContext) -> dict[str, Any]:
     gr.Markdown(CHECK_HELP)
     current = gr.State(None)
     started = gr.State(0.0)
+    progress = gr.Markdown(elem_id="planning-check-progress")
+    fetch = gr.Button("Next question", elem_id="planning-check-next")
     with gr.Row():
-        clip = gr.Video(label="Observed window", interactive=False, elem_id="planning-check-clip")
+        clip = gr.Video(label="Observed window", interactive=False, elem_id="planning-check-clip", visible=False)
         text = gr.Markdown(elem_id="planning-check-question")
-    choice = gr.Radio([*CHOICE_LETTERS, NONE_LABEL], label="The plausible future", elem_id="planning-check-choice")
-    with gr.Row():
-        fetch = gr.Button("Next question", elem_id="planning-check-next")
+    with gr.Group(visible=False) as form:
+        choice = gr.Radio([*CHOICE_LETTERS, NONE_LABEL], label="The plausible future", elem_id="planning-check-choice")
         submit = gr.Button("Submit", variant="primary", elem_id="planning-check-submit")
     status = gr.Markdown(elem_id="planning-check-status")
 
-    def render(task) -> dict:
-        if task is None:
-            return {current: None, started: 0.0, clip: None, choice: gr.update(value=None),
+    def render(task, name: str | None) -> dict:
+        counts = {progress: counts_markdown(validation.check_counts(ctx.database, name))}
+        if task is None:  # nothing left: say so, and no empty player or form
+            return {**counts, current: None, started: 0.0, clip: gr.update(value=None, visible=False),
+                    form: gr.update(visible=False), fetch: gr.update(visible=False),
                     text: "### Nothing left for you to check. Thank you!"}
         view = service.build_view(ctx, task.question)
-        return {current: task.question.id, started: time.time(), clip: view.clip,
-                text: question_markdown(view, show_key=False), choice: gr.update(value=None)}
+        return {**counts, current: task.question.id, started: time.time(), clip: clip_update(view),
+                form: gr.update(visible=True), fetch: gr.update(visible=False),
+                text: question_markdown(view, show_key=is_reviewer(ctx, name)), choice: gr.update(value=None)}
 
     @ui_errors
     def on_next(request: gr.Request) -> dict:
-        return render(validation.next_question(ctx.database, caller(ctx, request), ctx.settings.lease_minutes))
-
-    @ui_errors
-    def on_submit(question_id: str | None, began: float, picked: str | None, request: gr.Request) -> dict:
-        if not question_id:
-            raise gr.Error("Ask for a question first.")
-        if not picked:
-            raise gr.Error("Mark one choice as plausible, or choose 'None is plausible'.")
         name = caller(ctx, request)
+        return {**render(validation.next_question(ctx.database, name, ctx.settings.lease_minutes), name), status: ""}
+
+    def on_submit(question_id: str | None, began: float, picked: str | None, request: gr.Request) -> dict:
+        name = caller(ctx, request)
+        if not question_id:
+            return {status: refusal("Ask for a question first: press Next question.", name)}
+        if not picked:  # the person's choice, clip and question stay as they are
+            return {status: refusal("Mark one choice as plausible, or choose 'None is plausible'.", name)}
         index = -1 if picked == NONE_LABEL else CHOICE_LETTERS.index(picked)
-        validation.submit_check(
-            ctx.database, name, question_id, index, round(time.time() - began, 1) if began else None
-        )
-        nxt = render(validation.next_question(ctx.database, name, ctx.settings.lease_minutes))
+        try:
+            validation.submit_check(
+                ctx.database, name, question_id, index, round(time.time() - began, 1) if began else None
+            )
+            nxt = render(validation.next_question(ctx.database, name, ctx.settings.lease_minutes), name)
+        except CompStudioError as exc:
+            return {status: refusal(str(exc), name)}
         return {**nxt, status: f"Saved your check of {esc(question_id)}."}
 
-    outputs = [current, started, clip, text, choice]
-    fetch.click(on_next, None, outputs, api_visibility="private")
-    submit.click(on_submit, [current, started, choice], [*outputs, status], api_visibility="private")
-    return {"outputs": outputs}
+    outputs = [current, started, progress, fetch, clip, text, form, choice]
+    fetch.click(on_next, None, [*outputs, status], api_visibility="private")
+    # show_progress="minimal": no overlay (nor "Error" badge) over the clip, question or choice being made
+    submit.click(on_submit, [current, started, choice], [*outputs, status], api_visibility="private",
+                 show_progress="minimal")
+    return {"progress": progress, "fetch": fetch}
 
 
 def _results_panel(ctx: AppContext) -> None:
@@ -259,10 +300,11 @@ def results_json(ctx: AppContext, name: str | None, baseline: str | None, circul
 
 
 def question_json(view: service.QuestionView, show_key: bool) -> dict:
+    """The question as JSON; the key and the STRIPS verdicts only with ``show_key`` (reviewers)."""
     q = view.question
     return {
         "id": q.id, "scene": q.scene, "status": q.status, "intent": q.intent, "observed": view.observed_names,
-        "choices": view.choice_names, "strips_checks": view.checks, "clip": view.clip,
+        "choices": view.choice_names, "strips_checks": view.checks if show_key else None, "clip": view.clip,
         "text_only_reason": view.text_only_reason, "answer_index": q.answer_index if show_key else None,
     }
 
@@ -278,17 +320,22 @@ def _register_api(ctx: AppContext) -> None:
 
     @ui_errors
     def planning_question(question_id: str, request: gr.Request) -> dict:
-        """A question with its choices' STRIPS checks and the key (answer_index), text only (no clip)."""
-        return question_json(service.view_question(ctx, caller(ctx, request), question_id, with_clip=False), True)
+        """A question, text only (no clip); for reviewers with its choices' STRIPS checks and the key
+        (answer_index), which annotators do not see (null)."""
+        name = caller(ctx, request)
+        return question_json(service.view_question(ctx, name, question_id, with_clip=False), is_reviewer(ctx, name))
 
     @ui_errors
     def planning_next_check(request: gr.Request) -> dict:
-        """Your current or next question to check (no key), or {"question": null} when none is left."""
-        task = validation.next_question(ctx.database, caller(ctx, request), ctx.settings.lease_minutes)
+        """Your current or next question to check (no key, no STRIPS verdicts), or {"question": null} when
+        none is left; ``left_for_you`` counts the questions left for you, this one included."""
+        name = caller(ctx, request)
+        task = validation.next_question(ctx.database, name, ctx.settings.lease_minutes)
+        left = validation.check_counts(ctx.database, name)["left_for_you"]
         if task is None:
-            return {"question": None}
+            return {"question": None, "left_for_you": left}
         view = service.build_view(ctx, task.question, with_clip=False)
-        return {"question": question_json(view, False), "expires_at": task.expires_at}
+        return {"question": question_json(view, False), "expires_at": task.expires_at, "left_for_you": left}
 
     @ui_errors
     def planning_submit_check(question_id: str, plausible_choice: int, seconds_spent: float | None,
@@ -337,19 +384,26 @@ def build_planning_tab(ctx: AppContext) -> TabHandle:
         )
         with gr.Tabs():
             with gr.Tab("Check questions", id="planning-check"):
-                _check_panel(ctx)
+                check = _check_panel(ctx)
             with gr.Tab("Browse and ask a model", id="planning-browse"):
-                qid = _browse_panel(ctx)
+                qid, tools = _browse_panel(ctx)
             with gr.Tab("Results", id="planning-results"):
                 _results_panel(ctx)
         _register_api(ctx)
 
-    @ui_errors
-    def on_load(request: gr.Request):
+    def on_load(request: gr.Request) -> dict:
+        name = caller(ctx, request)
         try:
-            ids = service.question_ids(ctx, caller(ctx, request))
-        except CompStudioError:
-            ids = []
-        return gr.update(choices=ids, value=ids[0] if ids else None)
+            ids = service.question_ids(ctx, name)
+            counts = validation.check_counts(ctx.database, name)
+        except CompStudioError:  # not signed in or not an annotator: app.py hides the tab anyway
+            return {tools: gr.update(visible=False)}  # an empty dict would read as one output value
+        return {
+            qid: gr.update(choices=ids, value=ids[0] if ids else None),
+            tools: gr.update(visible=is_reviewer(ctx, name)),
+            check["progress"]: counts_markdown(counts),
+            check["fetch"]: gr.update(visible=counts["left_for_you"] > 0),
+        }
 
-    return TabHandle(tab=tab, min_role="annotator", on_load=(on_load, [qid]))
+    return TabHandle(tab=tab, min_role="annotator",
+                     on_load=(on_load, [qid, tools, check["progress"], check["fetch"]]))

@@ -17,13 +17,14 @@ from backend.errors import CompStudioError
 from backend.inference.comparison import COMPARISON_COLUMNS, comparison_rows
 from backend.inference.registry import model_names
 from backend.vqa import compose, io, models, runs, service
-from backend.vqa.categories import CATEGORIES, SHORT_NAMES
 from backend.vqa.difficulty import LEVELS
 from backend.vqa.permissions import set_permission
 from components import vqa_api
 from components.common import TabHandle, caller, esc, ui_errors
+from components.feedback import refusal
 from components.vqa_authoring import author_panel, item_image, letter_choices, question_md
-from components.vqa_verify import verify_panel
+from components.vqa_chart import category_chart_html
+from components.vqa_verify import verify_counts, verify_panel
 
 ANSWER_HELP = (
     "Look at the image and answer the question. **Single choice**: tick exactly one option. "
@@ -31,30 +32,20 @@ ANSWER_HELP = (
 )
 
 
-def _chart_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    long = [
-        {"category": SHORT_NAMES[c], "score": row[SHORT_NAMES[c]], "run": row["name"]}
-        for row in rows
-        for c in CATEGORIES
-        if row.get(SHORT_NAMES[c]) is not None
-    ]
-    return pd.DataFrame(long, columns=["category", "score", "run"])
-
-
 def build_vqa_tab(ctx: AppContext) -> TabHandle:
-    db, settings = ctx.database, ctx.settings
+    db = ctx.database
     with gr.Tab("Compositional VQA", id="vqa") as tab:
         gr.Markdown(
             "Author, verify, answer and rank compositional VQA items (MMComposition). "
             "Scores use partial credit: 1 for the exact set, |P|/|A| for a correct subset, else 0."
         )
         with gr.Tabs():
-            with gr.Tab("Answer", id="vqa-answer"):
+            with gr.Tab("Answer", id="vqa-answer") as answer_tab:
                 answer = _answer_panel(ctx)
             with gr.Tab("Author", id="vqa-author", visible=False) as author_tab:
                 author_panel(ctx)
             with gr.Tab("Verify", id="vqa-verify", visible=False) as verify_tab:
-                verify_panel(ctx)
+                verify = verify_panel(ctx)
             with gr.Tab("Models", id="vqa-models", visible=False) as models_tab:
                 _models_panel(ctx)
             with gr.Tab("Leaderboard", id="vqa-leaderboard"):
@@ -62,25 +53,37 @@ def build_vqa_tab(ctx: AppContext) -> TabHandle:
             with gr.Tab("Admin", id="vqa-admin", visible=False) as admin_tab:
                 _admin_panel(ctx)
         vqa_api.register(ctx)
+    # an item is handed out (leased) only when the person opens the Answer panel to work, not on page load
+    open_answer, answer_outputs = answer["open"]
+    for opened in (tab, answer_tab):
+        opened.select(open_answer, None, answer_outputs, api_visibility="private")
 
     @ui_errors
     def on_load(request: gr.Request) -> dict:
         name = caller(ctx, request)
         try:
             rights = service.author_status(db, name)
+            counts = service.left_counts(db, name)
         except CompStudioError:  # not signed in or not an annotator: app.py hides the tab anyway
-            return {}
+            return {author_tab: gr.Tab(visible=False)}  # an empty dict would read as one output value
         return {
             author_tab: gr.Tab(visible=rights["author"]),
             verify_tab: gr.Tab(visible=rights["author"]),
             models_tab: gr.Tab(visible=rights["reviewer"]),
             admin_tab: gr.Tab(visible=rights["admin"]),
-            **answer["render"](service.next_answer_task(db, settings, name, claim=False)),  # looking leases nothing
+            answer["progress"]: answer_counts(counts["answer"] or {}),
+            verify.progress: verify_counts(counts["verify"]) if counts["verify"] else "",
             **board["render"](runs.leaderboard(db, name)),
         }
 
-    outputs = [author_tab, verify_tab, models_tab, admin_tab, *answer["outputs"], *board["outputs"]]
+    outputs = [author_tab, verify_tab, models_tab, admin_tab, answer["progress"], verify.progress, *board["outputs"]]
     return TabHandle(tab=tab, min_role="annotator", on_load=(on_load, outputs))
+
+
+def answer_counts(done: dict[str, int]) -> str:
+    if done["left_for_you"] == 0:
+        return f"**Answered by you:** {done['mine_total']} · nothing left for you to answer"
+    return f"**Answered by you:** {done['mine_total']} · **items left for you:** {done['left_for_you']}"
 
 
 def _answer_panel(ctx: AppContext) -> dict[str, Any]:
@@ -88,57 +91,55 @@ def _answer_panel(ctx: AppContext) -> dict[str, Any]:
     gr.Markdown(ANSWER_HELP)
     current = gr.State(None)
     progress = gr.Markdown(elem_id="vqa-answer-progress")
-    start = gr.Button("Get an item to answer", elem_id="vqa-answer-start", visible=False)
-    with gr.Row():
+    question = gr.Markdown(elem_id="vqa-answer-question")
+    with gr.Row(visible=False) as form:
         image = gr.Image(label="Image", type="filepath", interactive=False, elem_id="vqa-answer-image", height=420)
         with gr.Column():
-            question = gr.Markdown(elem_id="vqa-answer-question")
             choices = gr.CheckboxGroup(label="Your answer", choices=[], elem_id="vqa-answer-choices")
             submit = gr.Button("Submit answer", variant="primary", elem_id="vqa-answer-submit")
-            result = gr.Markdown(elem_id="vqa-answer-result")
+    result = gr.Markdown(elem_id="vqa-answer-result")
 
     def render(payload: dict[str, Any]) -> dict:
         task, done = payload["task"], payload["progress"]
-        base = {progress: f"**Answered:** {done['mine_total']} · **items left in the pool:** {done['left_in_pool']}",
-                start: gr.update(visible=task is None and payload.get("claimed") is False)}
-        if task is None:
-            return {
-                **base,
-                current: None,
-                image: None,
-                question: "### Nothing left for you to answer. Thank you!" if payload.get("claimed") is not False
-                else "Press **Get an item to answer** when you mean to answer: the item is then reserved for you.",
-                choices: gr.update(choices=[], value=[]),
-            }
+        base = {progress: answer_counts(done)}
+        if task is None:  # nothing left: say so, and no empty image or form
+            return {**base, current: None, image: None, form: gr.update(visible=False),
+                    question: "### Nothing left for you to answer. Thank you!",
+                    choices: gr.update(choices=[], value=[])}
         return {
             **base,
             current: task["id"],
             image: item_image(ctx, task),
+            form: gr.update(visible=True),
             question: question_md(task),
             choices: gr.update(choices=letter_choices(list(task["options"].values())), value=[]),
         }
 
-    @ui_errors
     def on_submit(item_id: str | None, letters: list[str], request: gr.Request) -> dict:
-        if not item_id:
-            raise gr.Error("There is no item to answer.")
         name = caller(ctx, request)
-        done = service.submit_answer(db, settings, name, item_id, letters)
+        if not item_id:
+            return {result: refusal("There is no item to answer.", name)}
+        try:
+            done = service.submit_answer(db, settings, name, item_id, letters)
+            nxt = render(service.next_answer_task(db, settings, name))
+        except CompStudioError as exc:  # e.g. two ticks on a single-choice item: the ticks stay for fixing
+            return {result: refusal(str(exc), name)}
         feedback = (
             f"Your answer {', '.join(done['answer'])} for {esc(item_id)}: key {', '.join(done['key'])}, "
             f"score {done['score']:.2f}."
         )
-        return {**render(service.next_answer_task(db, settings, name)), result: feedback}
-
-    outputs = [current, progress, image, question, choices, start]
+        return {**nxt, result: feedback}
 
     @ui_errors
-    def on_start(request: gr.Request) -> dict:
+    def on_open(request: gr.Request) -> dict:
+        """The person is on the Answer panel to work: hand them their current or next item."""
         return render(service.next_answer_task(db, settings, caller(ctx, request)))
 
-    start.click(on_start, None, outputs, api_visibility="private")
-    submit.click(on_submit, [current, choices], [*outputs, result], api_visibility="private")
-    return {"render": render, "outputs": outputs}
+    outputs = [current, progress, image, form, question, choices]
+    # show_progress="minimal": no overlay (nor "Error" badge) over the image and the ticks being made
+    submit.click(on_submit, [current, choices], [*outputs, result], api_visibility="private",
+                 show_progress="minimal")
+    return {"render": render, "outputs": outputs, "progress": progress, "open": (on_open, outputs)}
 
 
 def _ask_section(ctx: AppContext, names: list[str]) -> None:
@@ -270,9 +271,7 @@ def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
     with gr.Row():
         refresh = gr.Button("Refresh")
         download = gr.DownloadButton("Download CSV", elem_id="vqa-leaderboard-csv")
-    chart = gr.BarPlot(
-        x="category", y="score", color="run", title="Per-category score (%)", height=320, x_label_angle=-40
-    )
+    chart = gr.HTML(elem_id="vqa-category-chart")
     compared = gr.Dataframe(
         interactive=False,
         elem_id="vqa-comparison",
@@ -287,7 +286,7 @@ def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
     def render(rows: list[dict[str, Any]], comparison: dict | None = None) -> dict:
         path = Path(tempfile.mkdtemp(prefix="vqa-board-")) / "vqa_leaderboard.csv"
         path.write_text(runs.leaderboard_csv(rows), encoding="utf-8")
-        out = {table: pd.DataFrame(rows), chart: _chart_frame(rows), download: str(path)}
+        out = {table: pd.DataFrame(rows), chart: category_chart_html(rows), download: str(path)}
         if comparison is not None:
             out[compared] = pd.DataFrame(comparison_rows(comparison["comparison"]), columns=COMPARISON_COLUMNS)
         return out

@@ -10,8 +10,10 @@ from typing import Any
 import gradio as gr
 
 from backend.context import AppContext
+from backend.errors import CompStudioError
 from backend.vqa import service
 from components.common import EventOptions, caller, esc, ui_errors
+from components.feedback import refusal
 from components.vqa_authoring import item_image, options_lines, question_md
 
 PRIVATE: EventOptions = {"api_visibility": "private"}
@@ -34,11 +36,12 @@ class VerifyView:
     edit_key: gr.Textbox
     edit: gr.Button
     outcome: gr.Markdown
+    form: gr.Column
 
     @property
     def outputs(self) -> list[Any]:
         return [self.current, self.progress, self.image, self.details, self.edit_question, self.edit_options,
-                self.edit_key]
+                self.edit_key, self.form]
 
     @property
     def inputs(self) -> set[Any]:
@@ -53,10 +56,18 @@ def _layout(verifiers: int) -> VerifyView:
         "compositional information, and is the key right? When they disagree a reviewer decides."
     )
     fetch = gr.Button("Next item to verify", elem_id="vqa-verify-next")
-    progress = gr.Markdown()
-    with gr.Row():
+    progress = gr.Markdown(elem_id="vqa-verify-progress")
+    details = gr.Markdown(elem_id="vqa-verify-item")
+    with gr.Column(visible=False) as form:
         image = gr.Image(label="Image", type="filepath", interactive=False, height=380)
-        details = gr.Markdown(elem_id="vqa-verify-item")
+        _decision_fields = _fields()
+    outcome = gr.Markdown(elem_id="vqa-verify-outcome")
+    return VerifyView(current, fetch, progress, image, details, *_decision_fields, outcome, form)
+
+
+def _fields() -> tuple[
+    gr.Checkbox, gr.Checkbox, gr.Textbox, gr.Button, gr.Button, gr.Textbox, gr.Textbox, gr.Textbox, gr.Button
+]:
     compositional = gr.Checkbox(True, label="The question tests compositional information")
     key_right = gr.Checkbox(True, label="The key is right")
     note = gr.Textbox(label="Note (optional)", max_length=2000)
@@ -68,19 +79,24 @@ def _layout(verifiers: int) -> VerifyView:
         edit_options = gr.Textbox(label="Options (one per line)", lines=4)
         edit_key = gr.Textbox(label="Correct letters (e.g. A, C)")
         edit = gr.Button("Save the edit and accept")
-    outcome = gr.Markdown(elem_id="vqa-verify-outcome")
-    return VerifyView(current, fetch, progress, image, details, compositional, key_right, note, accept, reject,
-                      edit_question, edit_options, edit_key, edit, outcome)
+    return compositional, key_right, note, accept, reject, edit_question, edit_options, edit_key, edit
+
+
+def verify_counts(done: dict[str, int]) -> str:
+    if done["left_for_you"] == 0:
+        return f"**Verified by you:** {done['mine_total']} · nothing left for you to verify"
+    return f"**Verified by you:** {done['mine_total']} · **items left for you:** {done['left_for_you']}"
 
 
 def render(ctx: AppContext, v: VerifyView, payload: dict[str, Any]) -> dict:
     task, done = payload["task"], payload["progress"]
-    base = {v.progress: f"**Verified by you:** {done['mine_total']} · **left in the pool:** {done['left_in_pool']}"}
-    if task is None:
+    base = {v.progress: verify_counts(done)}
+    if task is None:  # nothing left: say so, and no empty image or form
         return {**base, v.current: None, v.image: None, v.details: "### Nothing left for you to verify.",
-                v.edit_question: "", v.edit_options: "", v.edit_key: ""}
+                v.edit_question: "", v.edit_options: "", v.edit_key: "", v.form: gr.update(visible=False)}
     return {
         **base,
+        v.form: gr.update(visible=True),
         v.current: task["id"],
         v.image: item_image(ctx, task),
         v.details: question_md(task, task["answer"]),
@@ -91,33 +107,34 @@ def render(ctx: AppContext, v: VerifyView, payload: dict[str, Any]) -> dict:
 
 
 def _decide(ctx: AppContext, v: VerifyView, decision: str) -> Callable[..., dict]:
-    @ui_errors
     def handler(data: dict, request: gr.Request) -> dict:
         item_id = data[v.current]
-        if not item_id:
-            raise gr.Error("Ask for an item to verify first.")
         name = caller(ctx, request)
+        if not item_id:
+            return {v.outcome: refusal("Ask for an item to verify first.", name)}
         changes = None
         if decision == "edit":
             changes = {"question": data[v.edit_question], "options": options_lines(data[v.edit_options]),
                        "answer": data[v.edit_key]}
-        done = service.submit_verification(
-            ctx.database, ctx.settings, name, item_id, decision, compositional=data[v.compositional],
-            key_correct=data[v.key_right], note=data[v.note], changes=changes,
-        )["item"]
+        try:
+            done = service.submit_verification(
+                ctx.database, ctx.settings, name, item_id, decision, compositional=data[v.compositional],
+                key_correct=data[v.key_right], note=data[v.note], changes=changes,
+            )["item"]
+            nxt = render(ctx, v, service.next_verification(ctx.database, ctx.settings, name))
+        except CompStudioError as exc:  # a bad edit: the person's fields stay for fixing
+            return {v.outcome: refusal(str(exc), name)}
         state = "disputed: a reviewer decides" if done["disputed"] else done["status"]
-        return {
-            **render(ctx, v, service.next_verification(ctx.database, ctx.settings, name)),
-            v.outcome: f"Recorded your {decision} of {esc(item_id)}; the item is now **{state}**.",
-        }
+        return {**nxt, v.outcome: f"Recorded your {decision} of {esc(item_id)}; the item is now **{state}**."}
 
     return handler
 
 
-def _disputes_panel(ctx: AppContext, note: gr.Textbox, outcome: gr.Markdown) -> None:
+def _disputes_panel(ctx: AppContext, outcome: gr.Markdown) -> None:
     with gr.Accordion("Disputes (reviewers)", open=False):
         disputed = gr.Dropdown([], label="Disputed item")
         dispute_md = gr.Markdown()
+        note = gr.Textbox(label="Note (optional)", max_length=2000)
         with gr.Row():
             load_disputes = gr.Button("Load disputes")
             resolve_accept = gr.Button("Accept (final)")
@@ -155,9 +172,9 @@ def _disputes_panel(ctx: AppContext, note: gr.Textbox, outcome: gr.Markdown) -> 
     resolve_reject.click(resolve("reject"), [disputed, note], outcome, **PRIVATE)
 
 
-def verify_panel(ctx: AppContext) -> None:
+def verify_panel(ctx: AppContext) -> VerifyView:
     v = _layout(ctx.settings.vqa_verifiers)
-    _disputes_panel(ctx, v.note, v.outcome)
+    _disputes_panel(ctx, v.outcome)
 
     @ui_errors
     def on_fetch(request: gr.Request) -> dict:
@@ -165,4 +182,6 @@ def verify_panel(ctx: AppContext) -> None:
 
     v.fetch.click(on_fetch, None, v.outputs, **PRIVATE)
     for button, decision in ((v.accept, "accept"), (v.reject, "reject"), (v.edit, "edit")):
-        button.click(_decide(ctx, v, decision), v.inputs, [*v.outputs, v.outcome], **PRIVATE)
+        button.click(_decide(ctx, v, decision), v.inputs, [*v.outputs, v.outcome], show_progress="minimal",
+                     **PRIVATE)
+    return v

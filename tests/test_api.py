@@ -59,10 +59,12 @@ def test_planning_through_client_and_raw_http(running):
     ann, boss = ApiClient(running.url, "ann", PASSWORD), _client(running, "boss")
     ids = ann.run("planning_questions")
     assert len(ids) > 10
-    question = ann.call("planning_question", ids[0])
-    assert len(question["choices"]) == 6 and question["answer_index"] in range(6)
+    question = ann.call("planning_question", ids[0])  # annotators check questions: no key, no STRIPS verdicts
+    assert len(question["choices"]) == 6 and question["answer_index"] is None and question["strips_checks"] is None
+    reviewed = boss.predict(ids[0], api_name="/planning_question")
+    assert reviewed["answer_index"] in range(6) and len(reviewed["strips_checks"]) == 6
     task = ann.run("planning_next_check")["question"]
-    assert task["answer_index"] is None
+    assert task["answer_index"] is None and task["strips_checks"] is None
     stored = ann.run("planning_submit_check", task["id"], -1, 12.5)
     assert stored == {"question_id": task["id"], "plausible_choice": -1, "repeated": False}
     with pytest.raises(ApiError, match="reviewer role"):

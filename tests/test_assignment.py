@@ -129,3 +129,21 @@ def test_left_for_counts_what_this_annotator_can_still_be_handed(database):
     with database.write() as db:
         assignment.skip(db, "demo", held.item_id, "bob", "cannot see the video")
     assert left("bob") == 2 and left("cat") == 3
+
+
+def test_left_for_counts_what_this_annotator_may_still_do(pool):
+    """The pool keeps 10 open tasks (each needs 3 people) while one annotator works through them: the count
+    they are shown falls with each of their submits and skips, their current lease included."""
+    def counts(who):
+        db = pool.db
+        return assignment.pool_progress(db, "demo", who)["left_in_pool"], assignment.left_for(db, "demo", who)
+
+    assert counts("ann") == (10, 10)
+    for done in range(3):
+        submit(pool, lease(pool, "ann").item_id, "ann")
+        assert counts("ann") == (10, 9 - done)
+    current = lease(pool, "ann")
+    assert counts("ann") == (10, 7)  # a lease is still left to do
+    with pool.write() as db:
+        assignment.skip(db, "demo", current.item_id, "ann", "the video does not play")
+    assert counts("ann") == (10, 6) and counts("bob") == (10, 10)

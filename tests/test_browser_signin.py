@@ -14,8 +14,8 @@ from e2e_helpers import RunningApp, browser_login, free_port
 from playwright.sync_api import expect
 
 from backend.accounts import auth, signin
+from backend.accounts.demo import ensure_demo_accounts
 from backend.storage import utcnow
-from backend.vilpact.demo import ensure_demo_accounts
 
 CONCRETE = "#concrete-intent textarea, #concrete-intent input"
 HIGH_LEVEL = "#high-level-intent textarea, #high-level-intent input"

@@ -9,11 +9,12 @@ from e2e_helpers import ApiClient, app_in_process, browser_login
 from playwright.sync_api import expect
 
 from backend.accounts import auth
-from backend.vqa.demo import DEMO_FILE
+from backend.vqa.demo import DEMO_FILE, ensure_vqa_demo
 from backend.vqa.permissions import set_permission
 
 IMAGES = DEMO_FILE.parent / "images"
 PASSWORD = "password1"
+ERROR_BADGE = '[data-testid="status-tracker"] .error'
 
 
 @pytest.fixture
@@ -76,12 +77,8 @@ def test_author_verify_answer_model_and_leaderboard(app, browser):
         page.close()
 
     annotator = _open(browser, app, "ann", "Answer")
-    # looking leases nothing: the item is handed out when the annotator asks for one
-    expect(annotator.locator("#vqa-answer-start")).to_be_visible(timeout=30_000)
-    assert app.ctx.database.scalar("SELECT count(*) FROM assignments WHERE kind = 'vqa_answer'") == 0
-    annotator.locator("#vqa-answer-start").click()
+    # the item is handed out when the annotator opens the Answer panel to work, not at sign-in
     expect(annotator.locator("#vqa-answer-question")).to_contain_text("?", timeout=30_000)
-    expect(annotator.locator("#vqa-answer-start")).to_be_hidden()
     assert "✅" not in annotator.locator("#vqa-answer-question").inner_text()
     expect(annotator.locator('button[data-tab-id="vqa-author"]')).to_have_count(0)
     annotator.locator("#vqa-answer-choices label").first.click()
@@ -108,3 +105,82 @@ def test_author_verify_answer_model_and_leaderboard(app, browser):
     assert task is not None and "answer" not in task and "key" not in task
     assert api.run("vqa_submit_answer", task["id"], ["A"])["key"]
     assert ApiClient(app.url, "writer", PASSWORD).run("vqa_next_answer")["task"] is None
+
+
+@pytest.fixture
+def demo_app(settings):
+    """The 15 verified demo items (the first, demo-obj-p, is single choice) and one annotator."""
+    with app_in_process(settings.replace(demo_content=False)) as running:
+        ensure_vqa_demo(running.ctx)
+        auth.add_user(running.ctx.database, "ann", "annotator", PASSWORD)
+        yield running
+
+
+def _answer_first_option(page, done: int) -> None:
+    page.locator("#vqa-answer-choices label").first.click()
+    page.locator("#vqa-answer-submit").click()
+    expect(page.locator("#vqa-answer-progress")).to_contain_text(f"Answered by you: {done}", timeout=20_000)
+
+
+def test_two_ticks_on_single_choice_keep_the_ticks_and_the_image(demo_app, browser):
+    page = _open(browser, demo_app, "ann", "Answer")
+    expect(page.locator("#vqa-answer-question")).to_contain_text("single choice", timeout=30_000)
+    expect(page.locator("#vqa-answer-image img")).to_be_visible(timeout=30_000)
+    labels = page.locator("#vqa-answer-choices label")
+    labels.nth(0).click()
+    labels.nth(1).click()
+    page.locator("#vqa-answer-submit").click()
+    message = "select exactly one option"
+    expect(page.locator("[data-testid='toast-body']").filter(has_text=message)).to_be_visible()
+    expect(page.locator("#vqa-answer-result")).to_contain_text(message)
+    # no "Error" badge over the image, the question or the ticks; both ticks are still there to fix
+    expect(page.locator(ERROR_BADGE)).to_have_count(0)
+    expect(page.locator("#vqa-answer-image img")).to_be_visible()
+    checked = page.locator("#vqa-answer-choices input[type=checkbox]")
+    expect(checked.nth(0)).to_be_checked()
+    expect(checked.nth(1)).to_be_checked()
+    labels.nth(1).click()  # untick one, at once: nothing to close first
+    page.locator("#vqa-answer-submit").click()
+    expect(page.locator("#vqa-answer-result")).to_contain_text("score", timeout=20_000)
+
+
+def test_items_left_follow_every_answer_and_nothing_left_hides_the_form(demo_app, browser):
+    db = demo_app.ctx.database
+    page = _open(browser, demo_app, "ann", "Answer")
+    progress = page.locator("#vqa-answer-progress")
+    expect(progress).to_contain_text("items left for you: 15", timeout=30_000)
+    for done in (1, 2, 3):
+        _answer_first_option(page, done)
+        expect(progress).to_contain_text(f"items left for you: {15 - done}")
+    with db.write() as conn:  # all but the person's current item are answered by others meanwhile
+        current = conn.conn.execute(
+            "SELECT item_id FROM assignments WHERE annotator = 'ann' AND status = 'leased'").fetchone()[0]
+        conn.conn.execute("UPDATE tasks SET status = 'complete' WHERE kind = 'vqa_answer' AND item_id != ?",
+                          (current,))
+    _answer_first_option(page, 4)
+    expect(page.locator("#vqa-answer-question")).to_contain_text("Nothing left for you to answer")
+    expect(progress).to_contain_text("nothing left for you to answer")
+    for hidden in ("#vqa-answer-image", "#vqa-answer-choices", "#vqa-answer-submit"):
+        expect(page.locator(hidden)).to_be_hidden()
+
+
+def test_category_chart_groups_runs_on_a_0_to_100_axis(demo_app, browser):
+    db = demo_app.ctx.database
+    page = _open(browser, demo_app, "ann", "Answer")
+    for done in (1, 2, 3):
+        _answer_first_option(page, done)
+    page.locator('button[data-tab-id="vqa-leaderboard"]').click()
+    page.get_by_role("button", name="Refresh").click()
+    chart = page.locator("#vqa-category-chart")
+    expect(chart.locator(".vqa-bar[data-run='Human']").first).to_be_visible(timeout=20_000)
+    expect(chart).to_contain_text("100%")
+    for group in chart.locator(".vqa-group").all():  # each category: one bar per run, side by side
+        bars = group.locator(".vqa-bar")
+        runs = [bars.nth(i).get_attribute("data-run") for i in range(bars.count())]
+        assert len(runs) == len(set(runs))
+        scores = [float(bars.nth(i).get_attribute("data-score")) for i in range(bars.count())]
+        assert all(0 <= score <= 100 for score in scores)
+    both = chart.locator(".vqa-group").filter(has=page.locator(".vqa-bar[data-run='Human']"))
+    boxes = [b.bounding_box() for b in both.first.locator(".vqa-bar").all()]
+    assert len(boxes) == 2 and boxes[0]["y"] != boxes[1]["y"]  # grouped: one bar each, not one stacked bar
+    assert db.scalar("SELECT count(*) FROM vqa_answers") == 3

@@ -166,3 +166,20 @@ def test_nobody_signed_in_is_refused(team):
     with pytest.raises(NotFound):
         service.item_view(team.database, "ann", "nope")
     assert json.dumps(service.author_status(team.database, "boss"))
+
+
+def test_counts_left_for_a_person_leave_out_items_whose_key_they_have_seen(team):
+    db, settings = team.database, team.settings
+    item = _two_image_item(team)
+    counts = service.left_counts(db, "writer")
+    assert counts["verify"]["left_for_you"] == 0 and counts["verify"]["left_in_pool"] == 1  # not their own item
+    assert service.left_counts(db, "ann")["verify"] is None  # no author permission: no verification count
+    assert service.left_counts(db, "ver1")["verify"]["left_for_you"] == 1
+    _verify(team, "ver1")
+    _verify(team, "ver2")
+    assert service.left_counts(db, "ver1")["answer"]["left_for_you"] == 0  # verified it: saw the key
+    assert service.left_counts(db, "writer")["answer"]["left_for_you"] == 0  # wrote it
+    assert service.left_counts(db, "ann")["answer"]["left_for_you"] == 1
+    service.next_answer_task(db, settings, "ann")
+    done = service.submit_answer(db, settings, "ann", item.id, "A")
+    assert done["progress"]["left_for_you"] == 0 and done["progress"]["mine_total"] == 1

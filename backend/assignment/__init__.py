@@ -234,16 +234,18 @@ def pool_progress(db: sqlite_utils.Database, kind: str, annotator: str) -> dict[
     return {"mine_today": int(mine_today), "mine_total": int(mine_total), "left_in_pool": int(left)}
 
 
-def left_for(db: sqlite_utils.Database, kind: str, annotator: str) -> int:
+def left_for(db: sqlite_utils.Database, kind: str, annotator: str, extra_condition: str = "") -> int:
     """Open tasks this annotator could still be handed (or holds now): not yet submitted or skipped by them,
     with a free slot or their own live lease. "Left in the pool" counts tasks that still need *someone*; an
-    annotator who did all of them must read 0 here, not the pool's count.
+    annotator who did all of them must read 0 here, not the pool's count. ``extra_condition`` is an SQL
+    ``AND ...`` over ``t`` (the task) with ``:annotator``: the caller's own rule, e.g. "not their own item".
 
     Untouched tasks have every slot free, so only tasks in progress need their slots counted.
     """
-    now = utcnow()
+    params = {"kind": kind, "annotator": annotator, "now": utcnow()}
     untouched = db.conn.execute(
-        "SELECT count(*) FROM tasks WHERE kind = ? AND status = 'open' AND touched = 0", (kind,)
+        "SELECT count(*) FROM tasks t WHERE t.kind = :kind AND t.status = 'open' AND t.touched = 0 " + extra_condition,
+        params,
     ).fetchone()[0]
     in_progress = db.conn.execute(
         f"""SELECT count(*) FROM tasks t
@@ -251,7 +253,7 @@ def left_for(db: sqlite_utils.Database, kind: str, annotator: str) -> int:
               ON mine.kind = t.kind AND mine.item_id = t.item_id AND mine.annotator = :annotator
             WHERE t.kind = :kind AND t.status = 'open' AND t.touched = 1
               AND (mine.id IS NULL OR mine.status = 'leased')
-              AND ((mine.status = 'leased' AND mine.expires_at > :now) OR {_ACTIVE} < t.needed)""",
-        {"kind": kind, "annotator": annotator, "now": now},
+              AND ((mine.status = 'leased' AND mine.expires_at > :now) OR {_ACTIVE} < t.needed) """ + extra_condition,
+        params,
     ).fetchone()[0]
     return int(untouched) + int(in_progress)

@@ -42,6 +42,14 @@ def next_question(database: Database, username: str | None, lease_minutes: float
     return PlanningTask(get_question(database, lease.item_id), lease.expires_at)
 
 
+def check_counts(database: Database, username: str | None) -> dict[str, int]:
+    """The caller's checks so far and the questions left for them (their current one included); hands
+    nothing out, so the tab can show it on opening."""
+    name = require_role(database, username, "annotator").username
+    db = database.db
+    return {**assignment.pool_progress(db, KIND, name), "left_for_you": assignment.left_for(db, KIND, name)}
+
+
 def submit_check(
     database: Database, username: str | None, question_id: str, plausible_choice: int, seconds_spent: float | None = None
 ) -> dict:

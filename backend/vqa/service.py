@@ -207,6 +207,28 @@ def _apply_changes(settings: Settings, item: VqaItem, changes: dict[str, Any]) -
     return replace(checked, composite=composite)
 
 
+# -- what is left for a person ------------------------------------------------------------------------
+_NOT_SEEN_KEY = f""" AND NOT EXISTS (SELECT 1 FROM vqa_items i WHERE i.id = t.item_id AND i.author = :annotator)
+    AND NOT EXISTS (SELECT 1 FROM assignments v WHERE v.kind = '{VERIFY_KIND}' AND v.item_id = t.item_id
+                    AND v.annotator = :annotator AND v.status != 'skipped')"""
+_NOT_OWN = " AND NOT EXISTS (SELECT 1 FROM vqa_items i WHERE i.id = t.item_id AND i.author = :annotator)"
+
+
+def _progress(db: sqlite_utils.Database, kind: str, username: str) -> dict[str, int]:
+    """Pool progress plus ``left_for_you``: the items this person may still answer (not those whose key they
+    have seen) or verify (not their own), their current one included."""
+    extra = _NOT_SEEN_KEY if kind == ANSWER_KIND else _NOT_OWN
+    return {**assignment.pool_progress(db, kind, username), "left_for_you": assignment.left_for(db, kind, username, extra)}
+
+
+def left_counts(database: Database, username: str | None) -> dict[str, dict[str, int] | None]:
+    """The caller's answer and (authors) verification counts, without handing anything out."""
+    user = auth.require_role(database, username, "annotator")
+    db = database.db
+    verify = _progress(db, VERIFY_KIND, user.username) if is_author(database, user) else None
+    return {"answer": _progress(db, ANSWER_KIND, user.username), "verify": verify}
+
+
 # -- verification --------------------------------------------------------------------------------------
 def next_verification(database: Database, settings: Settings, username: str | None) -> dict[str, Any]:
     """The caller's current verification task (with the key: verifiers judge it) or a new one.
@@ -222,7 +244,7 @@ def next_verification(database: Database, settings: Settings, username: str | No
             if fetch_item(db, lease.item_id).author != user.username:
                 break
             assignment.skip(db, VERIFY_KIND, lease.item_id, user.username, "authors do not verify their own items")
-        progress = assignment.pool_progress(db, VERIFY_KIND, user.username)
+        progress = _progress(db, VERIFY_KIND, user.username)
     task = get_item(database, lease.item_id).as_dict() if lease else None
     return {"task": task, "progress": progress}
 
@@ -356,7 +378,7 @@ def next_answer_task(database: Database, settings: Settings, username: str | Non
             if lease is None or not _has_seen_key(db, fetch_item(db, lease.item_id), user.username):
                 break
             assignment.skip(db, ANSWER_KIND, lease.item_id, user.username, "has seen this item's key")
-        progress = assignment.pool_progress(db, ANSWER_KIND, user.username)
+        progress = _progress(db, ANSWER_KIND, user.username)
     task = get_item(database, lease.item_id).question_view() if lease else None
     return {"task": task, "progress": progress}
 
@@ -396,7 +418,7 @@ def submit_answer(
                 "SELECT answer FROM vqa_answers WHERE item_id = ? AND annotator = ?", (item_id, user.username)
             ).fetchone()[0]
         )
-        progress = assignment.pool_progress(db, ANSWER_KIND, user.username)
+        progress = _progress(db, ANSWER_KIND, user.username)
     return {
         "item_id": item_id,
         "answer": stored,
