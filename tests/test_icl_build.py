@@ -50,9 +50,9 @@ def test_build_writes_one_line_per_test_case(small_files, tmp_path, capsys):
     assert summary["test_cases"] == 5 and summary["short_cases"] == 0
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     bank_lines = [json.loads(line) for line in bank.read_text().splitlines()]
-    assert len(lines) == 5
+    assert [line["line"] for line in lines] == [0, 1, 2, 3, 4]
     for line in lines:
-        assert set(line) == {"context", "ground_truth", "category", "selected", "stats"}
+        assert set(line) == {"context", "ground_truth", "category", "selected", "stats", "line"}
         assert line["category"] == "phrareco" and len(line["selected"]) == 10
         blocks = line["context"].split("\n\n")
         assert len(blocks) == 11 and blocks[-1].endswith("output:")

@@ -5,9 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from backend.icl.matching import MATCHING
 from backend.icl.prompts import ORDERS
 from backend.icl.selection import preset_weights
 from backend.icl.selectors import SelectorSpec, setting_names
+
+
+MATCHING_CLI_HELP = (
+    "equation 2's sides (CoFe presets only): both (default), source_only (appendix D, Table 6) or target_only "
+    "(section 5 / appendix C.6: also drops test cases whose sentence rule a chosen example covers)"
+)
 
 
 def cache_dir(data_dir: Path | None) -> Path:
@@ -79,6 +86,7 @@ def _eval(args: argparse.Namespace):
         "order": args.order,
         "seed": args.seed,
         "fictional": args.fictional,
+        "matching": args.matching,
     }
     if args.bank:
         options["bank"] = args.bank
@@ -112,6 +120,7 @@ def register(sub, groups, common) -> None:
         default=None,
         help="count a test primitive only until an example covers it (default: on)",
     )
+    build.add_argument("--matching", choices=list(MATCHING), default=None, help=MATCHING_CLI_HELP)
     build.add_argument("--mmr-lambda", type=float, default=0.5)
     build.add_argument("--mmr-pool", type=int, default=100)
     build.add_argument("--embedding-model", default=None, help="default: the embedding_model setting")
@@ -127,6 +136,7 @@ def register(sub, groups, common) -> None:
     ev.add_argument("--order", choices=ORDERS, default="structure_closer")
     ev.add_argument("--seed", type=int, default=0)
     ev.add_argument("--fictional", action="store_true")
+    ev.add_argument("--matching", choices=list(MATCHING), default="both", help=MATCHING_CLI_HELP)
     ev.add_argument("--limit", type=int, default=None, help="only the first N test cases")
     ev.set_defaults(handler=_eval)
 
