@@ -10,12 +10,12 @@ import pytest
 
 from backend.cli import main
 from backend.errors import ValidationError
+from backend.icl.build import build_case
 from backend.icl.data import make_example, read_examples
 from backend.icl.index import build_index
 from backend.icl.matching import covered_sentence_rules, sentence_rules
 from backend.icl.selection import PRESETS, cofe_select, preset_weights, reference_select
 from backend.icl.selectors import SelectorSpec, make_selector
-from backend.icl.build import build_case
 from tests.conftest import COGS_ASSETS, COGS_BANK
 
 # Figure 14's situation: a double-object dative and its prepositional twin share one logical form.

@@ -10,7 +10,6 @@ from backend.icl.prompts import ORDERS
 from backend.icl.selection import preset_weights
 from backend.icl.selectors import SelectorSpec, setting_names
 
-
 MATCHING_CLI_HELP = (
     "equation 2's sides (CoFe presets only): both (default), source_only (appendix D, Table 6) or target_only "
     "(section 5 / appendix C.6: also drops test cases whose sentence rule a chosen example covers)"
