@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import html
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +13,9 @@ from backend.accounts import oauth
 from backend.context import AppContext
 from backend.errors import CompStudioError, PermissionDenied
 
-_MARKDOWN_ENTITIES = {ord(c): f"&#{ord(c)};" for c in "\\`*_{}[]()#+!|~-"}
+# One pass over the text: HTML's special characters and Markdown's syntax become numeric entities. (Escaping HTML
+# first and then Markdown turned the "#" of "&#x27;" into "&#35;", and people read "&#x27;" on the page.)
+_MARKDOWN_ENTITIES = {ord(c): f"&#{ord(c)};" for c in "\\`*_{}[]()#+!|~-&<>\"'"}
 
 
 @dataclass(frozen=True)
@@ -71,5 +72,10 @@ def ui_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def esc(text: Any) -> str:
-    """Escape user-written text for Markdown/HTML output (also neutralises Markdown syntax)."""
-    return html.escape("" if text is None else str(text), quote=True).translate(_MARKDOWN_ENTITIES)
+    """Escape user-written text for Markdown/HTML output (also neutralises Markdown syntax); not for code spans,
+    where Markdown shows entities as typed (use ``<code>{html.escape(text)}</code>`` there).
+
+    >>> esc("'output' <b> a-b")
+    '&#39;output&#39; &#60;b&#62; a&#45;b'
+    """
+    return ("" if text is None else str(text)).translate(_MARKDOWN_ENTITIES)

@@ -26,7 +26,7 @@ from backend.icl import service
 from backend.icl.evaluation import BENCHMARK, eval_item
 from backend.icl.matching import MATCHING, MATCHING_HELP
 from backend.icl.prompts import ORDERS
-from backend.icl.selection import PRESET_HELP
+from backend.icl.selection import PRESET_HELP, PRESETS
 from backend.icl.selectors import SETTINGS_HELP, setting_names
 from backend.inference.benchmarks import EvalItem
 from components.common import TabHandle, caller, esc, ui_errors
@@ -123,10 +123,11 @@ def _selector_inputs(selection: dict[str, Any]) -> tuple[gr.Dropdown, gr.Dropdow
         selection["n"] = gr.Number(10, label="Examples", precision=0, minimum=1, maximum=50)
         selection["seed"] = gr.Number(0, label="Seed", precision=0)
         selection["fictional"] = gr.Checkbox(False, label="Fictional words (C.7)")
-    with gr.Accordion("CoFe weights (blank: the preset's) and MMR", open=False):
-        with gr.Row():
+    with gr.Accordion("CoFe weights (filled from the preset) and MMR", open=False):
+        with gr.Row():  # a gr.Number cannot stay blank (it sends 0), so the preset's values are shown and sent
             for name in ("w_p", "w_s", "w_c"):
-                selection[name] = gr.Number(None, label=name, elem_id=f"icl_{name}")
+                selection[name] = gr.Number(getattr(PRESETS["full_similarity"], name), label=name,
+                                            elem_id=f"icl_{name}")
             selection["diversity"] = gr.Dropdown(["preset", "on", "off"], value="preset",
                                                  label="S(C) term (diversity)")
             selection["primitive_once"] = gr.Dropdown(["preset", "on", "off"], value="preset",
@@ -333,7 +334,8 @@ def _wire(v: IclView, on_tests: Any, on_run: Any, on_set_table: Any, on_upload: 
     v.tests.change(on_tests, case_inputs, case_outputs, **private)
     v.category.change(on_tests, case_inputs, case_outputs, **private)
     v.query.submit(on_tests, case_inputs, case_outputs, **private)
-    v.setting.change(lambda s: HELP.get(s, ""), [v.setting], [v.setting_help], **private)
+    weights = [v.selection[name] for name in ("w_p", "w_s", "w_c")]
+    v.setting.change(_preset_fields, [v.setting], [v.setting_help, *weights], **private)
     v.run.click(on_run, {*v.selection.values(), v.setting_b}, [v.message, *v.results.values(), v.item],
                 api_visibility="private", concurrency_limit=2, show_progress="minimal")
     v.set_table.click(on_set_table, set(v.selection.values()), [v.message, v.set_summary],
@@ -341,6 +343,14 @@ def _wire(v: IclView, on_tests: Any, on_run: Any, on_set_table: Any, on_upload: 
     up = v.upload
     up.button.click(on_upload, [up.file, up.name, up.kind, up.replace], [v.message, v.bank, v.tests],
                     api_visibility="private", concurrency_limit=1, show_progress="minimal")
+
+
+def _preset_fields(setting: str) -> list[Any]:
+    """The selector's help and, for a CoFe preset, its w_p, w_s, w_c in the weight fields (baselines leave them)."""
+    preset = PRESETS.get(setting)
+    if preset is None:
+        return [HELP.get(setting, ""), gr.skip(), gr.skip(), gr.skip()]
+    return [HELP.get(setting, ""), preset.w_p, preset.w_s, preset.w_c]
 
 
 def _register_api(ctx: AppContext) -> None:
