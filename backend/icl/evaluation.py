@@ -121,12 +121,22 @@ def evaluate_by_category(
     ctx: AppContext, model: str, load_options: dict[str, Any] | None = None, limit: int | None = None, actor: str = "cli"
 ) -> dict[str, Any]:
     """Run (or resume) ``model`` on the ``icl`` benchmark and add exact match per category."""
-    from backend.inference.benchmarks import get_benchmark
-    from backend.inference.registry import get_spec
-    from backend.inference.runner import effective_params, prepare, run_eval
-    from backend.inference.store import lookup, settings_hash
+    from backend.inference.runner import run_eval
 
     summary = run_eval(ctx, BENCHMARK, model, limit=limit, actor=actor, load_options=load_options)
+    return {**summary.as_dict(), **category_breakdown(ctx, model, load_options, limit)}
+
+
+def category_breakdown(
+    ctx: AppContext, model: str, load_options: dict[str, Any] | None = None, limit: int | None = None
+) -> dict[str, Any]:
+    """Exact match and outcomes per category of ``model``'s stored answers to the run's items (after
+    ``run_eval``: ``icl eval`` and ``eval --benchmark icl`` both report it)."""
+    from backend.inference.benchmarks import get_benchmark
+    from backend.inference.registry import get_spec
+    from backend.inference.runner import effective_params, prepare
+    from backend.inference.store import lookup, settings_hash
+
     bench, spec = get_benchmark(ctx, BENCHMARK), get_spec(ctx, model)
     items = load_items(ctx, **(load_options or {}))
     prepared = prepare(bench, items[:limit] if limit is not None else items)
@@ -134,7 +144,6 @@ def evaluate_by_category(
     rows = [stored[(p.item.item_id, p.prompt_hash)] for p in prepared]
     items = [p.item for p in prepared]
     return {
-        **summary.as_dict(),
         "exact_match_by_category": accuracy_by_category(items, [r.score or 0.0 for r in rows]),
         "outcomes_by_category": outcomes_by_category(items, [r.status for r in rows]),
     }
