@@ -116,7 +116,7 @@ def test_one_context_length_and_only_text_models_to_ask(app, tmp_path):
         page.screenshot(path=str(tmp_path / "icl_models.png"), full_page=True)
 
 
-def test_matching_variant_and_table_over_the_test_set(app):
+def test_matching_variant_and_table_over_the_test_set(app, tmp_path):
     with chromium_browser() as browser:
         page = _open_tab(browser, app, "res")
         _choose(page, "icl_matching", "target_only")
@@ -127,6 +127,7 @@ def test_matching_variant_and_table_over_the_test_set(app):
         table = page.locator("#icl_set_summary")
         expect(table).to_contain_text("matching: target_only · test cases kept:", timeout=60_000)
         expect(table).to_contain_text("of 4")
+        page.screenshot(path=str(tmp_path / "icl_matching.png"), full_page=True)
     result = service.set_table_json(app.ctx, "res", {"bank": "cogs-bank", "tests": "phrareco",
                                                      "matching": "target_only"})
     assert result["test_cases"] == 4 and 0 <= result["test_cases_kept"] <= 4

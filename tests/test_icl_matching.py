@@ -147,3 +147,6 @@ def test_build_target_only_writes_the_kept_cases_and_counts_them(tmp_path, capsy
             assert build_case(selector, test).covered_sentence_rules
     with pytest.raises(SystemExit):
         main([*base, "--matching", "sideways", "--out", str(tmp_path / "x.jsonl")])
+    capsys.readouterr()
+    assert main([*base, "--setting", "bm25", "--matching", "target_only", "--out", str(tmp_path / "x.jsonl")]) == 2
+    assert "matching one side only is a CoFe variant; 'bm25' is a baseline" in capsys.readouterr().err

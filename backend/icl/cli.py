@@ -23,6 +23,10 @@ def cache_dir(data_dir: Path | None) -> Path:
 
 
 def spec_from_args(args: argparse.Namespace) -> SelectorSpec:
+    from backend.errors import ValidationError
+
+    if not 0 <= args.mmr_lambda <= 1 or args.mmr_pool < 1:
+        raise ValidationError("--mmr-lambda must be between 0 and 1 and --mmr-pool at least 1")
     return SelectorSpec(
         name=args.setting,
         weights=preset_weights(args.setting, args),
