@@ -76,10 +76,13 @@ def test_bad_mmr_and_weights_answer_in_the_message_line_and_keep_the_inputs(app,
         expect(_field(page, "icl_case")).to_have_value(FIRST_CASE)
         page.screenshot(path=str(tmp_path / "icl_bad_mmr.png"), full_page=True)
 
+        _field(page, "icl_w_s").fill("7")
         _choose(page, "icl_setting", "full_similarity")
+        expect(_field(page, "icl_w_s")).to_have_value("1")  # the preset's weights are filled in
         _field(page, "icl_w_s").fill("-1")
         page.locator("#icl_run").click()
         expect(message).to_contain_text("w_s must be 0 or more", timeout=10_000)
+        expect(message).not_to_contain_text("MMR")  # λ and pool matter only to the MMR selector
         expect(_field(page, "icl_w_s")).to_have_value("-1")
 
         _field(page, "icl_w_s").fill("1")

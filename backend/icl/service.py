@@ -112,9 +112,9 @@ class CaseRequest:
             value = getattr(self, name)
             if value is not None and not value >= 0:
                 problems.append(f"{name} must be 0 or more (section 4.1: w_p = 100 ≫ w_s = 1), not {value}")
-        if not 0 <= self.mmr_lambda <= 1:
+        if self.setting == "mmr" and not 0 <= self.mmr_lambda <= 1:
             problems.append(f"MMR λ must be between 0 and 1 (1: relevance only), not {self.mmr_lambda}")
-        if not 1 <= self.mmr_pool <= MAX_POOL:
+        if self.setting == "mmr" and not 1 <= self.mmr_pool <= MAX_POOL:
             problems.append(f"the MMR pool must be between 1 and {MAX_POOL:,} examples, not {self.mmr_pool}")
         if problems:
             raise ValidationError(problems)
