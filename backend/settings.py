@@ -135,6 +135,10 @@ SETTINGS: tuple[SettingSpec, ...] = (
                 "Dist-n over all questions' predictions `pooled` (Li et al. 2015) or averaged `per_question`."),
     SettingSpec("bootstrap_samples", int, 2000, "COMPSTUDIO_BOOTSTRAP_SAMPLES",
                 "Bootstrap resamples for 95% accuracy intervals in planning results."),
+    SettingSpec("answer_judge", str, "", "COMPSTUDIO_ANSWER_JUDGE",
+                "Registered model that reads multiple-choice answers the parser could not (empty: no judge). "
+                "Used by every batch run that names no judge of its own (`--judge off` skips it); its verdicts "
+                "are reported apart (`judge` in the run's summary, with `chosen_by`), never mixed into `score`."),
 )
 
 _SPECS = {spec.name: spec for spec in SETTINGS}
@@ -185,6 +189,7 @@ class Settings:
     planning_pr_counting: str = "set"
     planning_dist_scope: str = "pooled"
     bootstrap_samples: int = 2000
+    answer_judge: str = ""
 
     @property
     def db_path(self) -> Path:

@@ -91,7 +91,12 @@ def ui_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def esc(text: Any) -> str:
-    """Escape user-written text for Markdown/HTML output (also neutralises Markdown syntax)."""
+    """Escape user-written text for Markdown/HTML output (also neutralises Markdown syntax); not for code spans,
+    where Markdown shows entities as typed (use ``<code>{html.escape(text)}</code>`` there).
+
+    >>> esc("'output' <b> a-b")
+    '&#39;output&#39; &lt;b&gt; a&#45;b'
+    """
     return ("" if text is None else str(text)).translate(_MARKDOWN_ENTITIES)
 
 

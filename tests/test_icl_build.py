@@ -50,9 +50,9 @@ def test_build_writes_one_line_per_test_case(small_files, tmp_path, capsys):
     assert summary["test_cases"] == 5 and summary["short_cases"] == 0
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     bank_lines = [json.loads(line) for line in bank.read_text().splitlines()]
-    assert len(lines) == 5
+    assert [line["line"] for line in lines] == [0, 1, 2, 3, 4]
     for line in lines:
-        assert set(line) == {"context", "ground_truth", "category", "selected", "stats"}
+        assert set(line) == {"context", "ground_truth", "category", "selected", "stats", "line"}
         assert line["category"] == "phrareco" and len(line["selected"]) == 10
         blocks = line["context"].split("\n\n")
         assert len(blocks) == 11 and blocks[-1].endswith("output:")
@@ -167,3 +167,26 @@ def test_icl_refusals_are_kept_apart_from_answers(ctx, small_files, monkeypatch)
     assert (result["answered"], result["refusals"], result["parse_failures"]) == (0, 3, 0)
     assert result["refusal_rate"] == 1.0 and result["exact_match_by_category"]["all"] == 0.0
     assert result["outcomes_by_category"]["phrareco"]["refusals"] == 3
+
+
+def test_eval_benchmark_icl_prints_exact_match_per_category(ctx, settings, small_files, monkeypatch, capsys):
+    from backend.icl.evaluation import load_items
+    from backend.inference.registry import ModelSpec, write_models
+
+    bank, tests = small_files
+    import_set(ctx.database, "cli", bank, "bank", "bank")
+    import_set(ctx.database, "cli", tests, "phrareco", "tests")
+    write_models(settings, [ModelSpec("icl-echo", "python", "inference_helpers:echo_factory")])
+    monkeypatch.setenv("ECHO_ANSWER", "SCREAM ( ON ( BABY , IN ( TRAY , HOUSE ) ) , NONE , NONE )")  # case 0's
+    base = ["eval", "--benchmark", "icl", "--model", "icl-echo", "--data-dir", str(settings.data_dir), "--option", "n=2"]
+    assert main([*base, "--limit", "2"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["score"] == 0.5
+    assert summary["exact_match_by_category"] == {"phrareco": 0.5, "all": 0.5}
+    assert summary["outcomes_by_category"]["phrareco"]["answered"] == 2
+    assert main([*base, "--option", "matching=target_only"]) == 0
+    kept = json.loads(capsys.readouterr().out)
+    assert kept["items"] == len(load_items(ctx, n=2, matching="target_only")) <= 5
+    assert kept["exact_match_by_category"]["all"] == kept["score"]
+    assert main([*base, "--option", "matching"]) != 0
+    assert "--option takes key=value, not 'matching'" in capsys.readouterr().err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -102,6 +103,20 @@ def test_judge_resolves_unparsed_answers_and_is_reported_apart(ctx, monkeypatch)
     assert judged.score == 0.0  # the judge never changes the plain score
     assert judged.judge["resolved"] == 4 and judged.judge["score_with_judge"] == 0.5
     assert run_eval(ctx, "test-yesno", "echo", limit=4, judge="judge").judge["asked_now"] == 0
+
+
+def test_answer_judge_setting_is_used_unless_a_run_says_otherwise_and_reported(ctx, monkeypatch):
+    _use_models(ctx, _echo(), _echo("judge"))
+    judged_ctx = dataclasses.replace(ctx, settings=ctx.settings.replace(answer_judge="judge"))
+    monkeypatch.setenv("ECHO_ANSWER", "A")  # every answer reads as option A; the judge says A as well
+    by_setting = run_eval(judged_ctx, "test-yesno", "echo", limit=4)
+    assert by_setting.judge is not None
+    assert by_setting.judge["model"] == "judge" and by_setting.judge["chosen_by"] == "setting"
+    assert by_setting.as_dict()["judge"]["chosen_by"] == "setting"  # in the stored and printed summary
+    assert run_eval(judged_ctx, "test-yesno", "echo", limit=4, judge="off").judge is None
+    by_run = run_eval(ctx, "test-yesno", "echo", limit=4, judge="judge")
+    assert by_run.judge["chosen_by"] == "run"
+    assert run_eval(ctx, "test-yesno", "echo", limit=4).judge is None  # the default setting: no judge
 
 
 def test_likelihood_scoring(ctx):

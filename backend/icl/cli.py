@@ -6,9 +6,15 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from backend.icl.matching import MATCHING
 from backend.icl.prompts import ORDERS
 from backend.icl.selection import preset_weights
 from backend.icl.selectors import SelectorSpec, setting_names
+
+MATCHING_CLI_HELP = (
+    "equation 2's sides (CoFe presets only): both (default), source_only (appendix D, Table 6) or target_only "
+    "(section 5 / appendix C.6: also drops test cases whose sentence rule a chosen example covers)"
+)
 
 
 def cache_dir(data_dir: Path | None) -> Path:
@@ -18,6 +24,10 @@ def cache_dir(data_dir: Path | None) -> Path:
 
 
 def spec_from_args(args: argparse.Namespace) -> SelectorSpec:
+    from backend.errors import ValidationError
+
+    if not 0 <= args.mmr_lambda <= 1 or args.mmr_pool < 1:
+        raise ValidationError("--mmr-lambda must be between 0 and 1 and --mmr-pool at least 1")
     return SelectorSpec(
         name=args.setting,
         weights=preset_weights(args.setting, args),
@@ -80,6 +90,7 @@ def _eval(args: argparse.Namespace) -> Any:
         "order": args.order,
         "seed": args.seed,
         "fictional": args.fictional,
+        "matching": args.matching,
     }
     if args.bank:
         options["bank"] = args.bank
@@ -113,6 +124,7 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
         default=None,
         help="count a test primitive only until an example covers it (default: on)",
     )
+    build.add_argument("--matching", choices=list(MATCHING), default=None, help=MATCHING_CLI_HELP)
     build.add_argument("--mmr-lambda", type=float, default=0.5)
     build.add_argument("--mmr-pool", type=int, default=100)
     build.add_argument("--embedding-model", default=None, help="default: the embedding_model setting")
@@ -128,6 +140,7 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
     ev.add_argument("--order", choices=ORDERS, default="structure_closer")
     ev.add_argument("--seed", type=int, default=0)
     ev.add_argument("--fictional", action="store_true")
+    ev.add_argument("--matching", choices=list(MATCHING), default="both", help=MATCHING_CLI_HELP)
     ev.add_argument("--limit", type=int, default=None, help="only the first N test cases")
     ev.set_defaults(handler=_eval)
 

@@ -2,7 +2,8 @@
 
 Options (``python -m backend eval --benchmark icl --option key=value`` or ``load_options``): ``bank`` and
 ``tests`` (stored set names; default: the newest bank and every test set), ``setting``, ``n``, ``order``,
-``seed``, ``fictional``. Each item's ``meta["category"]`` carries the test case's category, so
+``seed``, ``fictional`` and ``matching`` (``both``, ``source_only``, ``target_only``; the last keeps only the test
+cases appendix C.6 keeps). Each item's ``meta["category"]`` carries the test case's category, so
 :func:`accuracy_by_category` gives the per-category exact match the paper reports, and
 :func:`outcomes_by_category` the answers read, refused and unparsed beside it (the run's summary gives them
 overall, with their rates).
@@ -12,9 +13,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from backend.icl.build import CaseResult, build_case
+from backend.icl.matching import variant_name
+from backend.icl.selection import preset_weights
 from backend.icl.selectors import SelectorSpec
 from backend.icl.store import list_sets
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem
@@ -60,6 +64,7 @@ def load_items(
     order: str = "structure_closer",
     seed: int | str = 0,
     fictional: bool | str = False,
+    matching: str = "both",
     **_: Any,
 ) -> list[EvalItem]:
     rows = list_sets(ctx.database)
@@ -73,13 +78,16 @@ def load_items(
     else:
         test_sets = [tests] if isinstance(tests, str) else list(tests)
     workspace = ctx.icl
-    selector = workspace.selector(ctx.database, bank, SelectorSpec(name=setting, seed=int(seed)))
+    weights = preset_weights(setting, SimpleNamespace(matching=matching)) if matching != "both" else None
+    selector = workspace.selector(ctx.database, bank, SelectorSpec(name=setting, weights=weights, seed=int(seed)))
     flag = fictional if isinstance(fictional, bool) else str(fictional).lower() in {"1", "true", "yes"}
+    label = variant_name(setting, matching)
     items = []
     for name in test_sets:
         for line, test in enumerate(workspace.examples(ctx.database, name)):
             result = build_case(selector, test, int(n), order, int(seed), flag)
-            items.append(case_item(name, line, result, setting))
+            if result.kept:
+                items.append(case_item(name, line, result, label))
     return items
 
 
@@ -113,12 +121,22 @@ def evaluate_by_category(
     ctx: AppContext, model: str, load_options: dict[str, Any] | None = None, limit: int | None = None, actor: str = "cli"
 ) -> dict[str, Any]:
     """Run (or resume) ``model`` on the ``icl`` benchmark and add exact match per category."""
-    from backend.inference.benchmarks import get_benchmark
-    from backend.inference.registry import get_spec
-    from backend.inference.runner import effective_params, prepare, run_eval
-    from backend.inference.store import lookup, settings_hash
+    from backend.inference.runner import run_eval
 
     summary = run_eval(ctx, BENCHMARK, model, limit=limit, actor=actor, load_options=load_options)
+    return {**summary.as_dict(), **category_breakdown(ctx, model, load_options, limit)}
+
+
+def category_breakdown(
+    ctx: AppContext, model: str, load_options: dict[str, Any] | None = None, limit: int | None = None
+) -> dict[str, Any]:
+    """Exact match and outcomes per category of ``model``'s stored answers to the run's items (after
+    ``run_eval``: ``icl eval`` and ``eval --benchmark icl`` both report it)."""
+    from backend.inference.benchmarks import get_benchmark
+    from backend.inference.registry import get_spec
+    from backend.inference.runner import effective_params, prepare
+    from backend.inference.store import lookup, settings_hash
+
     bench, spec = get_benchmark(ctx, BENCHMARK), get_spec(ctx, model)
     items = load_items(ctx, **(load_options or {}))
     prepared = prepare(bench, items[:limit] if limit is not None else items)
@@ -126,7 +144,6 @@ def evaluate_by_category(
     rows = [stored[(p.item.item_id, p.prompt_hash)] for p in prepared]
     items = [p.item for p in prepared]
     return {
-        **summary.as_dict(),
         "exact_match_by_category": accuracy_by_category(items, [r.score or 0.0 for r in rows]),
         "outcomes_by_category": outcomes_by_category(items, [r.status for r in rows]),
     }

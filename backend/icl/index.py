@@ -87,6 +87,14 @@ class BankIndex:
     structures: Postings
     depth_sum: np.ndarray
     fingerprint: str
+    source_depth: np.ndarray | None = None  # depth(X_c), for matching one side only (section 5, appendix D)
+    target_depth: np.ndarray | None = None  # depth(Y_c)
+
+    def depth(self, sides: tuple[str, ...] = SIDES) -> np.ndarray:
+        """The complexity term's depth summed over the matched ``sides`` (equation 2 adds one per side)."""
+        if tuple(sides) == SIDES or self.source_depth is None or self.target_depth is None:
+            return self.depth_sum
+        return self.source_depth if sides == ("X",) else self.target_depth
 
     def __len__(self) -> int:
         return len(self.examples)
@@ -103,4 +111,6 @@ def build_index(examples: list[IclExample]) -> BankIndex:
         structures=Postings([side_keys(e.source, e.target, "S") for e in examples]),
         depth_sum=np.array([e.source.depth + e.target.depth for e in examples], dtype=np.float64),
         fingerprint=digest.hexdigest()[:16],
+        source_depth=np.array([e.source.depth for e in examples], dtype=np.float64),
+        target_depth=np.array([e.target.depth for e in examples], dtype=np.float64),
     )

@@ -22,7 +22,11 @@ Decisions where the paper is silent or disagrees with itself (see docs/decisions
   again for every example and left 24% of LongChain's primitives uncovered on the shared data, far from
   the near-100% T_L coverage of Table 2 and the primitive coverage principle (section 2.1), which this
   reading reproduces (99.8% LongChain, 100% PhraReco);
-- the ``- S(C)`` term (diversity) is on only in the high-diversity preset (section 4.1).
+- the ``- S(C)`` term (diversity) is on only in the high-diversity preset (section 4.1);
+- ``matching`` drops one term of equation 2 (:mod:`backend.icl.matching`: ``source_only`` is appendix D's
+  Table 6, ``target_only`` section 5 / appendix C.6); the complexity penalty then counts the matched side's
+  depth only, and the aiming-combination exclusion still looks at both sides (it is the held-out principle,
+  not a matching term).
 
 The fast path keeps, per bank example, integer counts of shared primitives and of still-uncovered shared
 structures, built from the inverted index; after each pick it decrements the counts of exactly the examples
@@ -56,8 +60,10 @@ from typing import Any
 
 import numpy as np
 
+from backend.errors import ValidationError
 from backend.icl.data import IclExample
 from backend.icl.index import BankIndex, build_index, side_keys
+from backend.icl.matching import MATCHING, on_sides
 
 __all__ = ["CoFeWeights", "PRESETS", "Chosen", "cofe_select", "reference_select", "aiming_keys", "build_index"]
 
@@ -67,7 +73,8 @@ class CoFeWeights:
     """Equation 1's weights and switches. ``diversity`` adds the ``- S(C)`` term; ``deep_structures`` puts
     T_S^>1 into S(T) (off for the rough-structural-similarity setting); ``primitive_once`` counts a test
     primitive only until an example in C covers it (the primitive coverage principle, section 2.1; off is
-    equation 1 read literally, which left a quarter of LongChain's primitives uncovered on the shared data)."""
+    equation 1 read literally, which left a quarter of LongChain's primitives uncovered on the shared data);
+    ``matching`` says which terms of equation 2 count (``both``, ``source_only``, ``target_only``)."""
 
     w_p: float = 100.0
     w_s: float = 1.0
@@ -75,6 +82,15 @@ class CoFeWeights:
     diversity: bool = False
     deep_structures: bool = True
     primitive_once: bool = True
+    matching: str = "both"
+
+    def __post_init__(self) -> None:
+        if self.matching not in MATCHING:
+            raise ValidationError(f"unknown matching {self.matching!r}; choose one of {', '.join(MATCHING)}")
+
+    @property
+    def sides(self) -> tuple[str, ...]:
+        return MATCHING[self.matching]
 
     def with_changes(self, **changes: Any) -> CoFeWeights:
         return replace(self, **changes)
@@ -90,7 +106,7 @@ PRESETS: dict[str, CoFeWeights] = {
 }
 
 
-WEIGHT_FIELDS = ("w_p", "w_s", "w_c", "diversity", "primitive_once")
+WEIGHT_FIELDS = ("w_p", "w_s", "w_c", "diversity", "primitive_once", "matching")
 
 
 def preset_weights(setting: str, source: object) -> CoFeWeights | None:
@@ -98,9 +114,13 @@ def preset_weights(setting: str, source: object) -> CoFeWeights | None:
     arguments, a tab's request) sets to something other than None; None for non-CoFe selectors."""
     weights = PRESETS.get(setting)
     if weights is None:
+        if getattr(source, "matching", None) not in (None, "both"):
+            raise ValidationError(f"matching one side only is a CoFe variant; {setting!r} is a baseline")
         return None
     changes = {k: getattr(source, k) for k in WEIGHT_FIELDS if getattr(source, k, None) is not None}
     return weights.with_changes(**changes)
+
+
 PRESET_HELP = {
     "full_similarity": "section 4.1: w_p=100, w_s=1, w_c=0, no S(C) term (the paper's default CoFe)",
     "rough_similarity": "section 4.2: as full similarity with S(T) = T_S^1 only",
@@ -177,13 +197,13 @@ def cofe_select(index: BankIndex, test: IclExample, weights: CoFeWeights, n: int
     """Algorithm 1 with equation 1's terms, over the inverted index (see the module docstring)."""
     size = len(index)
     prims, structs = index.primitives, index.structures
-    p_fids = prims.ids(side_keys(test.source, test.target, "P"))
-    s_fids = structs.ids(side_keys(test.source, test.target, "S", weights.deep_structures))
+    p_fids = prims.ids(on_sides(side_keys(test.source, test.target, "P"), weights.sides))
+    s_fids = structs.ids(on_sides(side_keys(test.source, test.target, "S", weights.deep_structures), weights.sides))
     prim_count = prims.counts(p_fids, size)
     struct_count = structs.counts(s_fids, size)
     p_open, s_open = set(p_fids.tolist()), set(s_fids.tolist())  # test features nothing chosen covers yet
     blocked = excluded_mask(index, test)
-    penalty = weights.w_c * index.depth_sum
+    penalty = weights.w_c * index.depth(weights.sides)
     chosen: list[Chosen] = []
     for _ in range(min(n, size)):
         score = weights.w_p * prim_count + weights.w_s * struct_count - penalty
@@ -215,8 +235,8 @@ def cofe_select(index: BankIndex, test: IclExample, weights: CoFeWeights, n: int
 
 def reference_select(bank: list[IclExample], test: IclExample, weights: CoFeWeights, n: int = 10) -> list[int]:
     """Algorithm 1 as printed (with eq. 1's w_c): every step scans the whole bank. For tests and benchmarks."""
-    p_test = side_keys(test.source, test.target, "P")
-    s_test = side_keys(test.source, test.target, "S", weights.deep_structures)
+    p_test = on_sides(side_keys(test.source, test.target, "P"), weights.sides)
+    s_test = on_sides(side_keys(test.source, test.target, "S", weights.deep_structures), weights.sides)
     aims = aiming_keys(test)
     chosen: list[int] = []
     p_covered: set[str] = set()
@@ -234,7 +254,7 @@ def reference_select(bank: list[IclExample], test: IclExample, weights: CoFeWeig
             for element in side_keys(example.source, example.target, "S", weights.deep_structures):
                 if element in s_test and not (weights.diversity and element in s_covered):
                     structural_similarity += 1
-            depth = float(example.source.depth + example.target.depth)
+            depth = float(("X" in weights.sides) * example.source.depth + ("Y" in weights.sides) * example.target.depth)
             score = weights.w_p * primitive_coverage + weights.w_s * structural_similarity - weights.w_c * depth
             if score > max_score:
                 max_score, candidate = score, i

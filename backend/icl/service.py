@@ -12,20 +12,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backend.accounts.auth import require_role
-from backend.errors import NotFound, ValidationError
+from backend.errors import ImportFileError, NotFound, ValidationError
 from backend.icl.build import CaseResult, build_case
 from backend.icl.data import IclExample
 from backend.icl.index import BankIndex, build_index, side_keys
+from backend.icl.matching import MATCHING, sentence_rules, variant_name
 from backend.icl.prompts import ORDERS
 from backend.icl.selection import preset_weights
 from backend.icl.selectors import Selector, SelectorSpec, make_selector, setting_names
-from backend.icl.store import list_sets, load_set, set_info
+from backend.icl.stats import aggregate, markdown_table
+from backend.icl.store import import_set, list_sets, load_set, set_info
 from backend.storage import Database
 
 if TYPE_CHECKING:
     from backend.context import AppContext
 
 VIEW_ROLE = "annotator"
+UPLOAD_ROLE = "reviewer"  # storing a bank or test set from the browser: reviewers and admins
+UPLOAD_MAX_BYTES = 50 * 1024 * 1024  # CoFe's whole bank (24,155 lines) is 3.6 MB
+UPLOAD_SUFFIXES = (".jsonl", ".json")
+MAX_POOL = 100_000
 
 
 class IclWorkspace:
@@ -88,16 +94,38 @@ class CaseRequest:
     w_c: float | None = None
     diversity: bool | None = None
     primitive_once: bool | None = None
+    matching: str | None = None
     mmr_lambda: float = 0.5
+    mmr_pool: int = 100
 
     def spec(self) -> SelectorSpec:
+        """The selector this request asks for; every bad value is named in one :class:`ValidationError`."""
+        problems = []
         if self.setting not in setting_names():
-            raise ValidationError(f"unknown setting {self.setting!r}; choose one of {', '.join(setting_names())}")
+            problems.append(f"unknown setting {self.setting!r}; choose one of {', '.join(setting_names())}")
         if self.order not in ORDERS:
-            raise ValidationError(f"unknown order {self.order!r}; choose one of {', '.join(ORDERS)}")
+            problems.append(f"unknown order {self.order!r}; choose one of {', '.join(ORDERS)}")
         if not 1 <= self.n <= 50:
-            raise ValidationError("the number of examples must be between 1 and 50")
-        return SelectorSpec(self.setting, preset_weights(self.setting, self), self.seed, self.mmr_lambda)
+            problems.append("the number of examples must be between 1 and 50")
+        if self.matching not in (None, *MATCHING):
+            problems.append(f"matching must be one of {', '.join(MATCHING)}, not {self.matching!r}")
+        for name in ("w_p", "w_s"):
+            value = getattr(self, name)
+            if value is not None and not value >= 0:
+                problems.append(f"{name} must be 0 or more (section 4.1: w_p = 100 ≫ w_s = 1), not {value}")
+        if self.setting == "mmr" and not 0 <= self.mmr_lambda <= 1:
+            problems.append(f"MMR λ must be between 0 and 1 (1: relevance only), not {self.mmr_lambda}")
+        if self.setting == "mmr" and not 1 <= self.mmr_pool <= MAX_POOL:
+            problems.append(f"the MMR pool must be between 1 and {MAX_POOL:,} examples, not {self.mmr_pool}")
+        if problems:
+            raise ValidationError(problems)
+        return SelectorSpec(self.setting, preset_weights(self.setting, self), self.seed, self.mmr_lambda,
+                            self.mmr_pool)
+
+    @property
+    def variant(self) -> str:
+        """The name predictions of this selection are stored under (:func:`variant_name`)."""
+        return variant_name(self.setting, self.matching or "both")
 
 
 def sets(ctx: AppContext, username: str | None) -> dict[str, list[str]]:
@@ -190,9 +218,14 @@ def select_case(ctx: AppContext, username: str | None, request: CaseRequest) -> 
 
 def case_json(view: CaseView) -> dict[str, Any]:
     """A selection as plain JSON (the ``icl_select`` endpoint): the test case, the chosen examples in prompt
-    order, the statistics, the prompt, the ground truth and what stays uncovered."""
+    order, the statistics, the prompt, the ground truth, what stays uncovered, and the matching variant with
+    whether it keeps this test case (appendix C.6)."""
     test = view.result.test
     return {
+        "matching": view.result.matching,
+        "kept": view.result.kept,
+        "sentence_rules": sorted(sentence_rules(test.source)),
+        "covered_sentence_rules": view.result.covered_sentence_rules,
         "test": {"input": test.input, "output": test.output, "category": test.category},
         "examples": view.rows(),
         "stats": dict(view.result.stats),
@@ -216,3 +249,95 @@ def select_case_json(ctx: AppContext, username: str | None, selection: dict[str,
     if missing:
         raise ValidationError(f"the selection needs {', '.join(missing)}")
     return case_json(select_case(ctx, username, CaseRequest(**{**selection, "line": int(selection["line"])})))
+
+
+def set_table(ctx: AppContext, username: str | None, request: CaseRequest) -> dict[str, Any]:
+    """Table 2 over the whole test set ``request.tests`` under the request's selector and matching variant (its
+    ``line`` is ignored), with how many test cases the variant keeps (appendix C.6 keeps 1,037 of 4,785)."""
+    require_role(ctx.database, username, VIEW_ROLE)
+    spec = request.spec()
+    selector = ctx.icl.selector(ctx.database, request.bank, spec)
+    tests = ctx.icl.examples(ctx.database, request.tests)
+    selector.prepare_queries([t.input for t in tests])
+    rows = []
+    for test in tests:
+        result = build_case(selector, test, request.n, request.order, request.seed, request.fictional)
+        if result.kept:
+            rows.append((test.category, result.stats))
+    table = aggregate(rows)
+    matching = request.matching or "both"
+    return {
+        "setting": request.setting,
+        "matching": matching,
+        "test_cases": len(tests),
+        "test_cases_kept": len(rows),
+        "table": table,
+        "markdown": markdown_table(table, kept=(len(rows), len(tests)), matching=matching),
+    }
+
+
+def upload_set(
+    ctx: AppContext, username: str | None, path: str | Path | None, name: str, kind: str, replace: bool = False
+) -> dict[str, Any]:
+    """Store an example bank or test set a reviewer or admin uploaded in the browser: the file's type and size
+    are checked before it is read, then every line is validated and stored in one transaction
+    (:func:`backend.icl.store.import_set`; a bad line names its number and nothing is stored)."""
+    user = require_role(ctx.database, username, UPLOAD_ROLE)
+    if not path:
+        raise ValidationError("choose a JSONL file to upload")
+    file = Path(path)
+    if file.suffix.lower() not in UPLOAD_SUFFIXES:
+        raise ValidationError(f"upload a JSON Lines file (.jsonl), not {file.suffix or 'a file without a suffix'}")
+    size = file.stat().st_size
+    if size > UPLOAD_MAX_BYTES:
+        raise ValidationError(f"the file has {size / 1e6:.1f} MB; the limit is {UPLOAD_MAX_BYTES / 1e6:.0f} MB "
+                              "(import larger sets with `python -m backend import icl`)")
+    name = (name or "").strip() or file.stem
+    try:
+        return import_set(ctx.database, user.username, file, name, kind, replace=replace)
+    except ImportFileError as exc:  # name the file as the person knows it, not the server's temporary copy
+        raise ImportFileError(file.name, exc.line, exc.problem) from None
+
+
+def set_table_json(ctx: AppContext, username: str | None, selection: dict[str, Any]) -> dict[str, Any]:
+    """:func:`set_table` for scripts: ``selection`` holds :class:`CaseRequest`'s fields (``bank`` and ``tests``
+    required, ``line`` ignored)."""
+    require_role(ctx.database, username, VIEW_ROLE)
+    fields = set(CaseRequest.__dataclass_fields__)
+    unknown = sorted(set(selection) - fields)
+    if unknown:
+        raise ValidationError(f"unknown selection field(s) {', '.join(unknown)}; valid: {', '.join(sorted(fields))}")
+    if not selection.get("bank") or not selection.get("tests"):
+        raise ValidationError("the table needs a bank and a test set")
+    return set_table(ctx, username, CaseRequest(**{**selection, "line": 0}))
+
+
+def can_upload(ctx: AppContext, username: str | None) -> bool:
+    """Whether the caller may store sets from the browser (the tab shows the upload panel only then)."""
+    from backend.errors import PermissionDenied
+
+    try:
+        require_role(ctx.database, username, UPLOAD_ROLE)
+    except PermissionDenied:
+        return False
+    return True
+
+
+# Backends whose models write free text (a logical form): the generative ones, and the random baseline (a word of
+# the prompt: the chance floor). The planning baselines (nsplan-lite, bigram-prior) only pick planning options.
+FREE_TEXT_BACKENDS = ("transformers", "openai", "python", "random")
+
+
+def answer_models(ctx: AppContext, username: str | None) -> list[str]:
+    """The registered models that can answer an in-context prompt (reviewers: asking a model needs the role)."""
+    from backend.inference import service as inference
+
+    return [m["name"] for m in inference.model_table(ctx, username) if m["backend"] in FREE_TEXT_BACKENDS]
+
+
+def check_answer_model(ctx: AppContext, username: str | None, model: str) -> None:
+    """Refuse a model that cannot write a logical form, naming the ones that can."""
+    names = answer_models(ctx, username)
+    if model not in names:
+        raise ValidationError(f"{model!r} cannot answer an in-context prompt (free text); choose one of "
+                              f"{', '.join(names) or 'the text models (none registered)'}")

@@ -59,13 +59,19 @@ def aggregate(rows: list[tuple[str, dict[str, float]]]) -> dict[str, dict[str, f
     return table
 
 
-def markdown_table(table: dict[str, dict[str, float]]) -> str:
-    """Table 2's layout."""
-    lines = [
+def markdown_table(
+    table: dict[str, dict[str, float]], kept: tuple[int, int] | None = None, matching: str = "both"
+) -> str:
+    """Table 2's layout; with ``kept`` = (kept, total) a first line names the matching variant and how many test
+    cases it kept (appendix C.6 keeps 1,037 of 4,785)."""
+    lines = []
+    if kept is not None:
+        lines += [f"matching: {matching} · test cases kept: {kept[0]:,} of {kept[1]:,}", ""]
+    lines += [
         "| test cases | instances | T_L | T_N | T_S^1 | T_S^>1 | context | case input | case output |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    order = ["all", *sorted(k for k in table if k != "all")]
+    order = ["all", *sorted(k for k in table if k != "all")] if table else []
     for category in order:
         row = table[category]
         cells = [f"{100 * row[c]:.1f}%" for c in COLUMNS]

@@ -28,6 +28,7 @@ def _eval(args: argparse.Namespace) -> Any:
     from backend.inference.runner import run_eval
 
     ctx = context_from(args)
+    load_options = _load_options(args.option)
     bar, update = _progress_bar()
     try:
         summary = run_eval(
@@ -39,10 +40,29 @@ def _eval(args: argparse.Namespace) -> Any:
             judge=args.judge,
             progress=update,
             actor="cli",
+            load_options=load_options,
         )
     finally:
         bar.close()
-    return summary.as_dict()
+    result = summary.as_dict()
+    if args.benchmark == "icl":  # CoFe reports exact match per category, as `icl eval` does
+        from backend.icl.evaluation import category_breakdown
+
+        result.update(category_breakdown(ctx, args.model, load_options, args.limit))
+    return result
+
+
+def _load_options(pairs: list[str] | None) -> dict[str, str] | None:
+    """``--option key=value`` pairs as the benchmark's load options (e.g. ``setting=high_diversity``)."""
+    from backend.errors import ValidationError
+
+    options = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValidationError(f"--option takes key=value, not {pair!r}")
+        options[key.strip()] = value.strip()
+    return options or None
 
 
 def _compare(args: argparse.Namespace) -> Any:
@@ -105,7 +125,13 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
     evaluate.add_argument("--limit", type=int, default=None, help="only the first N items")
     evaluate.add_argument("--retry-failed", action="store_true", help="recompute items whose call failed before")
     evaluate.add_argument(
-        "--judge", default=None, help="a registered model that reads unparsed answers (off by default)"
+        "--judge",
+        default=None,
+        help="a registered model that reads unparsed answers, or 'off' (default: the answer_judge setting)",
+    )
+    evaluate.add_argument(
+        "--option", action="append", default=None, metavar="KEY=VALUE",
+        help="a benchmark load option, repeatable (icl: bank, tests, setting, n, order, seed, fictional, matching)",
     )
     evaluate.set_defaults(handler=_eval)
 

@@ -10,8 +10,10 @@ re-running a finished benchmark makes no model call.
 Every summary keeps the outcomes apart (:mod:`backend.inference.outcomes`): ``answered``, ``refusals``,
 ``parse_failures`` (unparsed only) and ``errors``, each with its rate over the items.
 
-An optional judge model resolves answers the parser could not read (off by default). Its verdicts are
-stored beside the prediction and reported separately (``judge``), never mixed into ``score``.
+An optional judge model resolves answers the parser could not read: the run's ``judge``, else the
+``answer_judge`` setting (off by default; ``judge="off"`` skips it). Its verdicts are stored beside the
+prediction and reported separately (``judge``, naming the model and whether the run or the setting chose it),
+never mixed into ``score``.
 """
 
 from __future__ import annotations
@@ -194,6 +196,20 @@ def _compute(
     return computed
 
 
+JUDGE_OFF = ("off", "")
+
+
+def resolve_judge(ctx: AppContext, judge: str | None) -> tuple[str | None, str | None]:
+    """The judge a run uses and who chose it: the run's own (``"run"``), else the ``answer_judge`` setting
+    (``"setting"``); ``"off"`` (or ``""``) means none even when the setting names one."""
+    if judge is None:
+        name = ctx.settings.answer_judge.strip()
+        return (name, "setting") if name else (None, None)
+    if judge.strip().lower() in JUDGE_OFF:
+        return None, None
+    return judge, "run"
+
+
 def _run_judge(ctx: AppContext, judge: str, prepared: list[Prepared], stored: dict, bench: BenchmarkSpec) -> dict[str, Any]:
     """Resolve unparsed choice answers with ``judge`` (cached in the row's ``judge`` column)."""
     judge_backend = None
@@ -237,6 +253,7 @@ def run_eval(
     """Evaluate ``model`` on ``benchmark`` (the first ``limit`` items), reusing stored predictions."""
     began = time.perf_counter()
     bench, spec = get_benchmark(ctx, benchmark), get_spec(ctx, model)
+    judge, judge_chosen_by = resolve_judge(ctx, judge)
     if judge is not None:
         get_spec(ctx, judge)  # fail before any work when the judge is unknown
     items = bench.load_items(ctx, **(load_options or {}))
@@ -270,7 +287,7 @@ def run_eval(
         stored = lookup(ctx.database, spec.name, bench.name, shash)
     summary = summarise(bench, spec, prepared, stored, computed, run_id, time.perf_counter() - began)
     if judge is not None:
-        summary.judge = _run_judge(ctx, judge, prepared, stored, bench)
+        summary.judge = {**_run_judge(ctx, judge, prepared, stored, bench), "chosen_by": judge_chosen_by}
     finish_run(ctx.database, run_id, summary.as_dict())
     return summary
 
