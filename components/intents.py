@@ -186,7 +186,7 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
     def on_start(sequence_id: str | None, request: gr.Request) -> dict:
         user = annotator(request)
         if user is None or sequence_id:  # a task is on the page already: keep it, and what was typed
-            return {}
+            return {v.progress: gr.update()}  # (an empty dict would read as one output value)
         return render(v, service.next_intent_task(db, settings, user.username))
 
     v.start.click(on_start, [v.current], v.outputs, api_visibility="private")

@@ -238,7 +238,7 @@ def build_queue_panel(ctx: AppContext) -> QueuePanel:
 
     def on_names(item: dict | None, show: bool, request: gr.Request) -> dict:
         if not item:
-            return {}
+            return {p.intent_views[0]: gr.update()}  # nothing loaded (an empty dict would read as one output value)
         fresh = review.view_item(db, settings, caller(ctx, request), item["sequence_id"], item["round"], show)
         shown = fresh["annotations"]
         return {view: intent_markdown(shown[i]) if i < len(shown) else "" for i, view in enumerate(p.intent_views)}
