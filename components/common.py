@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import html
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +13,9 @@ from backend.accounts import oauth
 from backend.context import AppContext
 from backend.errors import CompStudioError, PermissionDenied
 
-_MARKDOWN_ENTITIES = {ord(c): f"&#{ord(c)};" for c in "\\`*_{}[]()#+!|~-"}
+# HTML's five and Markdown's syntax characters, each replaced by its numeric entity in one pass (a second pass
+# would turn the '#' of "&#x27;" into "&#35;" and the page would show "&#x27;" raw).
+_ENTITIES = {ord(c): f"&#{ord(c)};" for c in "&<>\"'\\`*_{}[]()#+!|~-"}
 
 
 @dataclass(frozen=True)
@@ -71,5 +72,9 @@ def ui_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def esc(text: Any) -> str:
-    """Escape user-written text for Markdown/HTML output (also neutralises Markdown syntax)."""
-    return html.escape("" if text is None else str(text), quote=True).translate(_MARKDOWN_ENTITIES)
+    """Escape user-written text for Markdown/HTML output (also neutralises Markdown syntax).
+
+    >>> esc("it's <b>a_b</b> #1")
+    'it&#39;s &#60;b&#62;a&#95;b&#60;/b&#62; &#35;1'
+    """
+    return ("" if text is None else str(text)).translate(_ENTITIES)

@@ -140,6 +140,10 @@ class _KnowledgeBackend(ABC):
                 self._models[db_path] = self.build(Database(db_path))
             return self._models[db_path]
 
+    def warm(self, database) -> None:
+        """Build the model for ``database`` now rather than on the first call (the app's start-up warm-up)."""
+        self._model_for(str(database.path))
+
     @abstractmethod
     def build(self, database):
         """The baseline's model, built from the knowledge base in ``database``."""
