@@ -73,10 +73,10 @@ def users_frame(ctx: AppContext, name: str | None) -> pd.DataFrame:
 
 
 def accounts_count(frame: pd.DataFrame) -> str:
-    """One line of counts over the accounts table, e.g. "**4 accounts**: 1 admin, 3 annotators · 1 disabled".
+    """One line of counts over the accounts table, e.g. "**4 accounts**: 3 annotators, 1 admin · 1 disabled".
 
     >>> accounts_count(pd.DataFrame({"role": ["admin", "annotator", "annotator"], "disabled": [False, True, False]}))
-    '**3 accounts**: 1 admin, 2 annotators · 1 disabled'
+    '**3 accounts**: 2 annotators, 1 admin · 1 disabled'
     """
     by_role = frame["role"].value_counts()
     parts = [f"{by_role[r]} {r}{'' if by_role[r] == 1 else 's'}" for r in ROLES if r in by_role]
