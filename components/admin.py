@@ -39,7 +39,7 @@ def _import_panel(ctx: AppContext) -> None:
         videos = gr.Textbox(label="Video folder (optional)", elem_id="import-videos")
     import_button = gr.Button("Import", elem_id="import-button")
     message = gr.Markdown(elem_id="import-message")
-    import_result = gr.JSON(label="Import report")
+    import_result = gr.JSON(label="Import report", visible=False)  # shown once there is a report
 
     @shown_in(message)
     def admin_ui_import(folder: str, video_folder: str, request: gr.Request) -> dict:
@@ -47,7 +47,7 @@ def _import_panel(ctx: AppContext) -> None:
             raise Mistake("Enter the folder of ViLPAct's data/ on the server.")
         report = import_release(ctx.database, ctx.settings, caller(ctx, request), folder.strip(),
                                 video_folder.strip() or None)
-        return {import_result: report, message: "Imported; the report is below."}
+        return {import_result: gr.JSON(report, visible=True), message: "Imported; the report is below."}
 
     import_button.click(admin_ui_import, [root, videos], [import_result, message], **QUIET, **PRIVATE)
 
@@ -56,14 +56,14 @@ def _export_panel(ctx: AppContext) -> None:
     fmt = gr.Dropdown(list(FORMATS), value="jsonl", label="Format")
     export_button = gr.Button("Export", elem_id="export-button")
     message = gr.Markdown(elem_id="export-message")
-    export_file = gr.File(label="Download", interactive=False)
+    export_file = gr.File(label="Download", interactive=False, visible=False)  # shown with a file
 
     @shown_in(message)
     def on_export(chosen: str, request: gr.Request) -> dict:
         exported = Path(export_for_download(ctx.database, ctx.settings, caller(ctx, request), chosen)["path"])
         download = Path(tempfile.mkdtemp(prefix="compstudio-export-")) / exported.name
         shutil.copyfile(exported, download)  # handed to Gradio's cache under an unguessable name
-        return {export_file: str(download), message: ""}
+        return {export_file: gr.File(str(download), visible=True), message: ""}
 
     export_button.click(on_export, [fmt], [export_file, message], **QUIET, **PRIVATE)
 
@@ -150,15 +150,16 @@ def _backup_panel(ctx: AppContext) -> None:
         backup_refresh = gr.Button("Show backup status", elem_id="backup-status-button")
         backup_now = gr.Button("Back up now", elem_id="backup-now-button")
     message = gr.Markdown(elem_id="backup-message")
-    backup_info = gr.JSON(label="Backup status")
+    backup_info = gr.JSON(label="Backup status", visible=False)  # shown once asked for
 
     @shown_in(message)
     def on_backup_status(request: gr.Request) -> dict:
-        return {backup_info: ctx.backup.status(caller(ctx, request)), message: ""}
+        return {backup_info: gr.JSON(ctx.backup.status(caller(ctx, request)), visible=True), message: ""}
 
     @shown_in(message)
     def on_backup_now(request: gr.Request) -> dict:
-        return {backup_info: ctx.backup.back_up_now(caller(ctx, request)), message: "Backed up."}
+        done = ctx.backup.back_up_now(caller(ctx, request))
+        return {backup_info: gr.JSON(done, visible=True), message: "Backed up."}
 
     backup_refresh.click(on_backup_status, None, [backup_info, message], **PRIVATE)
     backup_now.click(on_backup_now, None, [backup_info, message], **PRIVATE)

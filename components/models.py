@@ -138,7 +138,7 @@ def _layout() -> ModelsView:
             )
         run = gr.Button("Run", variant="primary", elem_id="run-button")
         run_message = gr.Markdown(elem_id="run-message")
-        summary = gr.JSON(label="Result", elem_id="run-summary")
+        summary = gr.JSON(label="Result", elem_id="run-summary", visible=False)  # shown after a run
         runs = gr.Dataframe(headers=RUN_COLUMNS, interactive=False, label="Recent runs", elem_id="runs-table")
     with gr.Accordion("Edit the registry (admins)", open=False):
         entry = gr.Code(json.dumps(EXAMPLE_ENTRY, indent=2), language="json", label="Model entry (JSON)")
@@ -181,7 +181,7 @@ def _run(ctx: AppContext, v: ModelsView, data: dict, name: str | None, progress:
         progress=lambda done, total: progress((done, total), desc=f"{chosen} on {bench}", unit="items"),
     )
     done = result.as_dict()
-    return {v.summary: done, v.run_message: f"Finished {esc(chosen)} on {esc(bench)}.", **_view(ctx, v, name)}
+    return {v.summary: gr.JSON(done, visible=True), v.run_message: f"Finished {esc(chosen)} on {esc(bench)}.", **_view(ctx, v, name)}
 
 
 def build_models_tab(ctx: AppContext) -> TabHandle:
