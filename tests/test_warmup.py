@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 
+import numpy as np
 from conftest import seed_demo_media
 from e2e_helpers import ApiClient, free_port, kill_hard, start_app_process, wait_http_ok
 
@@ -54,3 +55,31 @@ def test_a_failing_warm_up_logs_one_line_and_leaves_the_model_to_first_use(ctx, 
     failures = [r for r in caplog.records if "warm-up of no-such-model failed" in r.getMessage()]
     assert len(failures) == 1 and failures[0].exc_info is None
     assert "\n" not in failures[0].getMessage()
+
+
+def test_embedding_cache_answers_a_restart_without_the_encoder(tmp_path, monkeypatch):
+    from backend.inference import embedding_cache
+    from backend.inference.embeddings import MINILM_HUB_ID, embed_texts
+
+    texts = ["S/He wants to make a sandwich.", "S/He is putting on shoes.", "S/He wants to make a sandwich."]
+    first = embedding_cache.EmbeddingCache(tmp_path, MINILM_HUB_ID)(texts)
+    assert first.shape[0] == 3 and np.allclose(first[0], first[2])
+    assert np.allclose(first[:2], embed_texts(texts[:2], model=MINILM_HUB_ID), atol=1e-5)
+
+    def no_encoder(*args, **kwargs):
+        raise AssertionError("the encoder was asked for a text the cache holds")
+
+    monkeypatch.setattr(embedding_cache, "embed_texts", no_encoder)
+    restarted = embedding_cache.EmbeddingCache(tmp_path, MINILM_HUB_ID)  # a new process reads the file
+    assert np.array_equal(restarted(texts), first)
+
+
+def test_an_unreadable_embedding_cache_is_rebuilt(tmp_path, caplog):
+    from backend.inference.embedding_cache import EmbeddingCache
+    from backend.inference.embeddings import MINILM_HUB_ID
+
+    cache = EmbeddingCache(tmp_path, MINILM_HUB_ID)
+    cache.path.write_bytes(b"not a numpy file")
+    assert cache(["S/He is reading a book."]).shape[0] == 1
+    assert any("unreadable" in r.getMessage() for r in caplog.records)
+    assert EmbeddingCache(tmp_path, MINILM_HUB_ID)(["S/He is reading a book."]).shape[0] == 1

@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem
@@ -172,7 +173,7 @@ class _KnowledgeBackend(ABC):
 
 class NSPlanLiteBackend(_KnowledgeBackend):
     def build(self, database):
-        from backend.inference.embeddings import embed_texts
+        from backend.inference.embedding_cache import EmbeddingCache
         from backend.planning.baselines import BigramPrior, NSPlanLite
         from backend.planning.knowledge import build_knowledge_base
 
@@ -184,12 +185,17 @@ class NSPlanLiteBackend(_KnowledgeBackend):
         )
         return NSPlanLite(
             kb,
-            lambda texts: embed_texts(list(texts), model=model_name),
+            EmbeddingCache(Path(database.path).parent / "cache" / "embeddings", model_name),  # kept across restarts
             intent_weight=float(self.spec.options["intent_weight"]),
             top_k=int(self.spec.options["top_k"]),
             prior=prior,
             prior_weight=prior_weight,
         )
+
+    def warm(self, database) -> None:
+        """Also embed the intents of the questions that count, so that a live Ask embeds nothing."""
+        super().warm(database)
+        self._model_for(str(database.path)).prepare([q.intent for q in list_questions(database)])
 
     def answer_items(self, items: Sequence[EvalItem], params: GenerationParams) -> list[str]:
         for db_path in {i.meta.get("db_path") for i in items if i.meta.get("db_path")}:
