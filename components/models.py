@@ -317,11 +317,11 @@ def build_ask_model(
         ask = gr.Button("Ask a model", scale=1)
     shown = gr.Markdown()
 
-    @ui_errors
-    def on_ask(name: str, value: Any, request: gr.Request):
+    @shown_in(shown)  # a mistake (no model, an unknown one) is said where the answer would be
+    def on_ask(name: str, value: Any, request: gr.Request) -> dict:
         if not name:
-            raise gr.Error("Choose a model.")
-        return format_answer(service.ask_model(ctx, caller(ctx, request), benchmark, name, item_of(value)))
+            raise Mistake("Choose a model.")
+        return {shown: format_answer(service.ask_model(ctx, caller(ctx, request), benchmark, name, item_of(value)))}
 
     ask.click(on_ask, [chosen, item_input], [shown], api_name=api_name, api_visibility="private", **MODEL_QUEUE)
     return chosen
