@@ -156,12 +156,14 @@ def test_models_mistakes_show_beside_the_form_and_text_renders_as_written(admin_
 def test_models_counts_are_true_whenever_the_tab_opens(admin_page, running):
     page = admin_page
     open_tab(page, "Models")
-    expect(page.locator("#models-count")).to_contain_text("no runs yet")
+    random_row = page.locator("#models-table [role=row]", has_text="Seeded random baseline")
+    expect(random_row).not_to_contain_text("true")  # neither loaded nor built in
     other = ApiClient(running.url, "demo-admin", running.passwords["demo-admin"])
     other.call("model_run", "vilpact-planning", "random", 2, False, None)  # a run from a script, meanwhile
     other.close()
     open_tab(page, "Admin")
     open_tab(page, "Models")
+    expect(random_row).to_contain_text("true")  # loaded now
     expect(page.locator("#models-count")).to_contain_text("1 recent run")
     expect(page.locator("#runs-table")).to_contain_text("random")
     expect(page.locator("#models-count")).to_contain_text("loaded (random")
