@@ -228,6 +228,9 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     ctx.database.start_checkpointer()
     ctx.backup.start()
     stop_on_sigterm(ctx.backup)
+    from backend.inference.warmup import start_warm_up
+
+    start_warm_up(ctx, ready=lambda: demo.is_running)  # the planning baselines, once the server is serving
     try:
         demo.launch(server_name=ctx.settings.host, server_port=ctx.settings.port, ssr_mode=False,
                     **launch_kwargs(ctx))

@@ -6,6 +6,7 @@ import json
 import shutil
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,11 @@ import pandas as pd
 from backend.accounts import admin
 from backend.accounts.auth import ROLES
 from backend.context import AppContext
+from backend.errors import PermissionDenied
 from backend.intents.export import FORMATS, export_for_download
 from backend.vilpact.importer import import_release
-from components.common import EventOptions, TabHandle, caller, ui_errors
+from components.common import EventOptions, TabHandle, caller, esc, ui_errors
+from components.feedback import QUIET, Mistake, shown_in
 
 USER_COLUMNS = ["username", "role", "disabled", "source", "created_at"]
 
@@ -35,73 +38,109 @@ def _import_panel(ctx: AppContext) -> None:
         root = gr.Textbox(label="ViLPAct data folder", elem_id="import-root")
         videos = gr.Textbox(label="Video folder (optional)", elem_id="import-videos")
     import_button = gr.Button("Import", elem_id="import-button")
-    import_result = gr.JSON(label="Import report")
+    message = gr.Markdown(elem_id="import-message")
+    import_result = gr.JSON(label="Import report", visible=False)  # shown once there is a report
 
-    @ui_errors
+    @shown_in(message)
     def admin_ui_import(folder: str, video_folder: str, request: gr.Request) -> dict:
         if not folder.strip():
-            raise gr.Error("Enter the folder of ViLPAct's data/ on the server.")
-        return import_release(ctx.database, ctx.settings, caller(ctx, request), folder.strip(),
-                                       video_folder.strip() or None)
+            raise Mistake("Enter the folder of ViLPAct's data/ on the server.")
+        report = import_release(ctx.database, ctx.settings, caller(ctx, request), folder.strip(),
+                                video_folder.strip() or None)
+        return {import_result: gr.JSON(report, visible=True), message: "Imported; the report is below."}
 
-    import_button.click(admin_ui_import, [root, videos], import_result, **PRIVATE)
+    import_button.click(admin_ui_import, [root, videos], [import_result, message], **QUIET, **PRIVATE)
 
 
 def _export_panel(ctx: AppContext) -> None:
     fmt = gr.Dropdown(list(FORMATS), value="jsonl", label="Format")
     export_button = gr.Button("Export", elem_id="export-button")
-    export_file = gr.File(label="Download", interactive=False)
+    message = gr.Markdown(elem_id="export-message")
+    export_file = gr.File(label="Download", interactive=False, visible=False)  # shown with a file
 
-    @ui_errors
-    def on_export(chosen: str, request: gr.Request) -> str:
+    @shown_in(message)
+    def on_export(chosen: str, request: gr.Request) -> dict:
         exported = Path(export_for_download(ctx.database, ctx.settings, caller(ctx, request), chosen)["path"])
         download = Path(tempfile.mkdtemp(prefix="compstudio-export-")) / exported.name
         shutil.copyfile(exported, download)  # handed to Gradio's cache under an unguessable name
-        return str(download)
+        return {export_file: gr.File(str(download), visible=True), message: ""}
 
-    export_button.click(on_export, [fmt], export_file, **PRIVATE)
+    export_button.click(on_export, [fmt], [export_file, message], **QUIET, **PRIVATE)
 
 
 def users_frame(ctx: AppContext, name: str | None) -> pd.DataFrame:
     return pd.DataFrame(admin.list_accounts(ctx.database, name), columns=USER_COLUMNS)
 
 
-def _accounts_panel(ctx: AppContext) -> gr.Dataframe:
+def accounts_count(frame: pd.DataFrame) -> str:
+    """One line of counts over the accounts table, e.g. "**4 accounts**: 3 annotators, 1 admin · 1 disabled".
+
+    >>> accounts_count(pd.DataFrame({"role": ["admin", "annotator", "annotator"], "disabled": [False, True, False]}))
+    '**3 accounts**: 2 annotators, 1 admin · 1 disabled'
+    """
+    by_role = frame["role"].value_counts()
+    parts = [f"{by_role[r]} {r}{'' if by_role[r] == 1 else 's'}" for r in ROLES if r in by_role]
+    text = f"**{len(frame)} account{'' if len(frame) == 1 else 's'}**: {', '.join(parts) or 'none'}"
+    disabled = int(frame["disabled"].astype(bool).sum())
+    return text + (f" · {disabled} disabled" if disabled else "")
+
+
+@dataclass
+class AccountsView:
+    users: gr.Dataframe
+    count: gr.Markdown
+
+    def fill(self, ctx: AppContext, me: str | None) -> dict:
+        frame = users_frame(ctx, me)
+        return {self.users: frame, self.count: accounts_count(frame)}
+
+
+def _accounts_panel(ctx: AppContext) -> AccountsView:
     db = ctx.database
+    count = gr.Markdown(elem_id="users-count")
     users = gr.Dataframe(headers=USER_COLUMNS, interactive=False, label="Accounts", elem_id="users-table")
+    view = AccountsView(users, count)
     with gr.Row():
-        new_name = gr.Textbox(label="User name")
-        new_role = gr.Dropdown(list(ROLES), value="annotator", label="Role")
-        new_password = gr.Textbox(label="Password (8+ characters)", type="password")
+        new_name = gr.Textbox(label="User name", elem_id="account-name")
+        new_role = gr.Dropdown(list(ROLES), value="annotator", label="Role", elem_id="account-role")
+        new_password = gr.Textbox(label="Password (8+ characters)", type="password", elem_id="account-password")
     with gr.Row():
         add_button = gr.Button("Add account")
         role_button = gr.Button("Set role")
         disable_button = gr.Button("Disable")
         enable_button = gr.Button("Enable")
+    message = gr.Markdown(elem_id="account-message")
 
-    @ui_errors
+    def named(name: str) -> str:
+        if not name.strip():
+            raise Mistake("Enter the user name of the account.")
+        return name.strip()
+
+    @shown_in(message)
     def on_add(name: str, role: str, password: str, request: gr.Request) -> dict:
         me = caller(ctx, request)
-        admin.add_account(db, me, name.strip(), role, password)
-        return {users: users_frame(ctx, me), new_password: ""}
+        added = admin.add_account(db, me, named(name), role, password)
+        return {**view.fill(ctx, me), new_password: "",
+                message: f"Added **{esc(added['username'])}** ({esc(added['role'])})."}
 
-    def change(action: Callable[[str | None, str, str], Any]) -> Callable[..., pd.DataFrame]:
-        @ui_errors
-        def handler(name: str, role: str, request: gr.Request) -> pd.DataFrame:
+    def change(action: Callable[[str | None, str, str], Any], done: str) -> Callable[..., dict]:
+        @shown_in(message)
+        def handler(name: str, role: str, request: gr.Request) -> dict:
             me = caller(ctx, request)
-            action(me, name.strip(), role)
-            return users_frame(ctx, me)
+            changed = action(me, named(name), role)
+            return {**view.fill(ctx, me), message: done.format(name=esc(changed["username"]), role=changed["role"])}
 
         return handler
 
-    add_button.click(on_add, [new_name, new_role, new_password], [users, new_password], **PRIVATE)
-    for button, action in (
-        (role_button, lambda me, n, r: admin.change_role(db, me, n, r)),
-        (disable_button, lambda me, n, r: admin.set_account_disabled(db, me, n, True)),
-        (enable_button, lambda me, n, r: admin.set_account_disabled(db, me, n, False)),
+    add_button.click(on_add, [new_name, new_role, new_password], [users, count, new_password, message],
+                     **QUIET, **PRIVATE)
+    for button, action, done in (
+        (role_button, lambda me, n, r: admin.change_role(db, me, n, r), "**{name}** is now {role}."),
+        (disable_button, lambda me, n, r: admin.set_account_disabled(db, me, n, True), "Disabled **{name}**."),
+        (enable_button, lambda me, n, r: admin.set_account_disabled(db, me, n, False), "Enabled **{name}**."),
     ):
-        button.click(change(action), [new_name, new_role], users, **PRIVATE)
-    return users
+        button.click(change(action, done), [new_name, new_role], [users, count, message], **QUIET, **PRIVATE)
+    return view
 
 
 def _backup_panel(ctx: AppContext) -> None:
@@ -110,32 +149,39 @@ def _backup_panel(ctx: AppContext) -> None:
     with gr.Row():
         backup_refresh = gr.Button("Show backup status", elem_id="backup-status-button")
         backup_now = gr.Button("Back up now", elem_id="backup-now-button")
-    backup_info = gr.JSON(label="Backup status")
+    message = gr.Markdown(elem_id="backup-message")
+    backup_info = gr.JSON(label="Backup status", visible=False)  # shown once asked for
 
-    @ui_errors
+    @shown_in(message)
     def on_backup_status(request: gr.Request) -> dict:
-        return ctx.backup.status(caller(ctx, request))
+        return {backup_info: gr.JSON(ctx.backup.status(caller(ctx, request)), visible=True), message: ""}
 
-    @ui_errors
+    @shown_in(message)
     def on_backup_now(request: gr.Request) -> dict:
-        return ctx.backup.back_up_now(caller(ctx, request))
+        done = ctx.backup.back_up_now(caller(ctx, request))
+        return {backup_info: gr.JSON(done, visible=True), message: "Backed up."}
 
-    backup_refresh.click(on_backup_status, None, backup_info, **PRIVATE)
-    backup_now.click(on_backup_now, None, backup_info, **PRIVATE)
+    backup_refresh.click(on_backup_status, None, [backup_info, message], **PRIVATE)
+    backup_now.click(on_backup_now, None, [backup_info, message], **PRIVATE)
 
 
-def _audit_panel(ctx: AppContext) -> None:
+def audit_frame(ctx: AppContext, me: str | None) -> pd.DataFrame:
+    rows = admin.audit_log(ctx.database, me, limit=200)
+    frame = pd.DataFrame(rows, columns=["at", "actor", "action", "target", "detail"])
+    frame["detail"] = frame["detail"].map(lambda d: json.dumps(json.loads(d))[:200] if d else "")
+    return frame
+
+
+def _audit_panel(ctx: AppContext) -> gr.Dataframe:
     refresh_audit = gr.Button("Refresh")
-    audit_table = gr.Dataframe(interactive=False, label="Audit log")
+    audit_table = gr.Dataframe(interactive=False, label="Audit log", elem_id="audit-table")
 
     @ui_errors
     def on_audit(request: gr.Request) -> pd.DataFrame:
-        rows = admin.audit_log(ctx.database, caller(ctx, request), limit=200)
-        frame = pd.DataFrame(rows, columns=["at", "actor", "action", "target", "detail"])
-        frame["detail"] = frame["detail"].map(lambda d: json.dumps(json.loads(d))[:200] if d else "")
-        return frame
+        return audit_frame(ctx, caller(ctx, request))
 
     refresh_audit.click(on_audit, None, audit_table, **PRIVATE)
+    return audit_table
 
 
 def build_admin_tab(ctx: AppContext) -> TabHandle:
@@ -145,24 +191,24 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
         with gr.Accordion("Export intent annotations", open=False):
             _export_panel(ctx)
         with gr.Accordion("Accounts", open=False):
-            users = _accounts_panel(ctx)
+            accounts = _accounts_panel(ctx)
         with gr.Accordion("Backups", open=False):
             _backup_panel(ctx)
         with gr.Accordion("Audit log (latest 200 writes)", open=False):
-            _audit_panel(ctx)
+            audit_table = _audit_panel(ctx)
         _register_api(ctx)
+    outputs = [accounts.users, accounts.count, audit_table]
 
-    @ui_errors
-    def on_load(request: gr.Request) -> Any:
-        name = caller(ctx, request)
-        from backend.accounts.auth import get_user
+    def on_open(request: gr.Request) -> dict:
+        """The accounts, their counts and the audit log as they are now (page load and each visit of the tab)."""
+        try:
+            me = caller(ctx, request)
+            return {**accounts.fill(ctx, me), audit_table: audit_frame(ctx, me)}
+        except PermissionDenied:  # not an admin: the tab is hidden; leave it empty (one unchanged output: an
+            return {accounts.count: gr.update()}  # empty dict would read as a single value and log a traceback)
 
-        user = get_user(ctx.database, name) if name else None
-        if user is None or not user.has_role("admin"):
-            return gr.update()
-        return users_frame(ctx, name)
-
-    return TabHandle(tab=tab, min_role="admin", on_load=(on_load, [users]))
+    tab.select(on_open, None, outputs, show_progress="hidden", **PRIVATE)
+    return TabHandle(tab=tab, min_role="admin", on_load=(on_open, outputs))
 
 
 def _register_api(ctx: AppContext) -> None:

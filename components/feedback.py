@@ -1,21 +1,35 @@
-"""Mistakes a person made (no choice, two ticks on a single-choice item, a task that ran out): one message
-they see at once, and their work left as it is.
+"""Mistakes a person made, shown next to what they were doing (issue 13 §1).
 
-Raising ``gr.Error`` marks every output of the event with an "Error" badge that covers it and takes its
-clicks (docs/decisions.md, "Errors a person caused"). Handlers whose outputs include what the person is
-choosing or watching call ``refusal`` instead: a toast (``gr.Warning``), a message next to the field, one
-line in the server log, and no change to the other outputs.
+A raised ``gr.Error`` puts an "Error" badge over every output of the event, including the person's own
+fields, and each badge has to be closed before they can type again (docs/decisions.md, "Errors a person
+caused"). Two ways to avoid it, both logging one line and changing no other output:
+
+* :func:`refusal`: a toast (``gr.Warning``) plus the message as Markdown for a component by the field, for
+  handlers that check a choice themselves (no choice made, two ticks on a single-choice item);
+* :func:`shown_in`: a decorator for handlers returning a dict keyed by component: a ``CompStudioError`` they
+  raise becomes ``{message: "⚠️ <escaped text>"}``.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Callable
+from typing import Any, Literal, TypedDict
 
 import gradio as gr
 
+from backend.errors import CompStudioError
 from components.common import esc
 
 log = logging.getLogger("compstudio.ui")
+
+class ProgressOptions(TypedDict, total=False):
+    show_progress: Literal["full", "minimal", "hidden"]
+
+
+#: For events whose outputs include the person's inputs: no progress overlay over them while it runs.
+QUIET: ProgressOptions = {"show_progress": "minimal"}
 
 
 def refusal(message: str, who: str | None = None) -> str:
@@ -25,3 +39,29 @@ def refusal(message: str, who: str | None = None) -> str:
     log.warning("refused %s: %s", who or "(not signed in)", text)
     gr.Warning(text)
     return f"⚠️ **{esc(text)}**"
+
+
+class Mistake(CompStudioError):
+    """A mistake found in the UI handler itself (an empty field), shown like the backend's."""
+
+
+def mistake_text(message: str) -> str:
+    return f"⚠️ {esc(message)}"
+
+
+def shown_in(message: Any) -> Callable[[Callable[..., dict]], Callable[..., dict]]:
+    """Decorate a handler returning a dict keyed by component: a ``CompStudioError`` it raises becomes
+    ``{message: "⚠️ <escaped text>"}`` (every other output unchanged) and one line in the server log."""
+
+    def decorate(fn: Callable[..., dict]) -> Callable[..., dict]:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> dict:
+            try:
+                return fn(*args, **kwargs)
+            except CompStudioError as exc:
+                log.warning("%s refused: %s", fn.__name__, str(exc).replace("\n", " "))
+                return {message: mistake_text(str(exc))}
+
+        return wrapper
+
+    return decorate

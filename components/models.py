@@ -15,14 +15,17 @@ import gradio as gr
 import pandas as pd
 
 from backend.context import AppContext
-from backend.errors import PermissionDenied
+from backend.errors import CompStudioError, PermissionDenied
 from backend.inference import service
 from backend.inference.benchmarks import EvalItem
 from components.common import ConcurrencyOptions, EventOptions, TabHandle, caller, esc, ui_errors
+from components.feedback import QUIET, Mistake, mistake_text, shown_in
 
-MODEL_COLUMNS = [
+MODEL_COLUMNS = [  # what tells models apart first; the generation settings after
     "name",
     "backend",
+    "loaded",
+    "description",
     "path",
     "dtype",
     "device",
@@ -33,9 +36,7 @@ MODEL_COLUMNS = [
     "prompt_style",
     "scoring",
     "concurrency",
-    "loaded",
     "builtin",
-    "description",
 ]
 RUN_COLUMNS = [
     "id",
@@ -67,6 +68,18 @@ def models_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame([{c: r.get(c) for c in MODEL_COLUMNS} for r in rows], columns=MODEL_COLUMNS)
 
 
+def models_count(models: list[dict[str, Any]], runs: list[dict[str, Any]]) -> str:
+    """The counts above the models table, e.g. "**7 models**, 2 loaded (bigram-prior, nsplan-lite) · 3 recent runs".
+
+    >>> models_count([{"name": "a", "loaded": True}, {"name": "b", "loaded": False}], [])
+    '**2 models**, 1 loaded (a) · no runs yet'
+    """
+    loaded = [m["name"] for m in models if m.get("loaded")]
+    text = f"**{len(models)} model{'' if len(models) == 1 else 's'}**, {len(loaded)} loaded"
+    text += f" ({', '.join(esc(n) for n in loaded)})" if loaded else ""
+    return text + (f" · {len(runs)} recent run{'' if len(runs) == 1 else 's'}" if runs else " · no runs yet")
+
+
 def runs_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     flat = []
     for row in rows:
@@ -79,6 +92,7 @@ def runs_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 class ModelsView:
     """The Models tab's components; ``view`` are the ones every refresh fills (see :func:`_view`)."""
 
+    count: gr.Markdown
     table: gr.Dataframe
     refresh: gr.Button
     unload: gr.Button
@@ -88,6 +102,7 @@ class ModelsView:
     retry: gr.Checkbox
     judge: gr.Dropdown
     run: gr.Button
+    run_message: gr.Markdown
     summary: gr.JSON
     runs: gr.Dataframe
     entry: gr.Code
@@ -98,7 +113,7 @@ class ModelsView:
 
     @property
     def view(self) -> list[Any]:
-        return [self.table, self.benchmark, self.model, self.judge, self.runs]
+        return [self.count, self.table, self.benchmark, self.model, self.judge, self.runs]
 
 
 def _layout() -> ModelsView:
@@ -106,6 +121,7 @@ def _layout() -> ModelsView:
         "Registered models (`models.json` in the data folder) and batch runs. Answers are stored: "
         "a re-run computes only what is missing. Admins can edit the registry."
     )
+    count = gr.Markdown(elem_id="models-count")
     table = gr.Dataframe(headers=MODEL_COLUMNS, interactive=False, label="Models", elem_id="models-table")
     with gr.Row():
         refresh = gr.Button("Refresh", elem_id="models-refresh")
@@ -121,36 +137,39 @@ def _layout() -> ModelsView:
                 [JUDGE_OFF], value=JUDGE_OFF, label="Judge for unparsed answers (labelled)", allow_custom_value=True
             )
         run = gr.Button("Run", variant="primary", elem_id="run-button")
-        summary = gr.JSON(label="Result", elem_id="run-summary")
-        runs = gr.Dataframe(headers=RUN_COLUMNS, interactive=False, label="Recent runs")
+        run_message = gr.Markdown(elem_id="run-message")
+        summary = gr.JSON(label="Result", elem_id="run-summary", visible=False)  # shown after a run
+        runs = gr.Dataframe(headers=RUN_COLUMNS, interactive=False, label="Recent runs", elem_id="runs-table")
     with gr.Accordion("Edit the registry (admins)", open=False):
         entry = gr.Code(json.dumps(EXAMPLE_ENTRY, indent=2), language="json", label="Model entry (JSON)")
         with gr.Row():
             save = gr.Button("Save model", elem_id="model-save")
-            delete_name = gr.Textbox(label="Model name to delete")
-            delete = gr.Button("Delete model", variant="stop")
-        edit_result = gr.Markdown()
-    return ModelsView(table, refresh, unload, benchmark, model, limit, retry, judge, run, summary, runs, entry, save,
-                      delete_name, delete, edit_result)
+            delete_name = gr.Textbox(label="Model name to delete", elem_id="model-delete-name")
+            delete = gr.Button("Delete model", variant="stop", elem_id="model-delete")
+        edit_result = gr.Markdown(elem_id="model-edit-message")
+    return ModelsView(count, table, refresh, unload, benchmark, model, limit, retry, judge, run, run_message, summary,
+                      runs, entry, save, delete_name, delete, edit_result)
 
 
 def _view(ctx: AppContext, v: ModelsView, name: str | None) -> dict:
     """The registry, the benchmark and model choices, and the recent runs, by component."""
     rows = service.model_table(ctx, name)
     names = [r["name"] for r in rows]
+    runs = service.recent_runs(ctx, name)
     return {
+        v.count: models_count(rows, runs),
         v.table: models_frame(rows),
         v.benchmark: gr.Dropdown(choices=service.benchmark_names(ctx, name)),
         v.model: gr.Dropdown(choices=names),
         v.judge: gr.Dropdown(choices=[JUDGE_OFF, *names]),
-        v.runs: runs_frame(service.recent_runs(ctx, name)),
+        v.runs: runs_frame(runs),
     }
 
 
 def _run(ctx: AppContext, v: ModelsView, data: dict, name: str | None, progress: Any) -> dict:
     bench, chosen, count, judge_name = data[v.benchmark], data[v.model], data[v.limit], data[v.judge]
     if not bench or not chosen:
-        raise gr.Error("Choose a benchmark and a model.")
+        raise Mistake("Choose a benchmark and a model.")
     result = service.start_run(
         ctx,
         name,
@@ -161,7 +180,8 @@ def _run(ctx: AppContext, v: ModelsView, data: dict, name: str | None, progress:
         judge=None if judge_name in (None, JUDGE_OFF) else judge_name,
         progress=lambda done, total: progress((done, total), desc=f"{chosen} on {bench}", unit="items"),
     )
-    return {v.summary: result.as_dict(), v.runs: runs_frame(service.recent_runs(ctx, name))}
+    done = result.as_dict()
+    return {v.summary: gr.JSON(done, visible=True), v.run_message: f"Finished {esc(chosen)} on {esc(bench)}.", **_view(ctx, v, name)}
 
 
 def build_models_tab(ctx: AppContext) -> TabHandle:
@@ -172,30 +192,36 @@ def build_models_tab(ctx: AppContext) -> TabHandle:
     def on_load(request: gr.Request) -> dict:
         try:
             return _view(ctx, v, caller(ctx, request))
-        except PermissionDenied:  # annotators never see this tab; leave it empty
-            return {}
+        except PermissionDenied:  # annotators never see this tab; leave it empty (one unchanged output: an
+            return {v.count: gr.update()}  # empty dict would read as a single value and log a traceback)
+        except CompStudioError as exc:  # e.g. a models.json edited by hand that does not parse
+            return {v.count: mistake_text(str(exc))}
 
     @ui_errors
     def on_refresh(request: gr.Request) -> dict:
         return _view(ctx, v, caller(ctx, request))
 
-    @ui_errors
+    @shown_in(v.run_message)
     def on_run(data: dict, request: gr.Request, progress=gr.Progress(track_tqdm=True)) -> dict:
         return _run(ctx, v, data, caller(ctx, request), progress)
 
-    @ui_errors
+    @shown_in(v.edit_result)
     def on_save(text: str, request: gr.Request) -> dict:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise gr.Error(f"The entry is not valid JSON: {exc}") from None
+            raise Mistake(f"The entry is not valid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise Mistake('The entry must be one JSON object, e.g. {"name": "m", "backend": "random"}.')
         spec = service.save_model(ctx, caller(ctx, request), data)
         return {v.edit_result: f"Saved **{esc(spec.name)}**.", **_view(ctx, v, caller(ctx, request))}
 
-    @ui_errors
+    @shown_in(v.edit_result)
     def on_delete(name_to_delete: str, request: gr.Request) -> dict:
+        if not name_to_delete.strip():
+            raise Mistake("Enter the name of the model to delete.")
         service.delete_model(ctx, caller(ctx, request), name_to_delete.strip())
-        return {v.edit_result: f"Deleted **{esc(name_to_delete)}**.", **_view(ctx, v, caller(ctx, request))}
+        return {v.edit_result: f"Deleted **{esc(name_to_delete.strip())}**.", **_view(ctx, v, caller(ctx, request))}
 
     @ui_errors
     def on_unload(request: gr.Request) -> dict:
@@ -203,11 +229,13 @@ def build_models_tab(ctx: AppContext) -> TabHandle:
         return _view(ctx, v, caller(ctx, request))
 
     private: EventOptions = {"api_visibility": "private"}
-    v.refresh.click(on_refresh, None, v.view, **private)
-    v.run.click(on_run, {v.benchmark, v.model, v.limit, v.retry, v.judge}, [v.summary, v.runs], **MODEL_QUEUE, **private)
-    v.save.click(on_save, [v.entry], [v.edit_result, *v.view], **private)
-    v.delete.click(on_delete, [v.delete_name], [v.edit_result, *v.view], **private)
-    v.unload.click(on_unload, None, v.view, **MODEL_QUEUE, **private)
+    run_outputs = [v.run_message, v.summary, *v.view]
+    tab.select(on_load, None, v.view, show_progress="hidden", **private)
+    v.refresh.click(on_refresh, None, v.view, **QUIET, **private)
+    v.run.click(on_run, {v.benchmark, v.model, v.limit, v.retry, v.judge}, run_outputs, **MODEL_QUEUE, **private)
+    v.save.click(on_save, [v.entry], [v.edit_result, *v.view], **QUIET, **private)
+    v.delete.click(on_delete, [v.delete_name], [v.edit_result, *v.view], **QUIET, **private)
+    v.unload.click(on_unload, None, v.view, **MODEL_QUEUE, **QUIET, **private)
     return TabHandle(tab, "reviewer", on_load=(on_load, v.view))
 
 
@@ -289,11 +317,11 @@ def build_ask_model(
         ask = gr.Button("Ask a model", scale=1)
     shown = gr.Markdown()
 
-    @ui_errors
-    def on_ask(name: str, value: Any, request: gr.Request):
+    @shown_in(shown)  # a mistake (no model, an unknown one) is said where the answer would be
+    def on_ask(name: str, value: Any, request: gr.Request) -> dict:
         if not name:
-            raise gr.Error("Choose a model.")
-        return format_answer(service.ask_model(ctx, caller(ctx, request), benchmark, name, item_of(value)))
+            raise Mistake("Choose a model.")
+        return {shown: format_answer(service.ask_model(ctx, caller(ctx, request), benchmark, name, item_of(value)))}
 
     ask.click(on_ask, [chosen, item_input], [shown], api_name=api_name, api_visibility="private", **MODEL_QUEUE)
     return chosen

@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem
@@ -143,6 +144,10 @@ class _KnowledgeBackend(ABC):
                 self._models[db_path] = self.build(Database(db_path))
             return self._models[db_path]
 
+    def warm(self, database: Database) -> None:
+        """Build the model for ``database`` now rather than on the first call (the app's start-up warm-up)."""
+        self._model_for(str(database.path))
+
     @abstractmethod
     def build(self, database: Database) -> Any:
         """The baseline's model, built from the knowledge base in ``database``."""
@@ -171,7 +176,7 @@ class _KnowledgeBackend(ABC):
 
 class NSPlanLiteBackend(_KnowledgeBackend):
     def build(self, database: Database) -> NSPlanLite:
-        from backend.inference.embeddings import embed_texts
+        from backend.inference.embedding_cache import EmbeddingCache
         from backend.planning.baselines import BigramPrior, NSPlanLite
         from backend.planning.knowledge import build_knowledge_base
 
@@ -183,12 +188,17 @@ class NSPlanLiteBackend(_KnowledgeBackend):
         )
         return NSPlanLite(
             kb,
-            lambda texts: embed_texts(list(texts), model=model_name),
+            EmbeddingCache(Path(database.path).parent / "cache" / "embeddings", model_name),  # kept across restarts
             intent_weight=float(self.spec.options["intent_weight"]),
             top_k=int(self.spec.options["top_k"]),
             prior=prior,
             prior_weight=prior_weight,
         )
+
+    def warm(self, database: Database) -> None:
+        """Also embed the intents of the questions that count, so that a live Ask embeds nothing."""
+        super().warm(database)
+        self._model_for(str(database.path)).prepare([q.intent for q in list_questions(database)])
 
     def answer_items(self, items: Sequence[EvalItem], params: GenerationParams) -> list[str]:
         for db_path in {i.meta["db_path"] for i in items if i.meta.get("db_path")}:

@@ -1,0 +1,169 @@
+"""The Admin and Models tabs in a real browser (issue 13 §1, §3, §6): a mistake shows its message beside the
+form and leaves the form usable, the counts are true whenever the tab opens, model text renders as written."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from conftest import seed_demo_media
+from e2e_helpers import ApiClient, app_in_process, browser_login
+from playwright.sync_api import expect
+
+import app as app_module
+from backend.settings import Settings
+
+BADGE = "Error"  # the text of Gradio's status badge over an output that failed
+
+
+@pytest.fixture(scope="module")
+def running(tmp_path_factory, demo_media_cache):
+    settings = Settings(data_dir=tmp_path_factory.mktemp("admin-models") / "data", demo_content=True)
+    seed_demo_media(settings, demo_media_cache)
+    with app_in_process(settings) as app:
+        app_module.login_help(app.ctx)  # creates the demo accounts, as `python app.py` does
+        app.passwords = json.loads((settings.data_dir / "demo-accounts.json").read_text())
+        yield app
+
+
+@pytest.fixture
+def admin_page(running, browser, tmp_path):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    browser_login(page, running.url, "demo-admin", running.passwords["demo-admin"])
+    page.wait_for_selector("#whoami strong", timeout=60_000)
+    yield page
+    context.close()
+
+
+def open_tab(page, name: str) -> None:
+    page.get_by_role("tab", name=name, exact=True).click()
+    page.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=30_000)
+
+
+def accounts_shown(page) -> int:
+    return int(page.locator("#users-count").inner_text().split()[0])
+
+
+def no_error_badge(page) -> None:
+    expect(page.get_by_text(BADGE, exact=True).filter(visible=True)).to_have_count(0)
+
+
+def test_admin_account_mistakes_show_beside_the_form_which_stays_usable(admin_page, running, caplog, tmp_path):
+    page = admin_page
+    open_tab(page, "Admin")
+    page.get_by_text("Accounts", exact=True).click()
+    expect(page.locator("#users-table")).to_contain_text("demo-annotator")
+    name, password = page.get_by_label("User name"), page.get_by_label("Password (8+ characters)")
+    message = page.locator("#account-message")
+    caplog.set_level(logging.WARNING, logger="compstudio.ui")
+
+    name.fill("demo-annotator")
+    password.fill("password123")
+    page.get_by_role("button", name="Add account").click()
+    page.wait_for_timeout(1_000)  # the reply has come (the message below waits for it too)
+    page.screenshot(path=str(tmp_path / "admin-duplicate.png"), full_page=True)
+    no_error_badge(page)
+    expect(message).to_contain_text("user 'demo-annotator' already exists")
+    total = accounts_shown(page)
+    assert name.input_value() == "demo-annotator" and password.input_value() == "password123"
+    refused = [r for r in caplog.records if "already exists" in r.getMessage()]
+    assert len(refused) == 1 and refused[0].exc_info is None
+
+    for typed_name, typed_password, button, expected in (
+        ("", "password123", "Add account", "Enter the user name"),
+        ("short-pw", "short", "Add account", "at least 8 characters"),
+        ("ghost", "", "Set role", "no user named 'ghost'"),
+    ):
+        name.fill(typed_name)
+        password.fill(typed_password)
+        page.get_by_role("button", name=button).click()
+        expect(message).to_contain_text(expected)
+        no_error_badge(page)
+        password.click(timeout=2_000)  # nothing covers the person's fields
+        assert name.input_value() == typed_name
+
+    name.fill("new-person")  # fix it and resubmit at once
+    password.fill("password123")
+    page.get_by_role("button", name="Add account").click()
+    expect(message).to_contain_text("Added new-person (annotator)")
+    expect(page.locator("#users-table")).to_contain_text("new-person")
+    expect(page.locator("#users-count")).to_contain_text(f"{total + 1} accounts")
+    assert password.input_value() == ""
+    page.get_by_label("Role").click()
+    page.get_by_role("option", name="reviewer").click()
+    page.get_by_role("button", name="Set role").click()
+    expect(message).to_contain_text("new-person is now reviewer")
+    expect(page.locator("#users-table")).to_contain_text("reviewer")
+    assert running.ctx.database.scalar("SELECT role FROM users WHERE username = 'new-person'") == "reviewer"
+
+
+def test_admin_counts_are_true_whenever_the_tab_opens(admin_page, running):
+    page = admin_page
+    open_tab(page, "Admin")
+    page.get_by_text("Accounts", exact=True).click()
+    expect(page.locator("#users-table")).to_contain_text("demo-annotator")
+    other = ApiClient(running.url, "demo-admin", running.passwords["demo-admin"])
+    other.run("admin_user_add", "added-elsewhere", "annotator", "password123")  # another admin, meanwhile
+    other.close()
+    open_tab(page, "Models")
+    open_tab(page, "Admin")
+    expect(page.locator("#users-table")).to_contain_text("added-elsewhere")
+    total = running.ctx.database.scalar("SELECT COUNT(*) FROM users")
+    expect(page.locator("#users-count")).to_contain_text(f"{total} accounts")
+
+
+def test_models_mistakes_show_beside_the_form_and_text_renders_as_written(admin_page, running, tmp_path):
+    page = admin_page
+    open_tab(page, "Models")
+    page.get_by_text("Edit the registry (admins)").click()
+    editor, message = page.locator(".cm-content"), page.locator("#model-edit-message")
+    bad = '{"name": "typo-model", "backend": "tensorflow"}'
+    editor.fill(bad)
+    page.locator("#model-save").click()
+    page.wait_for_timeout(1_000)
+    page.screenshot(path=str(tmp_path / "models-bad-entry.png"), full_page=True)
+    no_error_badge(page)
+    expect(message).to_contain_text("unknown backend 'tensorflow'")
+    assert json.loads(editor.inner_text()) == json.loads(bad)  # the entry is kept to be fixed
+
+    page.get_by_label("Model name to delete").fill("no-such-model")
+    page.locator("#model-delete").click()
+    expect(message).to_contain_text("no model 'no-such-model'")
+    no_error_badge(page)
+
+    description = "Embeds with sentence-transformers/all-MiniLM-L6-v2 <b>bold?</b> a_b *c*"
+    editor.fill(json.dumps({"name": "my-encoder", "backend": "random", "description": description}))
+    page.locator("#model-save").click()
+    expect(message).to_contain_text("Saved my-encoder.")
+    table = page.locator("#models-table")
+    expect(table).to_contain_text(description)
+    assert table.locator("b").count() == 0  # escaped: no markup from a registry entry
+    expect(page.locator("#models-count")).to_contain_text("models")
+    assert "&#" not in page.get_by_role("tabpanel").filter(visible=True).first.inner_text()
+
+    page.locator("#run-benchmark input").fill("vilpact-planning")
+    page.keyboard.press("Enter")
+    page.locator("#run-model input").fill("no-such-model")
+    page.keyboard.press("Enter")
+    page.locator("#run-button").click()
+    expect(page.locator("#run-message")).to_contain_text("unknown model 'no-such-model'")
+    no_error_badge(page)
+    assert page.locator("#run-model input").input_value() == "no-such-model"
+
+
+def test_models_counts_are_true_whenever_the_tab_opens(admin_page, running):
+    page = admin_page
+    open_tab(page, "Models")
+    random_row = page.locator("#models-table [role=row]", has_text="Seeded random baseline")
+    expect(random_row).not_to_contain_text("true")  # neither loaded nor built in
+    other = ApiClient(running.url, "demo-admin", running.passwords["demo-admin"])
+    other.call("model_run", "vilpact-planning", "random", 2, False, None)  # a run from a script, meanwhile
+    other.close()
+    open_tab(page, "Admin")
+    open_tab(page, "Models")
+    expect(random_row).to_contain_text("true")  # loaded now
+    expect(page.locator("#models-count")).to_contain_text("1 recent run")
+    expect(page.locator("#runs-table")).to_contain_text("random")
+    expect(page.locator("#models-count")).to_contain_text("loaded (random")
