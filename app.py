@@ -86,12 +86,17 @@ CSS = """
   #app-title h1 {font-size: 1.25em}
 }
 """
+
+
 # Gradio's Soft theme draws labels and the primary button in indigo 500 on indigo 100 / white (3.9-4.5:1);
 # one step darker passes WCAG AA (4.5:1), which axe-core checks in tests/test_browser_accessibility.py.
 def app_theme() -> gr.themes.Base:
     return gr.themes.Soft().set(
-        block_label_text_color="*primary_700", block_title_text_color="*primary_700", color_accent="*primary_600",
-        button_primary_background_fill="*primary_700", button_primary_background_fill_hover="*primary_600",
+        block_label_text_color="*primary_700",
+        block_title_text_color="*primary_700",
+        color_accent="*primary_600",
+        button_primary_background_fill="*primary_700",
+        button_primary_background_fill_hover="*primary_600",
     )
 
 
@@ -106,8 +111,9 @@ def build_demo(ctx: AppContext) -> gr.Blocks:
             gr.Markdown("# CompStudio · compositional generalization benchmarks", elem_id="app-title")
             who = gr.Markdown(elem_id="whoami")
             # signs out in this tab (a Markdown link opened a new one); /logout is components/signin.py's
-            logout = gr.Button("Log out", elem_id="logout", size="sm", variant="secondary", scale=0, min_width=100,
-                               visible=False)
+            logout = gr.Button(
+                "Log out", elem_id="logout", size="sm", variant="secondary", scale=0, min_width=100, visible=False
+            )
             logout.click(None, js="() => { window.location.assign('logout'); }")
             if oauth:
                 gr.LoginButton()
@@ -126,8 +132,12 @@ def build_demo(ctx: AppContext) -> gr.Blocks:
             if user.has_role("admin") and ctx.notices:
                 text += "".join(f"\n\n> ⚠️ {esc(notice)}" for notice in ctx.notices)
             # each role lands on the tab it works in; nothing is leased until an annotator is on the Annotate tab
-            return [text, gr.update(visible=not oauth), gr.Tabs(selected=LANDING_TAB[user.role]),
-                    *(gr.Tab(visible=user.has_role(h.min_role)) for h in handles)]
+            return [
+                text,
+                gr.update(visible=not oauth),
+                gr.Tabs(selected=LANDING_TAB[user.role]),
+                *(gr.Tab(visible=user.has_role(h.min_role)) for h in handles),
+            ]
 
         demo.load(on_load, None, [who, logout, tabs, *(h.tab for h in handles)], api_visibility="private")
         for handle in handles:
@@ -138,9 +148,7 @@ def build_demo(ctx: AppContext) -> gr.Blocks:
     return demo
 
 
-def build_app(
-    settings: Settings, *, notices: tuple[str, ...] = (), hf_api: Any = None
-) -> tuple[gr.Blocks, AppContext]:
+def build_app(settings: Settings, *, notices: tuple[str, ...] = (), hf_api: Any = None) -> tuple[gr.Blocks, AppContext]:
     """The app and its context (whose backup service ``main`` starts)."""
     ctx = build_context(settings, notices=notices, hf_api=hf_api)
     if settings.demo_content:
@@ -172,8 +180,10 @@ def launch_kwargs(ctx: AppContext) -> dict:
         # hashing runs on worker threads, never on the event loop
         signin = build_signin(ctx)
         kwargs["auth_dependency"] = signin.user
-        kwargs["app_kwargs"] = {"routes": [*signin.routes(), *kwargs["app_kwargs"]["routes"]],
-                                "middleware": [signin.middleware()]}
+        kwargs["app_kwargs"] = {
+            "routes": [*signin.routes(), *kwargs["app_kwargs"]["routes"]],
+            "middleware": [signin.middleware()],
+        }
     return kwargs
 
 
@@ -201,10 +211,15 @@ def mark_matplotlib_absent() -> None:
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     parser = argparse.ArgumentParser(prog=prog, description="Run the CompStudio web app.")
-    parser.add_argument("--host", default=None, help="address to bind (COMPSTUDIO_HOST; default GRADIO_SERVER_NAME, "
-                        "else 0.0.0.0 on a Hugging Face Space, else 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=None, help="port (COMPSTUDIO_PORT; default GRADIO_SERVER_PORT, "
-                        "else 7860)")
+    parser.add_argument(
+        "--host",
+        default=None,
+        help="address to bind (COMPSTUDIO_HOST; default GRADIO_SERVER_NAME, "
+        "else 0.0.0.0 on a Hugging Face Space, else 127.0.0.1)",
+    )
+    parser.add_argument(
+        "--port", type=int, default=None, help="port (COMPSTUDIO_PORT; default GRADIO_SERVER_PORT, else 7860)"
+    )
     parser.add_argument("--data-dir", type=Path, default=None, help="data folder (default ./data; COMPSTUDIO_DATA_DIR)")
     args = parser.parse_args(argv)
     from backend.inference import hardware  # noqa: F401  (registers the spaces.GPU wrapper before launch on ZeroGPU)
@@ -215,8 +230,9 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     settings = load_settings(host=args.host, port=args.port, data_dir=args.data_dir)
     start = space_start.prepare_start(settings)  # data folder on a Space; Hub restore into an empty one
     demo, ctx = build_app(start.settings, notices=tuple(start.notices()))
-    print(f"CompStudio: data in {ctx.settings.data_dir.resolve()}; listening on "
-          f"{ctx.settings.host}:{ctx.settings.port}")
+    print(
+        f"CompStudio: data in {ctx.settings.data_dir.resolve()}; listening on {ctx.settings.host}:{ctx.settings.port}"
+    )
     for notice in ctx.notices:
         print(f"Notice: {notice}")
     print(login_help(ctx), flush=True)
@@ -232,8 +248,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
 
     start_warm_up(ctx, ready=lambda: demo.is_running)  # the planning baselines, once the server is serving
     try:
-        demo.launch(server_name=ctx.settings.host, server_port=ctx.settings.port, ssr_mode=False,
-                    **launch_kwargs(ctx))
+        demo.launch(server_name=ctx.settings.host, server_port=ctx.settings.port, ssr_mode=False, **launch_kwargs(ctx))
     finally:
         ctx.backup.stop()
         ctx.database.stop_checkpointer()

@@ -68,17 +68,20 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
 
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--data-dir", type=Path, default=None,
-                        help="data folder (default: COMPSTUDIO_DATA_DIR or ./data)")
+    common.add_argument(
+        "--data-dir", type=Path, default=None, help="data folder (default: COMPSTUDIO_DATA_DIR or ./data)"
+    )
     prog = "compstudio" if Path(sys.argv[0]).name == "compstudio" else "python -m backend"
     parser = argparse.ArgumentParser(prog=prog, description="CompStudio command line")
     sub = parser.add_subparsers(dest="command", required=True)
     # listed for --help only: main() hands `app ...` to app.py's own parser before this one parses
-    sub.add_parser("app", help="start the web app (the flags of `python app.py`: --host, --port, --data-dir)",
-                   add_help=False)
+    sub.add_parser(
+        "app", help="start the web app (the flags of `python app.py`: --host, --port, --data-dir)", add_help=False
+    )
     groups = {
         "import": sub.add_parser("import", help="import data (one transaction)").add_subparsers(
-            dest="kind", required=True),
+            dest="kind", required=True
+        ),
         "export": sub.add_parser("export", help="export data").add_subparsers(dest="kind", required=True),
     }
     for name in COMMAND_MODULES:

@@ -43,15 +43,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 10, 30])
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
-    parser.add_argument("--think-ms", type=float, default=0.0,
-                        help="pause of each annotator between a reply and the next submit (default 0: saturation)")
+    parser.add_argument(
+        "--think-ms",
+        type=float,
+        default=0.0,
+        help="pause of each annotator between a reply and the next submit (default 0: saturation)",
+    )
     parser.add_argument("--vilpact", type=Path, default=ROOT.parent / "shared" / "data" / "vilpact" / "data")
     args = parser.parse_args()
     data_dir = Path(tempfile.mkdtemp(prefix="compstudio-bench-")) / "data"
     ctx = build_context(Settings(data_dir=data_dir, demo_content=False))
     import_vilpact(ctx.database, args.vilpact)
-    names = {(mode, level): [f"{mode}{level}-{i:02d}" for i in range(level)] for mode in MODES
-             for level in args.levels}
+    names = {(mode, level): [f"{mode}{level}-{i:02d}" for i in range(level)] for mode in MODES for level in args.levels}
     for group in names.values():
         for name in group:
             auth.add_user(ctx.database, name, "annotator", "password1")
@@ -65,15 +68,23 @@ def main() -> None:
         for level in args.levels:
             row = {"annotators": level, "submissions_each": SUBMISSIONS.get(level, 20)}
             for mode in args.modes:
-                results = run_annotators(url, names[(mode, level)], "password1", row["submissions_each"],
-                                         mode=MODES[mode], think_s=args.think_ms / 1000)
+                results = run_annotators(
+                    url,
+                    names[(mode, level)],
+                    "password1",
+                    row["submissions_each"],
+                    mode=MODES[mode],
+                    think_s=args.think_ms / 1000,
+                )
                 latencies = [v for r in results for v in r.latencies_ms]
                 errors = [e for r in results for e in r.errors]
                 if errors:
                     raise SystemExit(f"{mode} at {level} annotators failed: {errors[:3]}")
                 row[mode] = {
-                    "p50_ms": round(percentile(latencies, 50), 1), "p95_ms": round(percentile(latencies, 95), 1),
-                    "per_s": round(throughput(results), 1), "n": len(latencies),
+                    "p50_ms": round(percentile(latencies, 50), 1),
+                    "p95_ms": round(percentile(latencies, 95), 1),
+                    "per_s": round(throughput(results), 1),
+                    "n": len(latencies),
                 }
             if "base" in row and "ours" in row:
                 row["p95_ratio"] = round(row["base"]["p95_ms"] / row["ours"]["p95_ms"], 2)
@@ -81,8 +92,10 @@ def main() -> None:
     finally:
         kill_hard(process)
     print(f"app start-up to HTTP 200: {startup:.1f} s; think time {args.think_ms:g} ms")
-    print("| annotators | base: two queued calls, p50 / p95 ms | /s | gradio: one call, p50 / p95 ms | /s "
-          "| ours: one call, lean route, p50 / p95 ms | /s | p95 base/ours |")
+    print(
+        "| annotators | base: two queued calls, p50 / p95 ms | /s | gradio: one call, p50 / p95 ms | /s "
+        "| ours: one call, lean route, p50 / p95 ms | /s | p95 base/ours |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     blank = {"p50_ms": "-", "p95_ms": "-", "per_s": "-"}
     for r in rows:

@@ -109,8 +109,14 @@ def start_plain_app() -> tuple[str, object]:
 
         demo.load(on_load, None, who)
     port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, ssr_mode=False,
-                auth=lambda user, password: password == PASSWORD)
+    demo.launch(
+        server_name="127.0.0.1",
+        server_port=port,
+        prevent_thread_lock=True,
+        quiet=True,
+        ssr_mode=False,
+        auth=lambda user, password: password == PASSWORD,
+    )
     return f"http://127.0.0.1:{port}", demo
 
 
@@ -132,7 +138,10 @@ def tab_switch(page, label: str) -> float:
     def shown() -> None:
         page.wait_for_function(
             "(label) => [...document.querySelectorAll('[role=tab]')].some(t => t.textContent.trim() === label "
-            "&& t.getAttribute('aria-selected') === 'true')", arg=label, timeout=30_000)
+            "&& t.getAttribute('aria-selected') === 'true')",
+            arg=label,
+            timeout=30_000,
+        )
         wait_idle(page)
 
     return timed(tab.click, shown)
@@ -182,13 +191,14 @@ def annotator_waits(page) -> tuple[float, float]:
     page.wait_for_function("() => document.querySelector('#intent-sequence').textContent.trim() !== ''")
     before = intent_text(page, "#intent-sequence")
     toast = page.locator(".toast-body")
-    rejected = timed(lambda: submit_intents(page, REJECTED), lambda: toast.first.wait_for(state="visible", timeout=30_000))
-    page.evaluate("() => document.querySelectorAll('.toast-close').forEach(b => b.click())")
-    next_shown = (
-        "(before) => { const t = document.querySelector('#intent-sequence').textContent.trim(); return t && t !== before; }"
+    rejected = timed(
+        lambda: submit_intents(page, REJECTED), lambda: toast.first.wait_for(state="visible", timeout=30_000)
     )
-    submitted = timed(lambda: submit_intents(page, VALID),
-                      lambda: page.wait_for_function(next_shown, arg=before, timeout=30_000))
+    page.evaluate("() => document.querySelectorAll('.toast-close').forEach(b => b.click())")
+    next_shown = "(before) => { const t = document.querySelector('#intent-sequence').textContent.trim(); return t && t !== before; }"
+    submitted = timed(
+        lambda: submit_intents(page, VALID), lambda: page.wait_for_function(next_shown, arg=before, timeout=30_000)
+    )
     return rejected, submitted
 
 
@@ -228,8 +238,11 @@ def main() -> None:
             first = first_baseline_answer(url, time.perf_counter())
             plain_url, plain = start_plain_app()
             stop = threading.Event()
-            load = threading.Thread(target=run_annotators, args=(url, [f"load{i:02d}" for i in range(args.load)],
-                                                                PASSWORD, 10_000), kwargs={"stop": stop, "timeout": 3600})
+            load = threading.Thread(
+                target=run_annotators,
+                args=(url, [f"load{i:02d}" for i in range(args.load)], PASSWORD, 10_000),
+                kwargs={"stop": stop, "timeout": 3600},
+            )
             with chromium_browser() as browser:
                 plain_figures = measure_plain(browser, plain_url, args.runs)
                 if args.load:
@@ -243,8 +256,12 @@ def main() -> None:
             kill_hard(process)
     print(f"\npage speed, {args.runs} runs each, {args.load} scripted annotators submitting during the clicks")
     print(f"{'wait':42s} {'plain p50 / p95 ms':>20s} {'ours p50 / p95 ms':>20s} {'ratio p50':>10s}")
-    rows = [("sign-in -> page ready", "signin"), ("tab switch", "tab"), ("valid intent submit -> next task", "submit"),
-            ("rejected submit -> its message", "rejected")]
+    rows = [
+        ("sign-in -> page ready", "signin"),
+        ("tab switch", "tab"),
+        ("valid intent submit -> next task", "submit"),
+        ("rejected submit -> its message", "rejected"),
+    ]
     result = {}
     for label, key in rows:
         plain_cell = summary(plain_figures[key]) if key in plain_figures else "-"

@@ -51,7 +51,10 @@ def main() -> None:
         client.run("intent_next")  # warm both paths once
         client.run("intent_next", route="/gradio_api/api")
         rows = []
-        for label, route in (("ours (lean route)", "/gradio_api/run"), ("baseline (Gradio's route)", "/gradio_api/api")):
+        for label, route in (
+            ("ours (lean route)", "/gradio_api/run"),
+            ("baseline (Gradio's route)", "/gradio_api/api"),
+        ):
             before = rss_mb(process.pid)
             for _ in range(args.sessions):
                 client.session_hash = uuid.uuid4().hex

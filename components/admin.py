@@ -45,8 +45,9 @@ def _import_panel(ctx: AppContext) -> None:
     def admin_ui_import(folder: str, video_folder: str, request: gr.Request) -> dict:
         if not folder.strip():
             raise Mistake("Enter the folder of ViLPAct's data/ on the server.")
-        report = import_release(ctx.database, ctx.settings, caller(ctx, request), folder.strip(),
-                                video_folder.strip() or None)
+        report = import_release(
+            ctx.database, ctx.settings, caller(ctx, request), folder.strip(), video_folder.strip() or None
+        )
         return {import_result: gr.JSON(report, visible=True), message: "Imported; the report is below."}
 
     import_button.click(admin_ui_import, [root, videos], [import_result, message], **QUIET, **PRIVATE)
@@ -120,8 +121,11 @@ def _accounts_panel(ctx: AppContext) -> AccountsView:
     def on_add(name: str, role: str, password: str, request: gr.Request) -> dict:
         me = caller(ctx, request)
         added = admin.add_account(db, me, named(name), role, password)
-        return {**view.fill(ctx, me), new_password: "",
-                message: f"Added **{esc(added['username'])}** ({esc(added['role'])})."}
+        return {
+            **view.fill(ctx, me),
+            new_password: "",
+            message: f"Added **{esc(added['username'])}** ({esc(added['role'])}).",
+        }
 
     def change(action: Callable[[str | None, str, str], Any], done: str) -> Callable[..., dict]:
         @shown_in(message)
@@ -132,8 +136,9 @@ def _accounts_panel(ctx: AppContext) -> AccountsView:
 
         return handler
 
-    add_button.click(on_add, [new_name, new_role, new_password], [users, count, new_password, message],
-                     **QUIET, **PRIVATE)
+    add_button.click(
+        on_add, [new_name, new_role, new_password], [users, count, new_password, message], **QUIET, **PRIVATE
+    )
     for button, action, done in (
         (role_button, lambda me, n, r: admin.change_role(db, me, n, r), "**{name}** is now {role}."),
         (disable_button, lambda me, n, r: admin.set_account_disabled(db, me, n, True), "Disabled **{name}**."),
@@ -144,8 +149,10 @@ def _accounts_panel(ctx: AppContext) -> AccountsView:
 
 
 def _backup_panel(ctx: AppContext) -> None:
-    gr.Markdown("Consistent snapshots of the database (SQLite backup API) in `<data>/backups/`, and pushes "
-                "to the Hub dataset repo when `COMPSTUDIO_HUB_BACKUP_REPO` is set.")
+    gr.Markdown(
+        "Consistent snapshots of the database (SQLite backup API) in `<data>/backups/`, and pushes "
+        "to the Hub dataset repo when `COMPSTUDIO_HUB_BACKUP_REPO` is set."
+    )
     with gr.Row():
         backup_refresh = gr.Button("Show backup status", elem_id="backup-status-button")
         backup_now = gr.Button("Back up now", elem_id="backup-now-button")
@@ -245,6 +252,12 @@ def _register_api(ctx: AppContext) -> None:
         """Disable an account (it can no longer sign in or call anything)."""
         return admin.set_account_disabled(db, caller(ctx, request), name, True)
 
-    for fn in (admin_import_vilpact, admin_export_intents, admin_users, admin_user_add, admin_user_set_role,
-               admin_user_disable):
+    for fn in (
+        admin_import_vilpact,
+        admin_export_intents,
+        admin_users,
+        admin_user_add,
+        admin_user_set_role,
+        admin_user_disable,
+    ):
         gr.api(fn, api_name=fn.__name__)

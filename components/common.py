@@ -18,7 +18,9 @@ _log = logging.getLogger("compstudio")
 # one pass: HTML's special characters and Markdown's syntax each become one entity (escaping in two passes
 # turned the "#" of "&#x27;" into "&#35;", and the page showed "&#x27;")
 _MARKDOWN_ENTITIES = {ord(c): f"&#{ord(c)};" for c in "\\`*_{}[]()#+!|~-\"'"} | {
-    ord("&"): "&amp;", ord("<"): "&lt;", ord(">"): "&gt;"
+    ord("&"): "&amp;",
+    ord("<"): "&lt;",
+    ord(">"): "&gt;",
 }
 
 

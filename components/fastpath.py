@@ -110,8 +110,14 @@ def fast_routes(endpoints: Mapping[str, Callable[..., Any]], concurrency: int = 
                 _log.exception("%s failed", name)
             return JSONResponse(error_payload(error, request.app.get_blocks().show_error), status_code=500)
         duration = time.perf_counter() - started
-        reply = {"data": [result], "is_generating": False, "duration": duration, "average_duration": None,
-                 "render_config": None, "changed_state_ids": []}
+        reply = {
+            "data": [result],
+            "is_generating": False,
+            "duration": duration,
+            "average_duration": None,
+            "render_config": None,
+            "changed_state_ids": [],
+        }
         return Response(orjson.dumps(reply), media_type="application/json")
 
     def endpoint(name: str) -> Callable[[Request], Any]:
@@ -122,5 +128,6 @@ def fast_routes(endpoints: Mapping[str, Callable[..., Any]], concurrency: int = 
 
     return [
         Route(f"{_PREFIX}/run/{name}{slash}", endpoint(name), methods=["POST"])
-        for name in sorted(endpoints) for slash in ("", "/")
+        for name in sorted(endpoints)
+        for slash in ("", "/")
     ]

@@ -24,6 +24,7 @@ from components.common import esc
 
 log = logging.getLogger("compstudio.ui")
 
+
 class ProgressOptions(TypedDict, total=False):
     show_progress: Literal["full", "minimal", "hidden"]
 

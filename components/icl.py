@@ -32,7 +32,16 @@ from backend.inference.benchmarks import EvalItem
 from components.common import EventOptions, TabHandle, caller, esc, ui_errors
 from components.models import build_ask_model
 
-ROW_COLUMNS = ["position", "line", "input", "output", "primitive_coverage", "structural_similarity", "new_primitives", "new_structures"]
+ROW_COLUMNS = [
+    "position",
+    "line",
+    "input",
+    "output",
+    "primitive_coverage",
+    "structural_similarity",
+    "new_primitives",
+    "new_structures",
+]
 HELP = {**PRESET_HELP, **SETTINGS_HELP}
 log = logging.getLogger(__name__)
 
@@ -64,17 +73,39 @@ def _variant_lines(view: service.CaseView, embedding_model: str | None) -> list[
     result, lines = view.result, []
     if result.matching != "both":
         rules = ", ".join(_code(k) for k in result.covered_sentence_rules)
-        verdict = (f"**filtered out**: a chosen example covers its sentence rule {rules}" if not result.kept
-                   else "kept" if result.matching == "target_only" else "kept (only target_only filters)")
-        lines.append(f"**Matching:** {esc(result.matching)} ({esc(MATCHING_HELP[result.matching])}); this test case "
-                     f"is {verdict}")
+        verdict = (
+            f"**filtered out**: a chosen example covers its sentence rule {rules}"
+            if not result.kept
+            else "kept"
+            if result.matching == "target_only"
+            else "kept (only target_only filters)"
+        )
+        lines.append(
+            f"**Matching:** {esc(result.matching)} ({esc(MATCHING_HELP[result.matching])}); this test case is {verdict}"
+        )
     if embedding_model:
         lines.append(f"**Sentence embeddings:** {_code(embedding_model)}")
     return lines
 
 
-SELECTION_FIELDS = ("bank", "tests", "line", "setting", "order", "n", "seed", "fictional", "w_p", "w_s", "w_c",
-                    "diversity", "primitive_once", "matching", "mmr_lambda", "mmr_pool")
+SELECTION_FIELDS = (
+    "bank",
+    "tests",
+    "line",
+    "setting",
+    "order",
+    "n",
+    "seed",
+    "fictional",
+    "w_p",
+    "w_s",
+    "w_c",
+    "diversity",
+    "primitive_once",
+    "matching",
+    "mmr_lambda",
+    "mmr_pool",
+)
 
 
 @dataclass
@@ -114,11 +145,13 @@ class IclView:
 
 def _selector_inputs(selection: dict[str, Any]) -> tuple[gr.Dropdown, gr.Dropdown]:
     with gr.Row():
-        selection["setting"] = gr.Dropdown(setting_names(), value="full_similarity", label="Selector",
-                                           elem_id="icl_setting")
+        selection["setting"] = gr.Dropdown(
+            setting_names(), value="full_similarity", label="Selector", elem_id="icl_setting"
+        )
         setting_b = gr.Dropdown(["", *setting_names()], value="", label="Compare with", elem_id="icl_setting_b")
-        selection["matching"] = gr.Dropdown(list(MATCHING), value="both", label="Matching (equation 2)",
-                                            elem_id="icl_matching")
+        selection["matching"] = gr.Dropdown(
+            list(MATCHING), value="both", label="Matching (equation 2)", elem_id="icl_matching"
+        )
         selection["order"] = gr.Dropdown(list(ORDERS), value="structure_closer", label="Prompt order")
         selection["n"] = gr.Number(10, label="Examples", precision=0, minimum=1, maximum=50)
         selection["seed"] = gr.Number(0, label="Seed", precision=0)
@@ -126,17 +159,20 @@ def _selector_inputs(selection: dict[str, Any]) -> tuple[gr.Dropdown, gr.Dropdow
     with gr.Accordion("CoFe weights (filled from the preset) and MMR", open=False):
         with gr.Row():  # a gr.Number cannot stay blank (it sends 0), so the preset's values are shown and sent
             for name in ("w_p", "w_s", "w_c"):
-                selection[name] = gr.Number(getattr(PRESETS["full_similarity"], name), label=name,
-                                            elem_id=f"icl_{name}")
-            selection["diversity"] = gr.Dropdown(["preset", "on", "off"], value="preset",
-                                                 label="S(C) term (diversity)")
-            selection["primitive_once"] = gr.Dropdown(["preset", "on", "off"], value="preset",
-                                                      label="Count a primitive once")
+                selection[name] = gr.Number(
+                    getattr(PRESETS["full_similarity"], name), label=name, elem_id=f"icl_{name}"
+                )
+            selection["diversity"] = gr.Dropdown(["preset", "on", "off"], value="preset", label="S(C) term (diversity)")
+            selection["primitive_once"] = gr.Dropdown(
+                ["preset", "on", "off"], value="preset", label="Count a primitive once"
+            )
         with gr.Row():
-            selection["mmr_lambda"] = gr.Number(0.5, label="MMR λ (1: relevance only, 0: diversity only)",
-                                                elem_id="icl_mmr_lambda")
-            selection["mmr_pool"] = gr.Number(100, label="MMR pool (most similar examples considered)", precision=0,
-                                              elem_id="icl_mmr_pool")
+            selection["mmr_lambda"] = gr.Number(
+                0.5, label="MMR λ (1: relevance only, 0: diversity only)", elem_id="icl_mmr_lambda"
+            )
+            selection["mmr_pool"] = gr.Number(
+                100, label="MMR pool (most similar examples considered)", precision=0, elem_id="icl_mmr_pool"
+            )
     return selection["setting"], setting_b
 
 
@@ -156,8 +192,10 @@ def _result_columns() -> dict[str, Any]:
 
 def _upload_panel() -> UploadPanel:
     with gr.Accordion("Add an example bank or test set (reviewers and admins)", open=False, visible=False) as box:
-        gr.Markdown(f"JSON Lines, one `{{\"input\", \"output\", \"category\"?}}` object a line, at most "
-                    f"{service.UPLOAD_MAX_BYTES // 10**6} MB. Every line is checked before anything is stored.")
+        gr.Markdown(
+            f'JSON Lines, one `{{"input", "output", "category"?}}` object a line, at most '
+            f"{service.UPLOAD_MAX_BYTES // 10**6} MB. Every line is checked before anything is stored."
+        )
         with gr.Row():
             file = gr.File(label="JSONL file", file_types=[".jsonl", ".json"], elem_id="icl_upload_file")
             with gr.Column():
@@ -192,8 +230,25 @@ def _layout(ctx: AppContext) -> IclView:
     gr.Markdown("### Ask a model")
     models = build_ask_model(ctx, BENCHMARK, _item_of, item, api_name="icl_ask")
     upload = _upload_panel()
-    return IclView(bank, tests, category, query, cases, setting, setting_b, setting_help, selection, run, set_table,
-                   message, set_summary, results, item, models, upload)
+    return IclView(
+        bank,
+        tests,
+        category,
+        query,
+        cases,
+        setting,
+        setting_b,
+        setting_help,
+        selection,
+        run,
+        set_table,
+        message,
+        set_summary,
+        results,
+        item,
+        models,
+        upload,
+    )
 
 
 def case_request(values: dict[str, Any], setting: str, weights: bool = True) -> service.CaseRequest:
@@ -204,15 +259,22 @@ def case_request(values: dict[str, Any], setting: str, weights: bool = True) -> 
     switch = {"on": True, "off": False}
     matching = values.get("matching") or "both"
     return service.CaseRequest(
-        bank=values["bank"], tests=values["tests"], line=int(values["line"]), setting=setting,
-        n=int(values["n"] or 10), order=values["order"], seed=int(values["seed"] or 0),
+        bank=values["bank"],
+        tests=values["tests"],
+        line=int(values["line"]),
+        setting=setting,
+        n=int(values["n"] or 10),
+        order=values["order"],
+        seed=int(values["seed"] or 0),
         fictional=bool(values["fictional"]),
-        w_p=values["w_p"] if weights else None, w_s=values["w_s"] if weights else None,
+        w_p=values["w_p"] if weights else None,
+        w_s=values["w_s"] if weights else None,
         w_c=values["w_c"] if weights else None,
         diversity=switch.get(values["diversity"]),
         primitive_once=switch.get(values["primitive_once"]) if weights else None,
         matching=matching if setting in PRESET_HELP else None,
-        mmr_lambda=_number(values.get("mmr_lambda"), 0.5), mmr_pool=int(_number(values.get("mmr_pool"), 100)),
+        mmr_lambda=_number(values.get("mmr_lambda"), 0.5),
+        mmr_pool=int(_number(values.get("mmr_pool"), 100)),
     )
 
 
@@ -234,11 +296,18 @@ def _select(ctx: AppContext, v: IclView, data: dict, user: str | None) -> dict:
         r["summary"]: case_markdown(view, _embedding_model(ctx, values["setting"])),
         r["table"]: pd.DataFrame(view.rows(), columns=ROW_COLUMNS),
         r["prompt"]: view.result.prompt,
-        v.item: {"tests": values["tests"], "line": int(values["line"]), "setting": request.variant,
-                 "prompt": view.result.prompt, "truth": view.result.ground_truth,
-                 "category": view.result.test.category},
+        v.item: {
+            "tests": values["tests"],
+            "line": int(values["line"]),
+            "setting": request.variant,
+            "prompt": view.result.prompt,
+            "truth": view.result.ground_truth,
+            "category": view.result.test.category,
+        },
         r["column_b"]: gr.update(visible=bool(name_b)),
-        r["summary_b"]: "", r["table_b"]: pd.DataFrame(columns=ROW_COLUMNS), r["prompt_b"]: "",
+        r["summary_b"]: "",
+        r["table_b"]: pd.DataFrame(columns=ROW_COLUMNS),
+        r["prompt_b"]: "",
     }
     if name_b:  # the second selector runs with its preset's weights and diversity "preset"
         view_b = service.select_case(ctx, user, case_request({**values, "diversity": "preset"}, name_b, False))
@@ -310,8 +379,10 @@ def build_icl_tab(ctx: AppContext) -> TabHandle:
     def on_set_table(data: dict, request: gr.Request) -> dict:
         values = {name: data[component] for name, component in v.selection.items()}
         table = service.set_table(ctx, caller(ctx, request), case_request({**values, "line": 0}, values["setting"]))
-        return {v.message: "", v.set_summary: f"#### {esc(values['setting'])} over {esc(values['tests'])}\n\n"
-                + table["markdown"]}
+        return {
+            v.message: "",
+            v.set_summary: f"#### {esc(values['setting'])} over {esc(values['tests'])}\n\n" + table["markdown"],
+        }
 
     @shown
     def on_upload(path: str | None, name: str, kind: str, replace: bool, request: gr.Request) -> dict:
@@ -319,10 +390,12 @@ def build_icl_tab(ctx: AppContext) -> TabHandle:
         stored = service.upload_set(ctx, user, path, name, kind, replace)
         found = service.sets(ctx, user)
         target = v.bank if stored["kind"] == "bank" else v.tests
-        return {v.message: f"Stored the {esc(stored['kind'])} set **{esc(stored['name'])}** "
-                f"({stored['items']:,} lines).",
-                v.bank: gr.update(choices=found["bank"]), v.tests: gr.update(choices=found["tests"]),
-                target: gr.update(value=stored["name"])}
+        return {
+            v.message: f"Stored the {esc(stored['kind'])} set **{esc(stored['name'])}** ({stored['items']:,} lines).",
+            v.bank: gr.update(choices=found["bank"]),
+            v.tests: gr.update(choices=found["tests"]),
+            target: gr.update(value=stored["name"]),
+        }
 
     _wire(v, on_tests, on_run, on_set_table, on_upload)
     return TabHandle(tab, "annotator", on_load=(on_load, [v.bank, v.tests, v.models, v.upload.box]))
@@ -336,13 +409,31 @@ def _wire(v: IclView, on_tests: Any, on_run: Any, on_set_table: Any, on_upload: 
     v.query.submit(on_tests, case_inputs, case_outputs, **private)
     weights = [v.selection[name] for name in ("w_p", "w_s", "w_c")]
     v.setting.change(_preset_fields, [v.setting], [v.setting_help, *weights], **private)
-    v.run.click(on_run, {*v.selection.values(), v.setting_b}, [v.message, *v.results.values(), v.item],
-                api_visibility="private", concurrency_limit=2, show_progress="minimal")
-    v.set_table.click(on_set_table, set(v.selection.values()), [v.message, v.set_summary],
-                      api_visibility="private", concurrency_limit=1, show_progress="minimal")
+    v.run.click(
+        on_run,
+        {*v.selection.values(), v.setting_b},
+        [v.message, *v.results.values(), v.item],
+        api_visibility="private",
+        concurrency_limit=2,
+        show_progress="minimal",
+    )
+    v.set_table.click(
+        on_set_table,
+        set(v.selection.values()),
+        [v.message, v.set_summary],
+        api_visibility="private",
+        concurrency_limit=1,
+        show_progress="minimal",
+    )
     up = v.upload
-    up.button.click(on_upload, [up.file, up.name, up.kind, up.replace], [v.message, v.bank, v.tests],
-                    api_visibility="private", concurrency_limit=1, show_progress="minimal")
+    up.button.click(
+        on_upload,
+        [up.file, up.name, up.kind, up.replace],
+        [v.message, v.bank, v.tests],
+        api_visibility="private",
+        concurrency_limit=1,
+        show_progress="minimal",
+    )
 
 
 def _preset_fields(setting: str) -> list[Any]:
@@ -388,8 +479,14 @@ def _register_api(ctx: AppContext) -> None:
         service.check_answer_model(ctx, user, model)
         chosen = service.select_case_json(ctx, user, selection)
         variant = service.CaseRequest(**{**selection, "line": int(selection["line"])}).variant
-        value = {"tests": selection["tests"], "line": int(selection["line"]), "setting": variant,
-                 "prompt": chosen["prompt"], "truth": chosen["ground_truth"], "category": chosen["test"]["category"]}
+        value = {
+            "tests": selection["tests"],
+            "line": int(selection["line"]),
+            "setting": variant,
+            "prompt": chosen["prompt"],
+            "truth": chosen["ground_truth"],
+            "category": chosen["test"]["category"],
+        }
         return asdict(inference.ask_model(ctx, user, BENCHMARK, model, _item_of(value)))
 
     for fn in (icl_sets, icl_cases, icl_select):
@@ -401,5 +498,6 @@ def _register_api(ctx: AppContext) -> None:
 def _item_of(value: dict[str, Any] | None) -> EvalItem:
     if not value:
         raise gr.Error("Select examples for a test case first.")
-    return eval_item(value["tests"], value["line"], value["setting"], value["prompt"], value["truth"],
-                     value.get("category", ""))
+    return eval_item(
+        value["tests"], value["line"], value["setting"], value["prompt"], value["truth"], value.get("category", "")
+    )

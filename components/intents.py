@@ -48,9 +48,11 @@ def _problems_markdown(exc: CompStudioError) -> str:
 
 
 def _task_markdown(task: dict[str, Any]) -> str:
-    lines = [f"### Sequence {esc(task['sequence_id'])} · round {task['round']} · {esc(task['scene'] or 'scene unknown')}",
-             # read by the page's script to flush the draft as the page closes (app.py, APP_JS)
-             f'<span id="intent-sequence">{esc(task["sequence_id"])}</span>']  # hidden by CSS
+    lines = [
+        f"### Sequence {esc(task['sequence_id'])} · round {task['round']} · {esc(task['scene'] or 'scene unknown')}",
+        # read by the page's script to flush the draft as the page closes (app.py, APP_JS)
+        f'<span id="intent-sequence">{esc(task["sequence_id"])}</span>',
+    ]  # hidden by CSS
     if task["source"] == "demo":
         lines.append("> **Demo content**: a generated video, not real data.")
     if task["video_missing"]:
@@ -86,9 +88,22 @@ class IntentsView:
 
     @property
     def outputs(self) -> list[Any]:
-        return [self.current, self.progress, self.details, self.player, self.video, self.form, self.skip_box,
-                self.concrete, self.high_level, self.submit, self.message, self.draft_status, self.last_saved,
-                self.start]
+        return [
+            self.current,
+            self.progress,
+            self.details,
+            self.player,
+            self.video,
+            self.form,
+            self.skip_box,
+            self.concrete,
+            self.high_level,
+            self.submit,
+            self.message,
+            self.draft_status,
+            self.last_saved,
+            self.start,
+        ]
 
 
 def _layout() -> IntentsView:
@@ -103,10 +118,15 @@ def _layout() -> IntentsView:
         with gr.Column(scale=2, min_width=240):
             details = gr.Markdown(elem_id="intent-task")
     with gr.Column() as form:
-        concrete = gr.Textbox(label="Concrete activity", placeholder="S/He wants to …", elem_id="concrete-intent",
-                              max_length=500)
-        high_level = gr.Textbox(label="High-level goal", placeholder="S/He is … / S/He wants to …",
-                                elem_id="high-level-intent", max_length=500)
+        concrete = gr.Textbox(
+            label="Concrete activity", placeholder="S/He wants to …", elem_id="concrete-intent", max_length=500
+        )
+        high_level = gr.Textbox(
+            label="High-level goal",
+            placeholder="S/He is … / S/He wants to …",
+            elem_id="high-level-intent",
+            max_length=500,
+        )
         message = gr.Markdown(elem_id="intent-message")  # why the last submit was refused, next to the fields
         gr.HTML(KEY_HINT, elem_id="intent-key-hint")
         with gr.Row():
@@ -118,15 +138,37 @@ def _layout() -> IntentsView:
         reason = gr.Textbox(label="Why do you skip it?", elem_id="intent-skip-reason", max_length=500)
         skip_message = gr.Markdown(elem_id="intent-skip-message")
         skip = gr.Button("Skip", elem_id="intent-skip")
-    return IntentsView(progress, current, start, player, video, details, form, concrete, high_level, message,
-                       submit, draft_status, last_saved, typed_at, skip_box, reason, skip_message, skip)
+    return IntentsView(
+        progress,
+        current,
+        start,
+        player,
+        video,
+        details,
+        form,
+        concrete,
+        high_level,
+        message,
+        submit,
+        draft_status,
+        last_saved,
+        typed_at,
+        skip_box,
+        reason,
+        skip_message,
+        skip,
+    )
 
 
 def render(v: IntentsView, payload: dict[str, Any]) -> dict:
     """The tab's outputs, by component, for a ``next_intent_task`` / ``submit_intents`` payload."""
     task = payload["task"]
-    base = {v.progress: _progress_line(payload["progress"]), v.draft_status: "", v.message: "",
-            v.start: gr.update(visible=False)}
+    base = {
+        v.progress: _progress_line(payload["progress"]),
+        v.draft_status: "",
+        v.message: "",
+        v.start: gr.update(visible=False),
+    }
     if payload.get("stored"):
         stored = payload["stored"]
         base[v.last_saved] = (
@@ -134,21 +176,33 @@ def render(v: IntentsView, payload: dict[str, Any]) -> dict:
             f"high-level “{esc(stored['high_level_intent'])}”"
         )
     if task is None:  # nothing left: say so, and show no empty player, form or Skip
-        return {**base, v.current: None, v.video: None, v.concrete: "", v.high_level: "",
-                v.details: "### Nothing left for you to annotate. Thank you!",
-                v.player: gr.update(visible=False), v.form: gr.update(visible=False),
-                v.skip_box: gr.update(visible=False), v.submit: gr.update(interactive=False)}
+        return {
+            **base,
+            v.current: None,
+            v.video: None,
+            v.concrete: "",
+            v.high_level: "",
+            v.details: "### Nothing left for you to annotate. Thank you!",
+            v.player: gr.update(visible=False),
+            v.form: gr.update(visible=False),
+            v.skip_box: gr.update(visible=False),
+            v.submit: gr.update(interactive=False),
+        }
     draft = task["draft"] or {}
     return {
         **base,
         v.current: task["sequence_id"],
         v.details: _task_markdown(task),
-        v.player: gr.update(visible=True), v.form: gr.update(visible=True), v.skip_box: gr.update(visible=True),
+        v.player: gr.update(visible=True),
+        v.form: gr.update(visible=True),
+        v.skip_box: gr.update(visible=True),
         v.video: task["video"],
         v.concrete: draft.get("concrete_intent", ""),
         v.high_level: draft.get("high_level_intent", ""),
-        v.submit: gr.update(interactive=not task["must_view"],
-                            value="Submit (Ctrl+Enter)" if not task["must_view"] else "Watch the video to the end first"),
+        v.submit: gr.update(
+            interactive=not task["must_view"],
+            value="Submit (Ctrl+Enter)" if not task["must_view"] else "Watch the video to the end first",
+        ),
     }
 
 
@@ -176,11 +230,15 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
         held = service.held_intent_task(db, settings, user.username)
         if held["task"] is not None:
             return render(v, held)
-        return {v.progress: _progress_line(held["progress"]), v.start: gr.update(visible=True),
-                v.player: gr.update(visible=False), v.form: gr.update(visible=False),
-                v.skip_box: gr.update(visible=False),
-                v.details: "Press **Get a sequence to annotate** when you mean to work here: the sequence is then "
-                           f"reserved for you for {settings.lease_minutes:g} minutes."}
+        return {
+            v.progress: _progress_line(held["progress"]),
+            v.start: gr.update(visible=True),
+            v.player: gr.update(visible=False),
+            v.form: gr.update(visible=False),
+            v.skip_box: gr.update(visible=False),
+            v.details: "Press **Get a sequence to annotate** when you mean to work here: the sequence is then "
+            f"reserved for you for {settings.lease_minutes:g} minutes.",
+        }
 
     @ui_errors
     def on_start(sequence_id: str | None, request: gr.Request) -> dict:
@@ -230,10 +288,16 @@ def _wire_work(ctx: AppContext, v: IntentsView) -> None:
             return {v.skip_message: _problems_markdown(exc)}
         return {**render(v, result), v.reason: "", v.skip_message: ""}
 
-    v.submit.click(on_submit, [v.current, v.concrete, v.high_level], v.outputs, show_progress="minimal",
-                   api_visibility="private")
-    v.skip.click(on_skip, [v.current, v.reason], [*v.outputs, v.reason, v.skip_message], show_progress="minimal",
-                 api_visibility="private")
+    v.submit.click(
+        on_submit, [v.current, v.concrete, v.high_level], v.outputs, show_progress="minimal", api_visibility="private"
+    )
+    v.skip.click(
+        on_skip,
+        [v.current, v.reason],
+        [*v.outputs, v.reason, v.skip_message],
+        show_progress="minimal",
+        api_visibility="private",
+    )
 
 
 def _wire_drafts(ctx: AppContext, v: IntentsView) -> None:
@@ -245,21 +309,28 @@ def _wire_drafts(ctx: AppContext, v: IntentsView) -> None:
         return gr.update(interactive=True, value="Submit (Ctrl+Enter)")
 
     @ui_errors
-    def on_draft(sequence_id: str | None, concrete_text: str, high_text: str, typed_ms: float | None,
-                 request: gr.Request) -> Any:
+    def on_draft(
+        sequence_id: str | None, concrete_text: str, high_text: str, typed_ms: float | None, request: gr.Request
+    ) -> Any:
         if not sequence_id:
             return ""
-        saved = service.save_draft(ctx.database, caller(ctx, request), sequence_id, concrete_text, high_text,
-                                   typed_ms)
+        saved = service.save_draft(ctx.database, caller(ctx, request), sequence_id, concrete_text, high_text, typed_ms)
         return f"Draft saved at {saved[11:19]} UTC" if saved else gr.update()
 
     v.video.end(on_viewed, [v.current], v.submit, show_progress="hidden", api_visibility="private")
     for box in (v.concrete, v.high_level):  # typing, and leaving the field (covers pasted text)
         # the browser stamps each save with its clock, so a save still queued when the page's closing flush
         # (APP_JS in app.py) has landed cannot overwrite the newer text
-        gr.on([box.input, box.blur], on_draft, [v.current, v.concrete, v.high_level, v.typed_at], v.draft_status,
-              js="(sequence, concrete, high, typed) => [sequence, concrete, high, Date.now()]",
-              trigger_mode="always_last", show_progress="hidden", api_visibility="private")
+        gr.on(
+            [box.input, box.blur],
+            on_draft,
+            [v.current, v.concrete, v.high_level, v.typed_at],
+            v.draft_status,
+            js="(sequence, concrete, high, typed) => [sequence, concrete, high, Date.now()]",
+            trigger_mode="always_last",
+            show_progress="hidden",
+            api_visibility="private",
+        )
 
 
 def api_endpoints(ctx: AppContext) -> dict[str, Callable[..., dict]]:
@@ -275,8 +346,9 @@ def api_endpoints(ctx: AppContext) -> dict[str, Callable[..., dict]]:
     @ui_errors
     def intent_submit(sequence_id: str, concrete_intent: str, high_level_intent: str, request: gr.Request) -> dict:
         """Store your two intents for the sequence you were handed; returns the stored row and your next task."""
-        return service.submit_intents(db, settings, caller(ctx, request), sequence_id, concrete_intent,
-                                      high_level_intent)
+        return service.submit_intents(
+            db, settings, caller(ctx, request), sequence_id, concrete_intent, high_level_intent
+        )
 
     @ui_errors
     def intent_skip(sequence_id: str, reason: str, request: gr.Request) -> dict:
@@ -284,13 +356,13 @@ def api_endpoints(ctx: AppContext) -> dict[str, Callable[..., dict]]:
         return service.skip_intent_task(db, settings, caller(ctx, request), sequence_id, reason)
 
     @ui_errors
-    def intent_draft(sequence_id: str, concrete_intent: str, high_level_intent: str, typed_ms: float | None,
-                     request: gr.Request) -> dict:
+    def intent_draft(
+        sequence_id: str, concrete_intent: str, high_level_intent: str, typed_ms: float | None, request: gr.Request
+    ) -> dict:
         """Keep unfinished text for the sequence you hold (the page sends it as it closes). typed_ms: your
         clock when it was typed (ms), or null; an older save never overwrites a newer one. saved_at is null
         when nothing was kept (already submitted or skipped, or a newer draft is stored)."""
-        saved = service.save_draft(db, caller(ctx, request), sequence_id, concrete_intent, high_level_intent,
-                                   typed_ms)
+        saved = service.save_draft(db, caller(ctx, request), sequence_id, concrete_intent, high_level_intent, typed_ms)
         return {"sequence_id": sequence_id, "saved_at": saved}
 
     @ui_errors

@@ -147,8 +147,26 @@ def _layout() -> ModelsView:
             delete_name = gr.Textbox(label="Model name to delete", elem_id="model-delete-name")
             delete = gr.Button("Delete model", variant="stop", elem_id="model-delete")
         edit_result = gr.Markdown(elem_id="model-edit-message")
-    return ModelsView(count, table, refresh, unload, benchmark, model, limit, retry, judge, run, run_message, summary,
-                      runs, entry, save, delete_name, delete, edit_result)
+    return ModelsView(
+        count,
+        table,
+        refresh,
+        unload,
+        benchmark,
+        model,
+        limit,
+        retry,
+        judge,
+        run,
+        run_message,
+        summary,
+        runs,
+        entry,
+        save,
+        delete_name,
+        delete,
+        edit_result,
+    )
 
 
 def _view(ctx: AppContext, v: ModelsView, name: str | None) -> dict:
@@ -181,7 +199,11 @@ def _run(ctx: AppContext, v: ModelsView, data: dict, name: str | None, progress:
         progress=lambda done, total: progress((done, total), desc=f"{chosen} on {bench}", unit="items"),
     )
     done = result.as_dict()
-    return {v.summary: gr.JSON(done, visible=True), v.run_message: f"Finished {esc(chosen)} on {esc(bench)}.", **_view(ctx, v, name)}
+    return {
+        v.summary: gr.JSON(done, visible=True),
+        v.run_message: f"Finished {esc(chosen)} on {esc(bench)}.",
+        **_view(ctx, v, name),
+    }
 
 
 def build_models_tab(ctx: AppContext) -> TabHandle:
@@ -259,11 +281,19 @@ def _register_api(ctx: AppContext) -> None:
         return service.answer_by_id(ctx, caller(ctx, request), benchmark, model, item_id)
 
     @ui_errors
-    def model_run(benchmark: str, model: str, limit: int | None, retry_failed: bool, judge: str | None,
-                  request: gr.Request) -> dict:
+    def model_run(
+        benchmark: str, model: str, limit: int | None, retry_failed: bool, judge: str | None, request: gr.Request
+    ) -> dict:
         """A batch run (reviewers); resumes from the prediction store. judge: a model name or null."""
-        result = service.start_run(ctx, caller(ctx, request), benchmark, model, limit=int(limit) if limit else None,
-                                   retry_failed=bool(retry_failed), judge=judge or None)
+        result = service.start_run(
+            ctx,
+            caller(ctx, request),
+            benchmark,
+            model,
+            limit=int(limit) if limit else None,
+            retry_failed=bool(retry_failed),
+            judge=judge or None,
+        )
         return result.as_dict()
 
     @ui_errors

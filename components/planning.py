@@ -151,7 +151,12 @@ def reviewer_tools(ctx: AppContext, qid: gr.Dropdown) -> None:
 
     @ui_errors
     def on_run(
-        model_name: str, input_mode: str, rotate: bool, count, request: gr.Request, progress=gr.Progress(track_tqdm=True)
+        model_name: str,
+        input_mode: str,
+        rotate: bool,
+        count,
+        request: gr.Request,
+        progress=gr.Progress(track_tqdm=True),
     ) -> dict:
         def report(done: int, total: int) -> None:
             progress(done / max(total, 1), desc=f"{done}/{total}")
@@ -200,13 +205,26 @@ def _check_panel(ctx: AppContext) -> dict[str, Any]:
     def render(task, name: str | None) -> dict:
         counts = {progress: counts_markdown(validation.check_counts(ctx.database, name))}
         if task is None:  # nothing left: say so, and no empty player or form
-            return {**counts, current: None, started: 0.0, clip: gr.update(value=None, visible=False),
-                    form: gr.update(visible=False), fetch: gr.update(visible=False),
-                    text: "### Nothing left for you to check. Thank you!"}
+            return {
+                **counts,
+                current: None,
+                started: 0.0,
+                clip: gr.update(value=None, visible=False),
+                form: gr.update(visible=False),
+                fetch: gr.update(visible=False),
+                text: "### Nothing left for you to check. Thank you!",
+            }
         view = service.build_view(ctx, task.question)
-        return {**counts, current: task.question.id, started: time.time(), clip: clip_update(view),
-                form: gr.update(visible=True), fetch: gr.update(visible=False),
-                text: question_markdown(view, show_key=is_reviewer(ctx, name)), choice: gr.update(value=None)}
+        return {
+            **counts,
+            current: task.question.id,
+            started: time.time(),
+            clip: clip_update(view),
+            form: gr.update(visible=True),
+            fetch: gr.update(visible=False),
+            text: question_markdown(view, show_key=is_reviewer(ctx, name)),
+            choice: gr.update(value=None),
+        }
 
     @ui_errors
     def on_next(request: gr.Request) -> dict:
@@ -232,8 +250,9 @@ def _check_panel(ctx: AppContext) -> dict[str, Any]:
     outputs = [current, started, progress, fetch, clip, text, form, choice]
     fetch.click(on_next, None, [*outputs, status], api_visibility="private")
     # show_progress="minimal": no overlay (nor "Error" badge) over the clip, question or choice being made
-    submit.click(on_submit, [current, started, choice], [*outputs, status], api_visibility="private",
-                 show_progress="minimal")
+    submit.click(
+        on_submit, [current, started, choice], [*outputs, status], api_visibility="private", show_progress="minimal"
+    )
     return {"progress": progress, "fetch": fetch}
 
 
@@ -276,7 +295,9 @@ def _results_panel(ctx: AppContext) -> None:
         }
 
     refresh.click(
-        on_refresh, [baseline, circular], [board, human, compared, by_length, by_scene, queue],
+        on_refresh,
+        [baseline, circular],
+        [board, human, compared, by_length, by_scene, queue],
         api_visibility="private",
     )
 
@@ -303,9 +324,16 @@ def question_json(view: service.QuestionView, show_key: bool) -> dict:
     """The question as JSON; the key and the STRIPS verdicts only with ``show_key`` (reviewers)."""
     q = view.question
     return {
-        "id": q.id, "scene": q.scene, "status": q.status, "intent": q.intent, "observed": view.observed_names,
-        "choices": view.choice_names, "strips_checks": view.checks if show_key else None, "clip": view.clip,
-        "text_only_reason": view.text_only_reason, "answer_index": q.answer_index if show_key else None,
+        "id": q.id,
+        "scene": q.scene,
+        "status": q.status,
+        "intent": q.intent,
+        "observed": view.observed_names,
+        "choices": view.choice_names,
+        "strips_checks": view.checks if show_key else None,
+        "clip": view.clip,
+        "text_only_reason": view.text_only_reason,
+        "answer_index": q.answer_index if show_key else None,
     }
 
 
@@ -338,11 +366,13 @@ def _register_api(ctx: AppContext) -> None:
         return {"question": question_json(view, False), "expires_at": task.expires_at, "left_for_you": left}
 
     @ui_errors
-    def planning_submit_check(question_id: str, plausible_choice: int, seconds_spent: float | None,
-                              request: gr.Request) -> dict:
+    def planning_submit_check(
+        question_id: str, plausible_choice: int, seconds_spent: float | None, request: gr.Request
+    ) -> dict:
         """Store your check: plausible_choice 0-5, or -1 for "none is plausible"."""
-        return validation.submit_check(ctx.database, caller(ctx, request), question_id, int(plausible_choice),
-                                       seconds_spent)
+        return validation.submit_check(
+            ctx.database, caller(ctx, request), question_id, int(plausible_choice), seconds_spent
+        )
 
     @ui_errors
     def planning_ask(question_id: str, model: str, mode: str, request: gr.Request) -> dict:
@@ -352,8 +382,9 @@ def _register_api(ctx: AppContext) -> None:
     @ui_errors
     def planning_run(model: str, mode: str, circular: bool, limit: int | None, request: gr.Request) -> dict:
         """A batch run over the questions that count (reviewers); resumes from the prediction store."""
-        return service.run_batch(ctx, caller(ctx, request), model, mode or "frames", bool(circular),
-                                 int(limit) if limit else None)
+        return service.run_batch(
+            ctx, caller(ctx, request), model, mode or "frames", bool(circular), int(limit) if limit else None
+        )
 
     @ui_errors
     def planning_results(baseline: str | None, circular: bool, request: gr.Request) -> dict:
@@ -364,9 +395,13 @@ def _register_api(ctx: AppContext) -> None:
     def planning_author(sequence_id: str, intent: str | None, request: gr.Request) -> dict:
         """Author a new question from a sequence (reviewers; intent null: the sequence's first high-level
         intent); it goes to annotators' checks before it counts."""
-        question = author_question(ctx.database, caller(ctx, request), (sequence_id or "").strip(),
-                                   (intent or "").strip() or None,
-                                   annotators_per_question=ctx.settings.planning_annotators_per_question)
+        question = author_question(
+            ctx.database,
+            caller(ctx, request),
+            (sequence_id or "").strip(),
+            (intent or "").strip() or None,
+            annotators_per_question=ctx.settings.planning_annotators_per_question,
+        )
         return question_json(service.build_view(ctx, question, with_clip=False), True)
 
     for fn in (planning_questions, planning_question, planning_next_check, planning_submit_check, planning_author):
@@ -405,5 +440,4 @@ def build_planning_tab(ctx: AppContext) -> TabHandle:
             check["fetch"]: gr.update(visible=counts["left_for_you"] > 0),
         }
 
-    return TabHandle(tab=tab, min_role="annotator",
-                     on_load=(on_load, [qid, tools, check["progress"], check["fetch"]]))
+    return TabHandle(tab=tab, min_role="annotator", on_load=(on_load, [qid, tools, check["progress"], check["fetch"]]))

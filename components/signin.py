@@ -77,7 +77,7 @@ button {{margin-top: 1.3rem; width: 100%; padding: .7rem; font-size: 1rem; font-
 # no scripts at all on this page; styles only inline
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
-                               "frame-ancestors 'none'; base-uri 'none'",
+    "frame-ancestors 'none'; base-uri 'none'",
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-store",
     "Referrer-Policy": "same-origin",
@@ -131,9 +131,11 @@ class SignIn:
         if not settings.demo_content:
             return ""
         path = html.escape(str(settings.data_dir / "demo-accounts.json"))
-        return ('<p class="note"><strong>Demo content is on.</strong> The demo accounts (<code>demo-annotator'
-                '</code>, <code>demo-reviewer</code>, <code>demo-admin</code>) and their passwords are in the '
-                f'file <code>{path}</code> on the server, readable by whoever started it.</p>')
+        return (
+            '<p class="note"><strong>Demo content is on.</strong> The demo accounts (<code>demo-annotator'
+            "</code>, <code>demo-reviewer</code>, <code>demo-admin</code>) and their passwords are in the "
+            f"file <code>{path}</code> on the server, readable by whoever started it.</p>"
+        )
 
     def page(self, *, username: str = "", error: str = "", info: str = "", status: int = 200) -> HTMLResponse:
         message = ""
@@ -142,8 +144,11 @@ class SignIn:
         elif info:
             message = f'<p class="message info" role="status" id="signin-message">{html.escape(info)}</p>'
         body = PAGE.format(
-            about=html.escape(ABOUT), message=message, username=html.escape(username, quote=True),
-            focus_user="" if username else " autofocus", focus_password=" autofocus" if username else "",
+            about=html.escape(ABOUT),
+            message=message,
+            username=html.escape(username, quote=True),
+            focus_user="" if username else " autofocus",
+            focus_password=" autofocus" if username else "",
             demo=self.demo_note(),
         )
         return HTMLResponse(body, status_code=status, headers=HEADERS)
@@ -164,14 +169,18 @@ class SignIn:
         username, password = str(form.get("username") or ""), str(form.get("password") or "")
         address = request.client.host if request.client else "unknown"
         result = await anyio.to_thread.run_sync(
-            signin.sign_in, self.ctx.database, self.ctx.settings, username, password[:1024], address,
+            signin.sign_in,
+            self.ctx.database,
+            self.ctx.settings,
+            username,
+            password[:1024],
+            address,
             limiter=self.limiter.get(),
         )
         html_reply = _wants_html(request)
         if not result.ok:
             if html_reply:
-                reply: Response = self.page(username=username.strip()[:200], error=result.message,
-                                            status=result.status)
+                reply: Response = self.page(username=username.strip()[:200], error=result.message, status=result.status)
             else:
                 reply = JSONResponse({"detail": result.message}, status_code=result.status)
             if result.retry_after:
@@ -179,8 +188,13 @@ class SignIn:
             return reply
         response: Response = RedirectResponse("./", status_code=303) if html_reply else JSONResponse({"success": True})
         response.set_cookie(
-            self.cookie, result.token or "", max_age=int(self.ctx.settings.session_hours * 3600), path="/",
-            httponly=True, samesite="lax", secure=request.url.scheme == "https",
+            self.cookie,
+            result.token or "",
+            max_age=int(self.ctx.settings.session_hours * 3600),
+            path="/",
+            httponly=True,
+            samesite="lax",
+            secure=request.url.scheme == "https",
         )
         return response
 
@@ -188,8 +202,11 @@ class SignIn:
         if request.method == "POST" and not _same_origin(request):
             return JSONResponse({"detail": "sign-out from another site refused"}, status_code=403)
         await anyio.to_thread.run_sync(signin.sign_out, self.ctx.database, request.cookies.get(self.cookie))
-        response: Response = (RedirectResponse("login?signed_out=1", status_code=303)
-                              if _wants_html(request) or request.method == "GET" else JSONResponse({"success": True}))
+        response: Response = (
+            RedirectResponse("login?signed_out=1", status_code=303)
+            if _wants_html(request) or request.method == "GET"
+            else JSONResponse({"success": True})
+        )
         response.delete_cookie(self.cookie, path="/", httponly=True, samesite="lax")
         return response
 

@@ -103,9 +103,14 @@ def _answer_panel(ctx: AppContext) -> dict[str, Any]:
         task, done = payload["task"], payload["progress"]
         base = {progress: answer_counts(done)}
         if task is None:  # nothing left: say so, and no empty image or form
-            return {**base, current: None, image: None, form: gr.update(visible=False),
-                    question: "### Nothing left for you to answer. Thank you!",
-                    choices: gr.update(choices=[], value=[])}
+            return {
+                **base,
+                current: None,
+                image: None,
+                form: gr.update(visible=False),
+                question: "### Nothing left for you to answer. Thank you!",
+                choices: gr.update(choices=[], value=[]),
+            }
         return {
             **base,
             current: task["id"],
@@ -137,8 +142,7 @@ def _answer_panel(ctx: AppContext) -> dict[str, Any]:
 
     outputs = [current, progress, image, form, question, choices]
     # show_progress="minimal": no overlay (nor "Error" badge) over the image and the ticks being made
-    submit.click(on_submit, [current, choices], [*outputs, result], api_visibility="private",
-                 show_progress="minimal")
+    submit.click(on_submit, [current, choices], [*outputs, result], api_visibility="private", show_progress="minimal")
     return {"render": render, "outputs": outputs, "progress": progress, "open": (on_open, outputs)}
 
 
@@ -168,10 +172,20 @@ def _ask_section(ctx: AppContext, names: list[str]) -> None:
 
     @ui_errors
     def on_run(
-        name: str, image_mode: str, no_image: bool, request: gr.Request, progress: gr.Progress = gr.Progress(track_tqdm=True)
+        name: str,
+        image_mode: str,
+        no_image: bool,
+        request: gr.Request,
+        progress: gr.Progress = gr.Progress(track_tqdm=True),
     ) -> str:
-        out = models.run_model(ctx, caller(ctx, request), name, blind=no_image, image_mode=image_mode,
-                               progress=lambda done, n: progress((done, n)))
+        out = models.run_model(
+            ctx,
+            caller(ctx, request),
+            name,
+            blind=no_image,
+            image_mode=image_mode,
+            progress=lambda done, n: progress((done, n)),
+        )
         return (
             f"Run **{esc(out['run'])}**: {out['items']} items, mean partial credit {out['score']:.3f}, "
             f"{out['answered']} answered, {out['refusals']} refused, {out['parse_failures']} unparsed, "
@@ -211,7 +225,9 @@ def _voting_section(ctx: AppContext, names: list[str]) -> None:
     distribution = gr.BarPlot(x="level", y="items", title="Items per difficulty level", height=260)
 
     @ui_errors
-    def on_vote(members: list[str], request: gr.Request, progress: gr.Progress = gr.Progress(track_tqdm=True)) -> pd.DataFrame:
+    def on_vote(
+        members: list[str], request: gr.Request, progress: gr.Progress = gr.Progress(track_tqdm=True)
+    ) -> pd.DataFrame:
         models.vote_difficulty(ctx, caller(ctx, request), members, progress=lambda d, n: progress((d, n)))
         return _dist_frame(compose.difficulty_overview(ctx.database, caller(ctx, request)))
 

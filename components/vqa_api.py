@@ -48,8 +48,9 @@ def register(ctx: AppContext) -> None:
     @ui_errors
     def vqa_model_answer(model: str, item_id: str, image_mode: str | None, blind: bool, request: gr.Request) -> dict:
         """One model's live answer to one item (reviewers); image_mode null: the vqa_image_mode setting."""
-        return models.ask_model(ctx, caller(ctx, request), model, item_id, blind=bool(blind),
-                                image_mode=image_mode or None)
+        return models.ask_model(
+            ctx, caller(ctx, request), model, item_id, blind=bool(blind), image_mode=image_mode or None
+        )
 
     @ui_errors
     def vqa_model_run(model: str, image_mode: str | None, blind: bool, request: gr.Request) -> dict:

@@ -88,8 +88,25 @@ def _author_layout() -> AuthorView:
     with gr.Accordion("All items", open=False):
         table = gr.Dataframe(interactive=False, wrap=True)
         refresh = gr.Button("Refresh")
-    return AuthorView(stored, files, preview, build, category, question, options, correct, choice_type, true_caps,
-                      conflict_caps, count, probe, create, saved, table, refresh)
+    return AuthorView(
+        stored,
+        files,
+        preview,
+        build,
+        category,
+        question,
+        options,
+        correct,
+        choice_type,
+        true_caps,
+        conflict_caps,
+        count,
+        probe,
+        create,
+        saved,
+        table,
+        refresh,
+    )
 
 
 def _on_options(text: str, chosen: list[str]) -> Any:
@@ -112,8 +129,7 @@ def _create(ctx: AppContext, v: AuthorView, data: dict, name: str | None) -> str
         choice_type=data[v.choice_type],
         images=data[v.stored],
     )
-    return (f"Saved item {esc(item.id)} ({esc(item.category)}); it now waits for {ctx.settings.vqa_verifiers} "
-            "verifiers.")
+    return f"Saved item {esc(item.id)} ({esc(item.category)}); it now waits for {ctx.settings.vqa_verifiers} verifiers."
 
 
 def author_panel(ctx: AppContext) -> None:
@@ -131,8 +147,13 @@ def author_panel(ctx: AppContext) -> None:
 
     @ui_errors
     def on_probe(true_text: str, conflict_text: str, x: str, request: gr.Request) -> dict:
-        draft = service.probing_draft(db, caller(ctx, request), options_lines(true_text), options_lines(conflict_text),
-                                      None if x == "random" else int(x))
+        draft = service.probing_draft(
+            db,
+            caller(ctx, request),
+            options_lines(true_text),
+            options_lines(conflict_text),
+            None if x == "random" else int(x),
+        )
         return {
             v.category: draft.category,
             v.question: draft.question,
@@ -152,8 +173,13 @@ def author_panel(ctx: AppContext) -> None:
     private: EventOptions = {"api_visibility": "private"}
     v.build.click(on_build, [v.files], [v.stored, v.preview], **private)
     v.options.change(_on_options, [v.options, v.correct], v.correct, show_progress="hidden", **private)
-    v.probe.click(on_probe, [v.true_caps, v.conflict_caps, v.count],
-                  [v.category, v.question, v.options, v.correct, v.choice_type], **private)
-    v.create.click(on_create, {v.stored, v.category, v.question, v.options, v.correct, v.choice_type}, v.saved,
-                   **private)
+    v.probe.click(
+        on_probe,
+        [v.true_caps, v.conflict_caps, v.count],
+        [v.category, v.question, v.options, v.correct, v.choice_type],
+        **private,
+    )
+    v.create.click(
+        on_create, {v.stored, v.category, v.question, v.options, v.correct, v.choice_type}, v.saved, **private
+    )
     v.refresh.click(on_refresh, None, v.table, **private)

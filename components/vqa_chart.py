@@ -34,8 +34,9 @@ def category_chart_html(rows: list[dict[str, Any]]) -> str:
     groups = []
     for category in CATEGORIES:
         short = SHORT_NAMES[category]
-        bars = [_bar(row["name"], colours[row["name"]], float(row[short])) for row in rows
-                if row.get(short) is not None]
+        bars = [
+            _bar(row["name"], colours[row["name"]], float(row[short])) for row in rows if row.get(short) is not None
+        ]
         if bars:
             groups.append(
                 f'<div class="vqa-group" data-category="{esc(short)}" style="margin:0.4em 0">'

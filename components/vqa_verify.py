@@ -40,13 +40,28 @@ class VerifyView:
 
     @property
     def outputs(self) -> list[Any]:
-        return [self.current, self.progress, self.image, self.details, self.edit_question, self.edit_options,
-                self.edit_key, self.form]
+        return [
+            self.current,
+            self.progress,
+            self.image,
+            self.details,
+            self.edit_question,
+            self.edit_options,
+            self.edit_key,
+            self.form,
+        ]
 
     @property
     def inputs(self) -> set[Any]:
-        return {self.current, self.compositional, self.key_right, self.note, self.edit_question, self.edit_options,
-                self.edit_key}
+        return {
+            self.current,
+            self.compositional,
+            self.key_right,
+            self.note,
+            self.edit_question,
+            self.edit_options,
+            self.edit_key,
+        }
 
 
 def _layout(verifiers: int) -> VerifyView:
@@ -92,8 +107,16 @@ def render(ctx: AppContext, v: VerifyView, payload: dict[str, Any]) -> dict:
     task, done = payload["task"], payload["progress"]
     base = {v.progress: verify_counts(done)}
     if task is None:  # nothing left: say so, and no empty image or form
-        return {**base, v.current: None, v.image: None, v.details: "### Nothing left for you to verify.",
-                v.edit_question: "", v.edit_options: "", v.edit_key: "", v.form: gr.update(visible=False)}
+        return {
+            **base,
+            v.current: None,
+            v.image: None,
+            v.details: "### Nothing left for you to verify.",
+            v.edit_question: "",
+            v.edit_options: "",
+            v.edit_key: "",
+            v.form: gr.update(visible=False),
+        }
     return {
         **base,
         v.form: gr.update(visible=True),
@@ -114,12 +137,22 @@ def _decide(ctx: AppContext, v: VerifyView, decision: str) -> Callable[..., dict
             return {v.outcome: refusal("Ask for an item to verify first.", name)}
         changes = None
         if decision == "edit":
-            changes = {"question": data[v.edit_question], "options": options_lines(data[v.edit_options]),
-                       "answer": data[v.edit_key]}
+            changes = {
+                "question": data[v.edit_question],
+                "options": options_lines(data[v.edit_options]),
+                "answer": data[v.edit_key],
+            }
         try:
             done = service.submit_verification(
-                ctx.database, ctx.settings, name, item_id, decision, compositional=data[v.compositional],
-                key_correct=data[v.key_right], note=data[v.note], changes=changes,
+                ctx.database,
+                ctx.settings,
+                name,
+                item_id,
+                decision,
+                compositional=data[v.compositional],
+                key_correct=data[v.key_right],
+                note=data[v.note],
+                changes=changes,
             )["item"]
             nxt = render(ctx, v, service.next_verification(ctx.database, ctx.settings, name))
         except CompStudioError as exc:  # a bad edit: the person's fields stay for fixing
@@ -160,8 +193,9 @@ def _disputes_panel(ctx: AppContext, outcome: gr.Markdown) -> None:
         def handler(item_id: str | None, text: str, request: gr.Request) -> str:
             if not item_id:
                 raise gr.Error("Choose a disputed item.")
-            done = service.resolve_dispute(ctx.database, ctx.settings, caller(ctx, request), item_id, decision,
-                                           text)["item"]
+            done = service.resolve_dispute(ctx.database, ctx.settings, caller(ctx, request), item_id, decision, text)[
+                "item"
+            ]
             return f"{esc(item_id)} is now **{done['status']}**."
 
         return handler
@@ -182,6 +216,5 @@ def verify_panel(ctx: AppContext) -> VerifyView:
 
     v.fetch.click(on_fetch, None, v.outputs, **PRIVATE)
     for button, decision in ((v.accept, "accept"), (v.reject, "reject"), (v.edit, "edit")):
-        button.click(_decide(ctx, v, decision), v.inputs, [*v.outputs, v.outcome], show_progress="minimal",
-                     **PRIVATE)
+        button.click(_decide(ctx, v, decision), v.inputs, [*v.outputs, v.outcome], show_progress="minimal", **PRIVATE)
     return v

@@ -26,8 +26,15 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-dev-shm-usage",
     "--autoplay-policy=no-user-gesture-required",
 ]
 
@@ -53,21 +60,33 @@ def app_in_process(settings) -> Iterator[RunningApp]:
 
     demo, ctx = app_module.build_app(settings)
     port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, ssr_mode=False,
-                **app_module.launch_kwargs(ctx))
+    demo.launch(
+        server_name="127.0.0.1",
+        server_port=port,
+        prevent_thread_lock=True,
+        quiet=True,
+        ssr_mode=False,
+        **app_module.launch_kwargs(ctx),
+    )
     try:
         yield RunningApp(url=f"http://127.0.0.1:{port}", ctx=ctx, demo=demo)
     finally:
         demo.close()
 
 
-def start_app_process(data_dir: Path, port: int, env: dict[str, str] | None = None, log: Path | None = None) -> subprocess.Popen:
+def start_app_process(
+    data_dir: Path, port: int, env: dict[str, str] | None = None, log: Path | None = None
+) -> subprocess.Popen:
     """``python app.py`` as a user would run it, in its own process group."""
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1", **(env or {})}
     out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
     return subprocess.Popen(
         [sys.executable, str(ROOT / "app.py"), "--data-dir", str(data_dir), "--port", str(port)],
-        cwd=ROOT, env=full_env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        cwd=ROOT,
+        env=full_env,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
 
 
@@ -110,7 +129,9 @@ class ApiClient:
         # a fresh session for every call (measured here: ~50 ms instead of ~7 ms per call)
         self.session_hash = uuid.uuid4().hex
         status, headers, body = self._request(
-            "POST", "/login", urlencode({"username": username, "password": password}),
+            "POST",
+            "/login",
+            urlencode({"username": username, "password": password}),
             {"Content-Type": "application/x-www-form-urlencoded"},
         )
         if status != 200:
@@ -120,8 +141,9 @@ class ApiClient:
         )
         self._cookie_header = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
 
-    def _request(self, method: str, path: str, body: str | None = None,
-                 headers: dict[str, str] | None = None) -> tuple[int, list[tuple[str, str]], bytes]:
+    def _request(
+        self, method: str, path: str, body: str | None = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
         self._conn.request(method, path, body=body, headers=headers or {})
         response = self._conn.getresponse()
         return response.status, response.getheaders(), response.read()
@@ -148,7 +170,9 @@ class ApiClient:
 
     def call(self, name: str, *args: Any) -> Any:
         """Two-step call through the queue (``/gradio_api/call/<name>``): the result, or ``ApiError``."""
-        status, raw = self._json_post(f"/gradio_api/call/{name}", {"data": list(args), "session_hash": self.session_hash})
+        status, raw = self._json_post(
+            f"/gradio_api/call/{name}", {"data": list(args), "session_hash": self.session_hash}
+        )
         if status != 200:
             raise ApiError(f"HTTP {status}: {raw[:200]!r}")
         event_id = json.loads(raw)["event_id"]

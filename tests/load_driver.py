@@ -58,9 +58,18 @@ def _client(url: str, name: str, password: str, deadline: float) -> ApiClient:
             time.sleep(0.2)
 
 
-def run_annotator(url: str, name: str, password: str, submissions: int, result: AnnotatorResult,
-                  deadline: float, stop: threading.Event | None = None, mode: str = "lean",
-                  think_s: float = 0.0, ready: threading.Barrier | None = None) -> None:
+def run_annotator(
+    url: str,
+    name: str,
+    password: str,
+    submissions: int,
+    result: AnnotatorResult,
+    deadline: float,
+    stop: threading.Event | None = None,
+    mode: str = "lean",
+    think_s: float = 0.0,
+    ready: threading.Barrier | None = None,
+) -> None:
     """Submit ``submissions`` annotations (or stop when ``stop`` is set / nothing is left / past ``deadline``)."""
     try:
         _run_annotator(url, name, password, submissions, result, deadline, stop, mode, think_s, ready)
@@ -70,9 +79,18 @@ def run_annotator(url: str, name: str, password: str, submissions: int, result: 
             ready.abort()  # failed before the start line: do not keep the others waiting for it
 
 
-def _run_annotator(url: str, name: str, password: str, submissions: int, result: AnnotatorResult,
-                   deadline: float, stop: threading.Event | None, mode: str, think_s: float,
-                   ready: threading.Barrier | None) -> None:
+def _run_annotator(
+    url: str,
+    name: str,
+    password: str,
+    submissions: int,
+    result: AnnotatorResult,
+    deadline: float,
+    stop: threading.Event | None,
+    mode: str,
+    think_s: float,
+    ready: threading.Barrier | None,
+) -> None:
     client = _client(url, name, password, deadline)
     call = _caller(client, mode)
     queued = mode == "queued"
@@ -122,17 +140,25 @@ def _run_annotator(url: str, name: str, password: str, submissions: int, result:
     client.close()
 
 
-def run_annotators(url: str, names: list[str], password: str, submissions: int, timeout: float = 300.0,
-                   stop: threading.Event | None = None, mode: str = "lean",
-                   think_s: float = 0.0) -> list[AnnotatorResult]:
+def run_annotators(
+    url: str,
+    names: list[str],
+    password: str,
+    submissions: int,
+    timeout: float = 300.0,
+    stop: threading.Event | None = None,
+    mode: str = "lean",
+    think_s: float = 0.0,
+) -> list[AnnotatorResult]:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     results = [AnnotatorResult(name) for name in names]
     deadline = time.monotonic() + timeout
     ready = threading.Barrier(len(names))
     threads = [
-        threading.Thread(target=run_annotator,
-                         args=(url, r.name, password, submissions, r, deadline, stop, mode, think_s, ready))
+        threading.Thread(
+            target=run_annotator, args=(url, r.name, password, submissions, r, deadline, stop, mode, think_s, ready)
+        )
         for r in results
     ]
     for thread in threads:

@@ -37,8 +37,22 @@ def _client(app, user: str) -> Client:
 def test_every_named_endpoint_is_listed_and_ui_events_are_private(running):
     listed = set(_client(running, "ann").view_api(print_info=False, return_format="dict")["named_endpoints"])
     readme = (ROOT / "README.md").read_text()
-    for name in ("planning_run", "planning_results", "planning_ask", "model_answer", "icl_select", "vqa_model_answer",
-                 "vqa_model_run", "vqa_vote", "review_next", "review_submit", "review_export", "vqa_export", "icl_answer", "planning_author"):
+    for name in (
+        "planning_run",
+        "planning_results",
+        "planning_ask",
+        "model_answer",
+        "icl_select",
+        "vqa_model_answer",
+        "vqa_model_run",
+        "vqa_vote",
+        "review_next",
+        "review_submit",
+        "review_export",
+        "vqa_export",
+        "icl_answer",
+        "planning_author",
+    ):
         assert f"/{name}" in listed and f"`{name}`" in readme
     assert not {"/planning_show", "/models_run", "/icl_ask", "/on_submit", "/on_run"} & listed
 
@@ -47,8 +61,9 @@ def test_readme_example_runs(running):
     """The README's planning example, as written there, with the host and account replaced."""
     blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
     code = next(block for block in blocks if "/planning_results" in block)
-    code = code.replace('"http://127.0.0.1:7860"', repr(running.url)).replace('("alice", "her-password")',
-                                                                               f'("boss", "{PASSWORD}")')
+    code = code.replace('"http://127.0.0.1:7860"', repr(running.url)).replace(
+        '("alice", "her-password")', f'("boss", "{PASSWORD}")'
+    )
     scope: dict = {}
     exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - the README's own example
     assert scope["answer"]["parsed"] and scope["answer"]["correct_answer"]

@@ -104,7 +104,13 @@ def test_missing_matplotlib_fails_fast_on_every_gradio_call():
         "try:\n    import matplotlib\nexcept ImportError as exc:\n    print('halted' if 'halted' in str(exc) else exc)\n"
         "import gradio.utils\nwith gradio.utils.MatplotlibBackendMananger():\n    print('call ok')\n"
     )
-    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["halted", "call", "ok"]

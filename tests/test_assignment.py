@@ -110,7 +110,9 @@ def test_concurrent_annotators_get_exactly_n_distinct(pool):
     per_item = Counter(item for item, _ in done)
     assert per_item == Counter({f"item{i}": 3 for i in range(10)})
     assert len(set(done)) == len(done)  # nobody got an item twice
-    rows = pool.query("SELECT item_id, count(DISTINCT annotator) AS n FROM assignments WHERE status='submitted' GROUP BY item_id")
+    rows = pool.query(
+        "SELECT item_id, count(DISTINCT annotator) AS n FROM assignments WHERE status='submitted' GROUP BY item_id"
+    )
     assert {r["n"] for r in rows} == {3}
 
 
@@ -134,6 +136,7 @@ def test_left_for_counts_what_this_annotator_can_still_be_handed(database):
 def test_left_for_counts_what_this_annotator_may_still_do(pool):
     """The pool keeps 10 open tasks (each needs 3 people) while one annotator works through them: the count
     they are shown falls with each of their submits and skips, their current lease included."""
+
     def counts(who):
         db = pool.db
         return assignment.pool_progress(db, "demo", who)["left_in_pool"], assignment.left_for(db, "demo", who)

@@ -27,14 +27,18 @@ def app(tmp_path_factory, demo_media_cache):
 def serious(page) -> list[str]:
     """Serious and critical violations, one line each (rule, help, the first elements). Toasts are checked
     once they have faded in (half-faded text has too little contrast by construction)."""
-    page.wait_for_function("""() => [...document.querySelectorAll('[data-testid="toast-body"]')].every((toast) => {
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('[data-testid="toast-body"]')].every((toast) => {
         for (let e = toast; e; e = e.parentElement) if (getComputedStyle(e).opacity !== '1') return false;
         return true;
-    })""", timeout=10_000)
+    })""",
+        timeout=10_000,
+    )
     results = Axe().run(page)
     return [
         f"{v['impact']} {v['id']}: {v['help']} at {[(n['target'], n.get('failureSummary')) for n in v['nodes']][:3]}"
-        for v in results.response["violations"] if v["impact"] in {"serious", "critical"}
+        for v in results.response["violations"]
+        if v["impact"] in {"serious", "critical"}
     ]
 
 

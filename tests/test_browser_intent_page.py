@@ -161,9 +161,12 @@ def test_a_repeated_submit_with_other_text_says_the_first_was_kept(app, browser)
     second.locator(HIGH_LEVEL).fill("S/He is tidy")
     second.locator("#intent-submit").click()
     expect(second.locator("#intent-message")).to_contain_text(
-        f"You had already submitted {sequence}; your first text was kept")
+        f"You had already submitted {sequence}; your first text was kept"
+    )
     expect(second.locator("#intent-last-saved")).to_contain_text("drink a glass of water")
-    stored = app.ctx.database.query("SELECT concrete_intent FROM annotations WHERE sequence_id = ? AND source = 'live'", (sequence,))
+    stored = app.ctx.database.query(
+        "SELECT concrete_intent FROM annotations WHERE sequence_id = ? AND source = 'live'", (sequence,)
+    )
     assert [row["concrete_intent"] for row in stored] == ["S/He wants to drink a glass of water"]
 
 

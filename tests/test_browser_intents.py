@@ -57,9 +57,15 @@ def test_annotator_watches_submits_and_gets_the_next_task(app, browser):
     page.locator(CONCRETE).fill("S/He wants to pour a <b>drink</b> **now** <script>alert(1)</script>")
     page.locator(HIGH_LEVEL).fill("S/He is thirsty")
     page.locator(CONCRETE).press("Control+Enter")
-    expect(page.locator("#intent-last-saved")).to_contain_text("<b>drink</b> **now** <script>alert(1)</script>",
-                                                                timeout=20_000)
-    assert page.locator("#intent-last-saved b, #intent-last-saved strong:has-text('now'), #intent-last-saved script").count() == 0
+    expect(page.locator("#intent-last-saved")).to_contain_text(
+        "<b>drink</b> **now** <script>alert(1)</script>", timeout=20_000
+    )
+    assert (
+        page.locator(
+            "#intent-last-saved b, #intent-last-saved strong:has-text('now'), #intent-last-saved script"
+        ).count()
+        == 0
+    )
     expect(page.locator("#intent-task h3")).not_to_contain_text(first)
     expect(page.locator("#intent-progress")).to_contain_text("Mine today: 1")
     stored = app.ctx.database.query_one("SELECT concrete_intent FROM annotations WHERE annotator = 'ann1'")
@@ -69,8 +75,12 @@ def test_annotator_watches_submits_and_gets_the_next_task(app, browser):
     second = current_sequence(page)
     page.locator(CONCRETE).press_sequentially("S/He wants to finish this later")
     expect(page.locator("#intent-draft-status")).to_contain_text("Draft saved", timeout=20_000)
-    wait_until(lambda: "finish this later" in (app.ctx.database.scalar(
-        "SELECT payload FROM drafts WHERE annotator = 'ann1'") or ""))
+    wait_until(
+        lambda: (
+            "finish this later"
+            in (app.ctx.database.scalar("SELECT payload FROM drafts WHERE annotator = 'ann1'") or "")
+        )
+    )
     page.reload()
     expect(page.locator(CONCRETE)).to_have_value("S/He wants to finish this later", timeout=30_000)
     assert current_sequence(page) == second

@@ -27,8 +27,14 @@ def serve(settings, port: int) -> Iterator[RunningApp]:
     import app as app_module
 
     demo, ctx = app_module.build_app(settings)
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, ssr_mode=False,
-                **app_module.launch_kwargs(ctx))
+    demo.launch(
+        server_name="127.0.0.1",
+        server_port=port,
+        prevent_thread_lock=True,
+        quiet=True,
+        ssr_mode=False,
+        **app_module.launch_kwargs(ctx),
+    )
     try:
         yield RunningApp(url=f"http://127.0.0.1:{port}", ctx=ctx, demo=demo)
     finally:
@@ -39,8 +45,7 @@ def serve(settings, port: int) -> Iterator[RunningApp]:
 def demo_settings(settings, demo_media_cache):
     seed_demo_media(settings, demo_media_cache)
     # no need to watch each demo video to its end here; a short lock so that the test can outlast it
-    return settings.replace(demo_content=True, require_full_view=False, signin_lock_after=4,
-                            signin_lock_minutes=0.05)
+    return settings.replace(demo_content=True, require_full_view=False, signin_lock_after=4, signin_lock_minutes=0.05)
 
 
 @pytest.fixture
@@ -94,8 +99,7 @@ def test_each_role_lands_on_its_tab_and_only_an_annotator_at_work_holds_a_lease(
     for name, tab in (("demo-admin", "Admin"), ("demo-reviewer", "Review")):
         page = browser.new_context().new_page()
         browser_login(page, app.url, name, app.accounts[name])
-        expect(page.get_by_role("tab", name=tab, exact=True)).to_have_attribute("aria-selected", "true",
-                                                                                 timeout=30_000)
+        expect(page.get_by_role("tab", name=tab, exact=True)).to_have_attribute("aria-selected", "true", timeout=30_000)
         page.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=30_000)
         assert live_leases(db, name) == 0  # looking reserves nothing
         if name == "demo-admin":  # opening the Annotate tab leases nothing either; asking for a sequence does
@@ -108,8 +112,7 @@ def test_each_role_lands_on_its_tab_and_only_an_annotator_at_work_holds_a_lease(
             assert live_leases(db, name) == 1
     page = browser.new_context().new_page()
     browser_login(page, app.url, "demo-annotator", app.accounts["demo-annotator"])
-    expect(page.get_by_role("tab", name="Annotate intents")).to_have_attribute("aria-selected", "true",
-                                                                               timeout=30_000)
+    expect(page.get_by_role("tab", name="Annotate intents")).to_have_attribute("aria-selected", "true", timeout=30_000)
     expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
     assert live_leases(db, "demo-annotator") == 1 and live_leases(db, "demo-reviewer") == 0
 
@@ -144,8 +147,7 @@ def test_a_restart_keeps_the_annotator_signed_in_and_working(demo_settings, brow
         page.locator(HIGH_LEVEL).fill("S/He is patient")
         page.locator("#intent-submit").click()
         expect(page.locator("#intent-last-saved")).to_contain_text("carry on after the restart", timeout=30_000)
-        stored = second.ctx.database.query_one(
-            "SELECT sequence_id FROM annotations WHERE annotator = 'demo-annotator'")
+        stored = second.ctx.database.query_one("SELECT sequence_id FROM annotations WHERE annotator = 'demo-annotator'")
         assert stored == {"sequence_id": sequence}
         page.reload()
         expect(page.locator("#whoami")).to_contain_text("demo-annotator", timeout=30_000)
@@ -158,8 +160,9 @@ def test_a_disabled_account_is_signed_out_at_once(app, browser):
     expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
     cookies = {c["name"]: c["value"] for c in context.cookies()}
     session_cookie = [name for name in cookies if name.startswith("compstudio-session-")]
-    assert session_cookie and all(c["httpOnly"] and c["sameSite"] == "Lax" for c in context.cookies()
-                                  if c["name"] in session_cookie)
+    assert session_cookie and all(
+        c["httpOnly"] and c["sameSite"] == "Lax" for c in context.cookies() if c["name"] in session_cookie
+    )
     # a sign-in posted from another site's page is refused (login CSRF); the same post from here is not
     form = {"username": "demo-reviewer", "password": app.accounts["demo-reviewer"]}
     assert httpx.post(f"{app.url}/login", data=form, headers={"Origin": "https://evil.example"}).status_code == 403
@@ -192,13 +195,16 @@ def test_fifty_wrong_passwords_lock_the_account_and_the_page_says_so(demo_settin
                 reply = client.post("/login", data={"username": "demo-annotator", "password": "another guess"})
                 tried += reply.status_code == 401
         assert tried == settings.signin_lock_after
-        assert db.scalar("SELECT count(*) FROM audit_log WHERE action = 'signin.failed' AND target = 'demo-annotator'"
-                         ) == tried
+        assert (
+            db.scalar("SELECT count(*) FROM audit_log WHERE action = 'signin.failed' AND target = 'demo-annotator'")
+            == tried
+        )
         assert db.scalar("SELECT count(*) FROM audit_log WHERE action = 'signin.locked'") == 1
         page.get_by_label("Password").fill(password)  # even the right password waits for the lock
         page.get_by_role("button", name="Sign in").click()
-        expect(page.get_by_role("alert")).to_contain_text("Too many failed sign-ins for this account: signing in "
-                                                          "is locked")
+        expect(page.get_by_role("alert")).to_contain_text(
+            "Too many failed sign-ins for this account: signing in is locked"
+        )
         expect(page.get_by_label("User name")).to_have_value("demo-annotator")
         page.screenshot(path=str(tmp_path / "login-locked.png"), full_page=True)
         deadline = time.monotonic() + 60

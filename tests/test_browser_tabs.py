@@ -18,8 +18,15 @@ def test_demo_admin_visits_every_tab_and_an_annotator_sees_only_annotation(setti
         admin_page = browser.new_context().new_page()
         browser_login(admin_page, running.url, "demo-admin", passwords["demo-admin"])
         labels = visit_every_tab(admin_page)
-        assert labels == ["Annotate intents", "Review", "Planning", "Compositional VQA", "In-context examples",
-                          "Models", "Admin"]
+        assert labels == [
+            "Annotate intents",
+            "Review",
+            "Planning",
+            "Compositional VQA",
+            "In-context examples",
+            "Models",
+            "Admin",
+        ]
         annotator_page = browser.new_context().new_page()
         browser_login(annotator_page, running.url, "demo-annotator", passwords["demo-annotator"])
         seen = visit_every_tab(annotator_page)

@@ -12,8 +12,14 @@ from conftest import ROOT
 
 def cli(*args: str, data_dir) -> subprocess.CompletedProcess:
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    return subprocess.run([sys.executable, "-m", "backend", *args, "--data-dir", str(data_dir)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "backend", *args, "--data-dir", str(data_dir)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_users_import_export(tmp_path, vilpact_dir):

@@ -67,8 +67,6 @@ def test_local_folder_model(tiny_bert: Path):
 
 
 def test_importing_backend_does_not_import_torch():
-    code = (
-        "import sys, backend, backend.inference.embeddings; print('torch' in sys.modules, 'sentence_transformers' in sys.modules)"
-    )
+    code = "import sys, backend, backend.inference.embeddings; print('torch' in sys.modules, 'sentence_transformers' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]

@@ -81,8 +81,9 @@ def test_bad_calls_get_a_clear_message(running):
     client = ApiClient(running.url, "ann2", "password1").http
     wrong = post(client, f"{LEAN}/intent_submit", "only-one-argument")
     assert wrong.status_code == 500
-    assert "intent_submit takes 3 argument(s) (sequence_id, concrete_intent, high_level_intent); got 1" in (
-        wrong.json()["error"]
+    assert (
+        "intent_submit takes 3 argument(s) (sequence_id, concrete_intent, high_level_intent); got 1"
+        in (wrong.json()["error"])
     )
     garbled = client.post(f"{LEAN}/intent_next", content=b"{not json", headers={"Content-Type": "application/json"})
     assert garbled.status_code == 422 and "JSON" in garbled.json()["detail"]

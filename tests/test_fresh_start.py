@@ -30,7 +30,12 @@ def test_fresh_start_serves_the_demo_and_a_restart_keeps_the_data(tmp_path):
     accounts = json.loads((data_dir / "demo-accounts.json").read_text())
     assert set(accounts) == {"demo-admin", "demo-reviewer", "demo-annotator"}
     assert sorted(p.name for p in (data_dir / "media" / "demo").glob("*.mp4")) == [
-        "DEMO-BOOK.mp4", "DEMO-LIGHT.mp4", "DEMO-SANDWICH.mp4", "DEMO-SHOES.mp4", "DEMO-WATER.mp4"]
+        "DEMO-BOOK.mp4",
+        "DEMO-LIGHT.mp4",
+        "DEMO-SANDWICH.mp4",
+        "DEMO-SHOES.mp4",
+        "DEMO-WATER.mp4",
+    ]
     first = counts(data_dir)
     assert first["sequences"] >= 5 and first["users"] >= 3
 

@@ -72,8 +72,16 @@ def test_named_api_checks_roles(app):
     api = ApiClient(app.url, "ann", PASSWORD)
     result = api.run(
         "icl_select",
-        {"bank": "cogs-bank", "tests": "phrareco", "line": 1, "setting": "high_diversity", "order": "atom_closer",
-         "n": 10, "seed": 0, "primitive_once": False},
+        {
+            "bank": "cogs-bank",
+            "tests": "phrareco",
+            "line": 1,
+            "setting": "high_diversity",
+            "order": "atom_closer",
+            "n": 10,
+            "seed": 0,
+            "primitive_once": False,
+        },
     )
     assert result["test"]["input"] == "The spokesman in the house served Emma the rose ."
     assert len(result["examples"]) == 10 and result["prompt"].endswith("output:")

@@ -131,8 +131,9 @@ def test_matching_variant_and_table_over_the_test_set(app, tmp_path):
         expect(table).to_contain_text("matching: target_only · test cases kept:", timeout=60_000)
         expect(table).to_contain_text("of 4")
         page.screenshot(path=str(tmp_path / "icl_matching.png"), full_page=True)
-    result = service.set_table_json(app.ctx, "res", {"bank": "cogs-bank", "tests": "phrareco",
-                                                     "matching": "target_only"})
+    result = service.set_table_json(
+        app.ctx, "res", {"bank": "cogs-bank", "tests": "phrareco", "matching": "target_only"}
+    )
     assert result["test_cases"] == 4 and 0 <= result["test_cases_kept"] <= 4
     assert f"test cases kept: {result['test_cases_kept']} of 4" in result["markdown"]
 
@@ -149,8 +150,9 @@ def test_reviewer_uploads_a_test_set_and_annotators_do_not_see_the_panel(app, tm
         expect(page.locator("#icl_upload_file")).to_contain_text("test_broken_like.jsonl")
         page.locator("#icl_upload").click()
         message = page.locator("#icl_message")
-        expect(message).to_contain_text("test_broken_like.jsonl, line 2: 'output' must be a non-empty string. "
-                                        "Nothing was imported.", timeout=10_000)
+        expect(message).to_contain_text(
+            "test_broken_like.jsonl, line 2: 'output' must be a non-empty string. Nothing was imported.", timeout=10_000
+        )
         page.locator("#icl_upload_file button[aria-label='Clear']").first.click()
         page.locator("#icl_upload_file input[type=file]").set_input_files(str(good))
         expect(page.locator("#icl_upload_file")).to_contain_text("test_dative_like.jsonl")

@@ -178,7 +178,17 @@ def test_eval_benchmark_icl_prints_exact_match_per_category(ctx, settings, small
     import_set(ctx.database, "cli", tests, "phrareco", "tests")
     write_models(settings, [ModelSpec("icl-echo", "python", "inference_helpers:echo_factory")])
     monkeypatch.setenv("ECHO_ANSWER", "SCREAM ( ON ( BABY , IN ( TRAY , HOUSE ) ) , NONE , NONE )")  # case 0's
-    base = ["eval", "--benchmark", "icl", "--model", "icl-echo", "--data-dir", str(settings.data_dir), "--option", "n=2"]
+    base = [
+        "eval",
+        "--benchmark",
+        "icl",
+        "--model",
+        "icl-echo",
+        "--data-dir",
+        str(settings.data_dir),
+        "--option",
+        "n=2",
+    ]
     assert main([*base, "--limit", "2"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["score"] == 0.5

@@ -43,11 +43,17 @@ def _weights(matching):
 
 
 def test_sentence_rule_is_the_n_production_with_sentence_on_the_left():
-    chained = make_example({"input": "Emma said that Liam slept .",
-                            "output": "SAY ( EMMA , NONE , NONE ) CCOMP SLEEP ( LIAM , NONE , NONE )"})
+    chained = make_example(
+        {
+            "input": "Emma said that Liam slept .",
+            "output": "SAY ( EMMA , NONE , NONE ) CCOMP SLEEP ( LIAM , NONE , NONE )",
+        }
+    )
     # the R-production sentence -> sentence conj sentence is not a sentence rule; each clause's N-production is
     assert sorted(sentence_rules(chained.source)) == ["sentence[subject active-verb]"]
-    assert sentence_rules(_example(DOUBLE_OBJECT).source) == {"sentence[subject active-verb indirect-object direct-object]"}
+    assert sentence_rules(_example(DOUBLE_OBJECT).source) == {
+        "sentence[subject active-verb indirect-object direct-object]"
+    }
 
 
 def test_worked_example_one_test_case_kept_one_filtered_out(dative):
@@ -71,7 +77,9 @@ def test_worked_example_one_test_case_kept_one_filtered_out(dative):
         assert bool(covered) is not expect_kept
         result = build_case(make_selector(index, SelectorSpec(weights=_weights("target_only"))), test, n=1)
         assert result.kept is expect_kept and result.covered_sentence_rules == covered
-    both = [cofe_select(index, _example(p), _weights("both"), n=1)[0].example_id for p in (DOUBLE_OBJECT, PREPOSITIONAL)]
+    both = [
+        cofe_select(index, _example(p), _weights("both"), n=1)[0].example_id for p in (DOUBLE_OBJECT, PREPOSITIONAL)
+    ]
     assert both == [0, 1]
 
 
@@ -97,9 +105,10 @@ def test_complexity_penalty_counts_the_matched_side_only(dative):
 @pytest.mark.parametrize("preset", ["full_similarity", "high_diversity", "low_complexity"])
 def test_fast_selection_equals_full_scan_for_each_variant(matching, preset):
     bank = [make_example(json.loads(line)) for line in COGS_BANK.read_text().splitlines()[:500]]
-    tests = read_examples(COGS_ASSETS / "test_phrareco_like.jsonl")[:2] + read_examples(
-        COGS_ASSETS / "test_longchain_like.jsonl"
-    )[:1]
+    tests = (
+        read_examples(COGS_ASSETS / "test_phrareco_like.jsonl")[:2]
+        + read_examples(COGS_ASSETS / "test_longchain_like.jsonl")[:1]
+    )
     index = build_index(bank)
     weights = PRESETS[preset].with_changes(matching=matching)
     for test in tests:
@@ -116,12 +125,22 @@ def test_matching_is_checked():
 
 def test_build_target_only_writes_the_kept_cases_and_counts_them(tmp_path, capsys):
     bank = tmp_path / "bank.jsonl"
-    bank.write_text("\n".join([*COGS_BANK.read_text().splitlines()[:1500],
-                               *(json.dumps({"input": i, "output": o}) for i, o in DATIVE_BANK)]) + "\n")
+    bank.write_text(
+        "\n".join(
+            [
+                *COGS_BANK.read_text().splitlines()[:1500],
+                *(json.dumps({"input": i, "output": o}) for i, o in DATIVE_BANK),
+            ]
+        )
+        + "\n"
+    )
     tests = tmp_path / "test_dative_like.jsonl"
-    tests.write_text("\n".join(json.dumps({"input": i, "output": o}) for i, o in (DOUBLE_OBJECT, PREPOSITIONAL))
-                     + "\n" + "\n".join(COGS_ASSETS.joinpath("test_phrareco_like.jsonl").read_text().splitlines()[:6])
-                     + "\n")
+    tests.write_text(
+        "\n".join(json.dumps({"input": i, "output": o}) for i, o in (DOUBLE_OBJECT, PREPOSITIONAL))
+        + "\n"
+        + "\n".join(COGS_ASSETS.joinpath("test_phrareco_like.jsonl").read_text().splitlines()[:6])
+        + "\n"
+    )
     base = ["icl", "build", "--bank", str(bank), "--tests", str(tests), "--data-dir", str(tmp_path / "data")]
     summaries = {}
     for matching in ("both", "source_only", "target_only"):

@@ -54,7 +54,11 @@ def test_hand_computed_scores(tiny):
     assert (first.example_id, first.primitive_coverage, first.structural_similarity, first.score) == (2, 5, 13, 513.0)
     assert len(first.new_primitives) == 5 and len(first.new_structures) == 13
     picks = cofe_select(index, test, PRESETS["full_similarity"], n=3)
-    assert [(c.example_id, c.primitive_coverage, c.structural_similarity) for c in picks] == [(2, 5, 13), (0, 0, 14), (1, 0, 14)]
+    assert [(c.example_id, c.primitive_coverage, c.structural_similarity) for c in picks] == [
+        (2, 5, 13),
+        (0, 0, 14),
+        (1, 0, 14),
+    ]
 
 
 def test_diversity_counts_only_uncovered_structures(tiny):

@@ -156,7 +156,9 @@ def test_icl_sets(kind, broken):
         lines = (ASSETS / "icl" / source).read_bytes().split(b"\n")[:12]
         path.write_bytes(broken(b"\n".join(lines) + b"\n"))
         ctx = fresh_ctx(Path(tmp))
-        check(lambda: import_set(ctx.database, "admin", path, "fuzzed", kind), table_counts(ctx, "icl_sets", "icl_items"))
+        check(
+            lambda: import_set(ctx.database, "admin", path, "fuzzed", kind), table_counts(ctx, "icl_sets", "icl_items")
+        )
 
 
 # -- a dataset export, imported back ---------------------------------------------------------------------------------

@@ -190,7 +190,9 @@ def test_cli_eval_prints_one_json_object_and_survives_kill(ctx):
     summary = json.loads(out)
     assert summary["benchmark"] == "toy-colors" and summary["model"] == "slow" and summary["items"] == 20
     assert summary["newly_computed"] + summary["from_store"] == 20 and summary["from_store"] >= min(done, 20)
-    assert {"accuracy", "answered", "answered_rate", "parse_failures", "parse_failure_rate", "refusal_rate"} <= set(summary)
+    assert {"accuracy", "answered", "answered_rate", "parse_failures", "parse_failure_rate", "refusal_rate"} <= set(
+        summary
+    )
     assert "20/20" in err  # the progress bar is on standard error
 
 

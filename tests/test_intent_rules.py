@@ -36,7 +36,11 @@ def test_forms_are_recognised():
         ("S/He wants to do something", "S/He is thirsty", ["The concrete intent needs real content"]),
         ("S/He wants to drink from a cup/glass/bottle", "S/He is thirsty", ["The concrete intent copies the action"]),
         ("S/He is thirsty", "S/He is thirsty.", ["must differ"]),
-        ("S/He wants to ...", "whatever", ["The concrete intent needs real content", "The high-level intent must start"]),
+        (
+            "S/He wants to ...",
+            "whatever",
+            ["The concrete intent needs real content", "The high-level intent must start"],
+        ),
     ],
 )
 def test_each_failed_check_has_its_own_message(concrete, high_level, expected):

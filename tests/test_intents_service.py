@@ -94,7 +94,10 @@ def test_skip_with_reason(demo):
         service.skip_intent_task(db, settings, "ann1", task["sequence_id"], "")
     result = service.skip_intent_task(db, settings, "ann1", task["sequence_id"], "The video is black")
     assert result["task"]["sequence_id"] != task["sequence_id"]
-    assert db.scalar("SELECT skip_reason FROM assignments WHERE annotator='ann1' AND status='skipped'") == "The video is black"
+    assert (
+        db.scalar("SELECT skip_reason FROM assignments WHERE annotator='ann1' AND status='skipped'")
+        == "The video is black"
+    )
 
 
 def test_roles_are_checked_on_every_call(demo):
@@ -125,7 +128,15 @@ def test_export_has_one_row_per_submitted_annotation(demo, tmp_path, fmt):
     out = tmp_path / f"intents.{fmt}"
     assert export_intents(db, fmt, out)["rows"] == 2
     frame = {"jsonl": lambda p: pd.read_json(p, lines=True), "csv": pd.read_csv, "parquet": pd.read_parquet}[fmt](out)
-    for column in ("sequence_id", "annotator", "concrete_intent", "high_level_intent", "round", "submitted_at", "source"):
+    for column in (
+        "sequence_id",
+        "annotator",
+        "concrete_intent",
+        "high_level_intent",
+        "round",
+        "submitted_at",
+        "source",
+    ):
         assert column in frame.columns
     assert sorted(frame["annotator"]) == ["ann1", "ann2"] and set(frame["source"]) == {"live"}
     with pytest.raises(ValidationError, match="unknown format"):

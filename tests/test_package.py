@@ -17,15 +17,18 @@ from conftest import ROOT
 def compstudio_command() -> Path:
     command = Path(sys.executable).parent / "compstudio"
     if not command.exists():
-        pytest.fail(f"{command} is missing: install the package with scripts/install.sh "
-                    "(or `pip install --no-deps -e .`)", pytrace=False)
+        pytest.fail(
+            f"{command} is missing: install the package with scripts/install.sh (or `pip install --no-deps -e .`)",
+            pytrace=False,
+        )
     return command
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    return subprocess.run([str(compstudio_command()), *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=240)
+    return subprocess.run(
+        [str(compstudio_command()), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=240
+    )
 
 
 def test_pyproject_declares_the_command_and_the_packages():
@@ -45,15 +48,17 @@ def test_compstudio_help_lists_every_command(tmp_path):
 
 def test_compstudio_users_on_a_fresh_data_dir(tmp_path):
     data = tmp_path / "data"
-    added = run("users", "add", "alice", "--role", "annotator", "--password", "password1", "--data-dir", str(data),
-                cwd=tmp_path)
+    added = run(
+        "users", "add", "alice", "--role", "annotator", "--password", "password1", "--data-dir", str(data), cwd=tmp_path
+    )
     assert added.returncode == 0, added.stderr
     assert json.loads(added.stdout)["username"] == "alice"
     listed = run("users", "list", "--data-dir", str(data), cwd=tmp_path)
     assert [(u["username"], u["role"]) for u in json.loads(listed.stdout)] == [("alice", "annotator")]
     assert (data / "compstudio.db").exists()
-    duplicate = run("users", "add", "alice", "--role", "admin", "--password", "password1", "--data-dir", str(data),
-                    cwd=tmp_path)
+    duplicate = run(
+        "users", "add", "alice", "--role", "admin", "--password", "password1", "--data-dir", str(data), cwd=tmp_path
+    )
     assert duplicate.returncode == 2 and duplicate.stderr.startswith("error:")
 
 
@@ -69,10 +74,18 @@ def test_compstudio_app_takes_the_flags_of_app_py(tmp_path):
 
 def test_installed_modules_find_the_shipped_assets(tmp_path):
     """Run from outside the repository, the installed backend still reads assets/ from the source tree."""
-    script = ("import app, backend.vilpact.demo as demo, backend.icl.demo as icl, backend.vqa.demo as vqa; "
-              "print(app.__file__); print(demo.VILPACT); print(icl.ASSETS); print(vqa.DEMO_FILE)")
-    out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=240,
-                         env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": ""})
+    script = (
+        "import app, backend.vilpact.demo as demo, backend.icl.demo as icl, backend.vqa.demo as vqa; "
+        "print(app.__file__); print(demo.VILPACT); print(icl.ASSETS); print(vqa.DEMO_FILE)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": ""},
+    )
     assert out.returncode == 0, out.stderr
     app_file, *assets = [Path(line) for line in out.stdout.splitlines()]
     assert app_file.resolve() == (ROOT / "app.py").resolve()

@@ -148,8 +148,9 @@ def test_counts_follow_each_check_and_nothing_left_hides_the_form(app, browser):
     expect(page.locator("#planning-check-question")).to_contain_text("Question", timeout=30_000)
     page.locator("#planning-check-choice").get_by_label(re.compile("None is plausible")).check()
     page.locator("#planning-check-submit").click()
-    expect(page.locator("#planning-check-progress")).to_contain_text(f"questions left for you: {before - 1}",
-                                                                       timeout=20_000)
+    expect(page.locator("#planning-check-progress")).to_contain_text(
+        f"questions left for you: {before - 1}", timeout=20_000
+    )
     expect(page.locator("#planning-check-progress")).to_contain_text("Checked by you: 1")
     with db.write() as conn:  # the other questions are checked by others meanwhile
         conn.conn.execute("UPDATE tasks SET status = 'complete' WHERE kind = 'planning'")

@@ -22,9 +22,7 @@ from tests.planning_helpers import planning_context
 
 @pytest.fixture(scope="module")
 def ctx(tmp_path_factory):
-    ctx = planning_context(
-        tmp_path_factory.mktemp("validation"), VILPACT_DATA, planning_annotators_per_question=2
-    )
+    ctx = planning_context(tmp_path_factory.mktemp("validation"), VILPACT_DATA, planning_annotators_per_question=2)
     for name in ("ann1", "ann2", "ann3"):
         auth.add_user(ctx.database, name, "annotator", "password-123")
     auth.add_user(ctx.database, "rev", "reviewer", "password-123")

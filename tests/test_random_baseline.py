@@ -24,7 +24,9 @@ def test_every_nonempty_subset_is_equally_likely():
 
 def test_sampled_scores_agree_with_the_analytic_random_row_within_sampling_error():
     backend = RandomBackend(ModelSpec("rand", "random", options={"seed": 5}))
-    items = [EvalItem(f"q{i}", [text("Which?")], ("w", "x", "y", "z"), frozenset("AC"), multi=True) for i in range(6000)]
+    items = [
+        EvalItem(f"q{i}", [text("Which?")], ("w", "x", "y", "z"), frozenset("AC"), multi=True) for i in range(6000)
+    ]
     answers = backend.answer_items(items, GenerationParams())
     scores = [float(partial_credit([a.strip() for a in answer.split(",")], "AC")) for answer in answers]
     mean = sum(scores) / len(scores)

@@ -161,8 +161,11 @@ def test_dashboard_share_axis_spans_zero_to_one(page, app):
     shot(page, "dashboard")
     # the chart's y scale as the page received it: every share plot spans 0..1 whatever the data
     config = json.loads(page.evaluate("() => JSON.stringify(window.gradio_config)"))
-    plots = {c["props"].get("elem_id"): c["props"] for c in config["components"] if c["type"] == "plot" or
-             c["props"].get("elem_id") in {"review-rounds-plot", "review-annotators-plot"}}
+    plots = {
+        c["props"].get("elem_id"): c["props"]
+        for c in config["components"]
+        if c["type"] == "plot" or c["props"].get("elem_id") in {"review-rounds-plot", "review-annotators-plot"}
+    }
     for elem_id in ("review-rounds-plot", "review-annotators-plot"):
         assert plots[elem_id]["y_lim"] == [0, 1], elem_id
 

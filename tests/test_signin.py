@@ -90,8 +90,9 @@ def test_fifty_wrong_passwords_in_a_row_are_mostly_refused_unchecked(people, set
 
 def test_parallel_guesses_cannot_slip_past_the_throttle(people, settings):
     with ThreadPoolExecutor(8) as pool:
-        outcomes = list(pool.map(lambda n: signin.sign_in(people, settings, "ann", f"guess {n}", "10.0.0.2").status,
-                                 range(40)))
+        outcomes = list(
+            pool.map(lambda n: signin.sign_in(people, settings, "ann", f"guess {n}", "10.0.0.2").status, range(40))
+        )
     assert outcomes.count(401) == settings.signin_lock_after // 2  # each checked attempt was charged first
     assert outcomes.count(429) == 40 - outcomes.count(401)
 

@@ -116,7 +116,9 @@ def test_a_persistent_folder_left_unwritable_falls_back_with_the_banner(tmp_path
     persistent = tmp_path / "data-disk"
     (persistent / space.DATA_SUBDIR).mkdir(parents=True)
     writable = space._writable  # root may write anywhere, so the other user's folder is simulated
-    monkeypatch.setattr(space, "_writable", lambda folder: folder != persistent / space.DATA_SUBDIR and writable(folder))
+    monkeypatch.setattr(
+        space, "_writable", lambda folder: folder != persistent / space.DATA_SUBDIR and writable(folder)
+    )
     settings = Settings(data_dir=tmp_path / "ephemeral")
     data_dir, banner = space.resolve_data_dir(settings, {"SPACE_ID": "a/b"}, persistent)
     assert data_dir == tmp_path / "ephemeral"

@@ -88,8 +88,10 @@ def test_task_counts_follow_every_change_to_tasks(database):
 
     def counts() -> tuple[dict, dict]:
         kept = {(r["kind"], r["status"]): r["n"] for r in database.query("SELECT * FROM task_counts") if r["n"]}
-        actual = {(r["kind"], r["status"]): r["n"]
-                  for r in database.query("SELECT kind, status, count(*) AS n FROM tasks GROUP BY kind, status")}
+        actual = {
+            (r["kind"], r["status"]): r["n"]
+            for r in database.query("SELECT kind, status, count(*) AS n FROM tasks GROUP BY kind, status")
+        }
         return kept, actual
 
     with database.write() as db:

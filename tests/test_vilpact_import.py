@@ -21,12 +21,21 @@ def test_real_release_imports_and_reimport_is_idempotent(database, vilpact_dir):
     assert seq.actions[0].class_id == "c155" and seq.actions[2].end == 33.0
     assert seq.timeline()[0] == "Someone is undressing (0–14.5 s)"
     strips = database.query_one("SELECT pre, post_add, args FROM action_classes WHERE id = 'c001'")
-    assert strips == {"pre": "InHand(P,x)&Person(P)&Place(to)", "post_add": "At(x,to)&Reachable(P,x)", "args": "Clothes"}
+    assert strips == {
+        "pre": "InHand(P,x)&Person(P)&Place(to)",
+        "post_add": "At(x,to)&Reachable(P,x)",
+        "args": "Clothes",
+    }
     imported = database.query_one(
         "SELECT concrete_intent, high_level_intent FROM annotations WHERE sequence_id='2NZ5C' AND annotator='vilpact-crowd-1'"
     )
-    assert imported == {"concrete_intent": "take off a shirt and wear another one", "high_level_intent": "S/He wants to change clothes"}
-    counts = {t: database.scalar(f"SELECT count(*) FROM {t}") for t in ("sequences", "annotations", "tasks", "action_classes")}
+    assert imported == {
+        "concrete_intent": "take off a shirt and wear another one",
+        "high_level_intent": "S/He wants to change clothes",
+    }
+    counts = {
+        t: database.scalar(f"SELECT count(*) FROM {t}") for t in ("sequences", "annotations", "tasks", "action_classes")
+    }
     again = import_vilpact(database, vilpact_dir)
     assert again.added_to_pool == 0
     assert counts == {t: database.scalar(f"SELECT count(*) FROM {t}") for t in counts}
@@ -78,7 +87,9 @@ def _not_a_number(rows):
         (_not_a_number, 10, "act_seq_start 'soon' is not a number"),
     ],
 )
-def test_malformed_sequences_name_file_line_problem_and_import_nothing(database, vilpact_dir, tmp_path, edit, line, message):
+def test_malformed_sequences_name_file_line_problem_and_import_nothing(
+    database, vilpact_dir, tmp_path, edit, line, message
+):
     root = _copy(vilpact_dir, tmp_path)
     _rewrite_sequences(root, edit)
     with pytest.raises(ImportFileError) as caught:
@@ -124,14 +135,29 @@ def test_videos_are_found_by_charades_naming(database, vilpact_dir, tmp_path):
 def test_one_rule_for_storing_a_known_sequence_id(database):
     """Every writer of sequences (importers, demo) goes through insert_sequences: new ids count, a known id gets
     the new content, keeps its video when the new row has none, and keeps its source."""
-    row = {"id": "S1", "video_id": "S1", "actions": "[]", "scene": "Kitchen", "split": "train", "act_seq_start": 0,
-           "act_seq_end": 10, "ob_start_frame": 0, "ob_end_frame": 48, "video_path": "/videos/S1.mp4",
-           "source": "vilpact", "imported_at": "2026-01-01T00:00:00Z"}
+    row = {
+        "id": "S1",
+        "video_id": "S1",
+        "actions": "[]",
+        "scene": "Kitchen",
+        "split": "train",
+        "act_seq_start": 0,
+        "act_seq_end": 10,
+        "ob_start_frame": 0,
+        "ob_end_frame": 48,
+        "video_path": "/videos/S1.mp4",
+        "source": "vilpact",
+        "imported_at": "2026-01-01T00:00:00Z",
+    }
     with database.write() as db:
         assert insert_sequences(db.conn, [row]) == 1
     with database.write() as db:
         again = {**row, "scene": "Bedroom", "video_path": None, "source": "dataset", "imported_at": "later"}
         assert insert_sequences(db.conn, [again, {**row, "id": "S2", "video_id": "S2"}]) == 1
     stored = database.query_one("SELECT scene, video_path, source, imported_at FROM sequences WHERE id = 'S1'")
-    assert stored == {"scene": "Bedroom", "video_path": "/videos/S1.mp4", "source": "vilpact",
-                      "imported_at": "2026-01-01T00:00:00Z"}
+    assert stored == {
+        "scene": "Bedroom",
+        "video_path": "/videos/S1.mp4",
+        "source": "vilpact",
+        "imported_at": "2026-01-01T00:00:00Z",
+    }

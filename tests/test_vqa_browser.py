@@ -21,8 +21,13 @@ ERROR_BADGE = '[data-testid="status-tracker"] .error'
 def app(settings):
     with app_in_process(settings.replace(demo_content=False)) as running:
         db = running.ctx.database
-        for name, role in (("boss", "admin"), ("writer", "annotator"), ("ver1", "annotator"), ("ver2", "annotator"),
-                           ("ann", "annotator")):
+        for name, role in (
+            ("boss", "admin"),
+            ("writer", "annotator"),
+            ("ver1", "annotator"),
+            ("ver2", "annotator"),
+            ("ann", "annotator"),
+        ):
             auth.add_user(db, name, role, PASSWORD)
         for name in ("writer", "ver1", "ver2"):
             set_permission(db, "boss", name, "author")
@@ -154,9 +159,9 @@ def test_items_left_follow_every_answer_and_nothing_left_hides_the_form(demo_app
         expect(progress).to_contain_text(f"items left for you: {15 - done}")
     with db.write() as conn:  # all but the person's current item are answered by others meanwhile
         current = conn.conn.execute(
-            "SELECT item_id FROM assignments WHERE annotator = 'ann' AND status = 'leased'").fetchone()[0]
-        conn.conn.execute("UPDATE tasks SET status = 'complete' WHERE kind = 'vqa_answer' AND item_id != ?",
-                          (current,))
+            "SELECT item_id FROM assignments WHERE annotator = 'ann' AND status = 'leased'"
+        ).fetchone()[0]
+        conn.conn.execute("UPDATE tasks SET status = 'complete' WHERE kind = 'vqa_answer' AND item_id != ?", (current,))
     _answer_first_option(page, 4)
     expect(page.locator("#vqa-answer-question")).to_contain_text("Nothing left for you to answer")
     expect(progress).to_contain_text("nothing left for you to answer")

@@ -97,8 +97,13 @@ def add_user(
 
 
 def insert_user(
-    conn: sqlite3.Connection, username: str, role: str, *, password_hash: str | None = None,
-    disabled: bool = False, source: str = "local",
+    conn: sqlite3.Connection,
+    username: str,
+    role: str,
+    *,
+    password_hash: str | None = None,
+    disabled: bool = False,
+    source: str = "local",
 ) -> bool:
     """Store one account row inside the caller's write transaction (every place that creates accounts uses
     this); False, and nothing changed, when the name exists. Callers validate name, role and password."""

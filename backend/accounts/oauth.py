@@ -49,4 +49,3 @@ def oauth_sign_in(
                 f"did not report {username!r} as a member. Join the organisation or ask an admin."
             )
     return auth.oauth_user(database, username, admins)
-

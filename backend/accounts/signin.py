@@ -95,8 +95,10 @@ def _wait_message(key: str, wait: float, locked: bool) -> str:
     if locked:
         until = (datetime.now(UTC) + timedelta(seconds=wait)).strftime("%H:%M:%S")
         left = f"{max(1, round(wait))} more seconds" if wait < 90 else f"{math.ceil(wait / 60)} more minutes"
-        return (f"Too many failed sign-ins for {whose}: signing in is locked for {left} (until {until} UTC). "
-                "Ask an admin if you forgot your password.")
+        return (
+            f"Too many failed sign-ins for {whose}: signing in is locked for {left} (until {until} UTC). "
+            "Ask an admin if you forgot your password."
+        )
     return f"Too many failed sign-ins for {whose}: wait {max(1, round(wait))} seconds before trying again."
 
 
@@ -131,8 +133,9 @@ def _refund(db: sqlite_utils.Database, keys: dict[str, int]) -> None:
     db.conn.execute("UPDATE signin_throttle SET failures = max(0, failures - 1) WHERE key = ?", (address,))
 
 
-def _failed(database: Database, settings: Settings, username: str, address: str, keys: dict[str, int],
-            reason: str) -> SignInResult:
+def _failed(
+    database: Database, settings: Settings, username: str, address: str, keys: dict[str, int], reason: str
+) -> SignInResult:
     """Record a wrong password (the charge stays) and say what the person can do next."""
     lock_s = settings.signin_lock_minutes * 60
     now = datetime.now(UTC)
@@ -193,5 +196,9 @@ def throttle_state(database: Database, settings: Settings, key: str) -> dict:
     row = database.query_one("SELECT * FROM signin_throttle WHERE key = ?", (key,))
     failures, since = _counted(row, datetime.now(UTC), lock_s)
     wait = wait_seconds(failures, since, lock_after, lock_s)
-    return {"failures": failures, "refused": row["refused"] if row else 0, "wait_seconds": wait,
-            "locked": failures >= lock_after and wait > 0}
+    return {
+        "failures": failures,
+        "refused": row["refused"] if row else 0,
+        "wait_seconds": wait,
+        "locked": failures >= lock_after and wait > 0,
+    }

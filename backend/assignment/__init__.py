@@ -74,8 +74,14 @@ def current_lease(db: sqlite_utils.Database, kind: str, annotator: str) -> Lease
 
 def _to_lease(row: dict) -> Lease:
     return Lease(
-        row["kind"], row["item_id"], row["round"], row["annotator"], row["leased_at"], row["expires_at"],
-        row["viewed_at"], row.get("guidance"),
+        row["kind"],
+        row["item_id"],
+        row["round"],
+        row["annotator"],
+        row["leased_at"],
+        row["expires_at"],
+        row["viewed_at"],
+        row.get("guidance"),
     )
 
 
@@ -253,7 +259,8 @@ def left_for(db: sqlite_utils.Database, kind: str, annotator: str, extra_conditi
               ON mine.kind = t.kind AND mine.item_id = t.item_id AND mine.annotator = :annotator
             WHERE t.kind = :kind AND t.status = 'open' AND t.touched = 1
               AND (mine.id IS NULL OR mine.status = 'leased')
-              AND ((mine.status = 'leased' AND mine.expires_at > :now) OR {_ACTIVE} < t.needed) """ + extra_condition,
+              AND ((mine.status = 'leased' AND mine.expires_at > :now) OR {_ACTIVE} < t.needed) """
+        + extra_condition,
         params,
     ).fetchone()[0]
     return int(untouched) + int(in_progress)

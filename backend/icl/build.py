@@ -100,8 +100,16 @@ def build_case(
     chosen_examples = [examples[c.example_id] for c in ordered]
     stats = case_stats(test, chosen_examples)
     matching = spec_matching(selector.spec)
-    return CaseResult(test, ordered, format_prompt(pairs, test.input), truth, stats, mapping, matching,
-                      covered_sentence_rules(test, chosen_examples))
+    return CaseResult(
+        test,
+        ordered,
+        format_prompt(pairs, test.input),
+        truth,
+        stats,
+        mapping,
+        matching,
+        covered_sentence_rules(test, chosen_examples),
+    )
 
 
 def build_file(

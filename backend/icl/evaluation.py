@@ -118,7 +118,11 @@ BENCHMARKS = (
 
 
 def evaluate_by_category(
-    ctx: AppContext, model: str, load_options: dict[str, Any] | None = None, limit: int | None = None, actor: str = "cli"
+    ctx: AppContext,
+    model: str,
+    load_options: dict[str, Any] | None = None,
+    limit: int | None = None,
+    actor: str = "cli",
 ) -> dict[str, Any]:
     """Run (or resume) ``model`` on the ``icl`` benchmark and add exact match per category."""
     from backend.inference.runner import run_eval

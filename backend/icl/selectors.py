@@ -202,7 +202,9 @@ def cached_bank_vectors(index: BankIndex, model: str | None, cache_dir: Path | N
     return vectors
 
 
-SELECTOR_FACTORIES: Mapping[str, Callable[..., Selector]] = MappingProxyType({name: Selector for name in setting_names()})
+SELECTOR_FACTORIES: Mapping[str, Callable[..., Selector]] = MappingProxyType(
+    {name: Selector for name in setting_names()}
+)
 
 
 def make_selector(index: BankIndex, spec: SelectorSpec, cache_dir: Path | None = None) -> Selector:

@@ -119,8 +119,7 @@ class CaseRequest:
             problems.append(f"the MMR pool must be between 1 and {MAX_POOL:,} examples, not {self.mmr_pool}")
         if problems:
             raise ValidationError(problems)
-        return SelectorSpec(self.setting, preset_weights(self.setting, self), self.seed, self.mmr_lambda,
-                            self.mmr_pool)
+        return SelectorSpec(self.setting, preset_weights(self.setting, self), self.seed, self.mmr_lambda, self.mmr_pool)
 
     @property
     def variant(self) -> str:
@@ -290,8 +289,10 @@ def upload_set(
         raise ValidationError(f"upload a JSON Lines file (.jsonl), not {file.suffix or 'a file without a suffix'}")
     size = file.stat().st_size
     if size > UPLOAD_MAX_BYTES:
-        raise ValidationError(f"the file has {size / 1e6:.1f} MB; the limit is {UPLOAD_MAX_BYTES / 1e6:.0f} MB "
-                              "(import larger sets with `python -m backend import icl`)")
+        raise ValidationError(
+            f"the file has {size / 1e6:.1f} MB; the limit is {UPLOAD_MAX_BYTES / 1e6:.0f} MB "
+            "(import larger sets with `python -m backend import icl`)"
+        )
     name = (name or "").strip() or file.stem
     try:
         return import_set(ctx.database, user.username, file, name, kind, replace=replace)
@@ -339,5 +340,7 @@ def check_answer_model(ctx: AppContext, username: str | None, model: str) -> Non
     """Refuse a model that cannot write a logical form, naming the ones that can."""
     names = answer_models(ctx, username)
     if model not in names:
-        raise ValidationError(f"{model!r} cannot answer an in-context prompt (free text); choose one of "
-                              f"{', '.join(names) or 'the text models (none registered)'}")
+        raise ValidationError(
+            f"{model!r} cannot answer an in-context prompt (free text); choose one of "
+            f"{', '.join(names) or 'the text models (none registered)'}"
+        )

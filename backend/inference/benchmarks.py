@@ -29,7 +29,10 @@ if TYPE_CHECKING:
 
 #: Modules that define ``BENCHMARKS: tuple[BenchmarkSpec, ...]`` (append one line per benchmark package).
 BENCHMARK_MODULES: tuple[str, ...] = (
-    "backend.inference.toy", "backend.vqa.models", "backend.planning.evaluation", "backend.icl.evaluation",
+    "backend.inference.toy",
+    "backend.vqa.models",
+    "backend.planning.evaluation",
+    "backend.icl.evaluation",
 )
 
 

@@ -130,7 +130,10 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
         help="a registered model that reads unparsed answers, or 'off' (default: the answer_judge setting)",
     )
     evaluate.add_argument(
-        "--option", action="append", default=None, metavar="KEY=VALUE",
+        "--option",
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
         help="a benchmark load option, repeatable (icl: bank, tests, setting, n, order, seed, fictional, matching)",
     )
     evaluate.set_defaults(handler=_eval)

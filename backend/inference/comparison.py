@@ -41,7 +41,9 @@ def common_items(runs: Mapping[str, Outcomes]) -> list[str]:
     return sorted(set.intersection(*answered)) if answered else []
 
 
-def paired_bootstrap(a: Sequence[bool], b: Sequence[bool], samples: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+def paired_bootstrap(
+    a: Sequence[bool], b: Sequence[bool], samples: int = 2000, seed: int = 0
+) -> tuple[float, float, float]:
     """``acc(a) - acc(b)`` and the percentile 95% interval from resampling the paired items.
 
     Worked example: a is right on 8 of 10 items, b on 5 of the same 10; the difference is 0.3, and the
@@ -168,8 +170,13 @@ def compare_models(runs: Mapping[str, Outcomes], samples: int = 2000, seed: int 
         for first, second, acc_a, acc_b, diff, low, high, only_a, only_b, p in raw
     ]  # fmt: skip
     answered = {name: sum(1 for ok in runs[name].values() if ok is not None) for name in names}
-    return {"models": names, "common_items": len(items), "answered": answered, "pairs": pairs,
-            "method": "paired bootstrap (items resampled), exact McNemar, Holm across all pairs"}
+    return {
+        "models": names,
+        "common_items": len(items),
+        "answered": answered,
+        "pairs": pairs,
+        "method": "paired bootstrap (items resampled), exact McNemar, Holm across all pairs",
+    }
 
 
 COMPARISON_COLUMNS = (

@@ -43,7 +43,9 @@ def hardware(env: Mapping[str, str] | None = None, *, cuda_available: bool | Non
     return "gpu" if cuda_available else "cpu"
 
 
-def zero_gpu(fn: Callable[..., Any], *, duration: int | None = None, env: Mapping[str, str] | None = None) -> Callable[..., Any]:
+def zero_gpu(
+    fn: Callable[..., Any], *, duration: int | None = None, env: Mapping[str, str] | None = None
+) -> Callable[..., Any]:
     """``fn`` wrapped in ``spaces.GPU`` on ZeroGPU hardware (CUDA is only usable inside it there), else ``fn``.
 
     Wrap model calls when the registry is built, before ``launch``: ZeroGPU looks for decorated functions

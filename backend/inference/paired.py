@@ -17,7 +17,9 @@ if TYPE_CHECKING:
     from backend.context import AppContext
 
 
-def stored_outcomes(ctx: AppContext, benchmark: str, model: str, load_options: dict[str, Any] | None = None) -> dict[str, bool]:
+def stored_outcomes(
+    ctx: AppContext, benchmark: str, model: str, load_options: dict[str, Any] | None = None
+) -> dict[str, bool]:
     """Item id -> right, for the items ``model`` has a stored, non-failed answer for."""
     from backend.inference.benchmarks import get_benchmark
     from backend.inference.registry import get_spec
@@ -35,7 +37,11 @@ def stored_outcomes(ctx: AppContext, benchmark: str, model: str, load_options: d
 
 
 def compare_stored(
-    ctx: AppContext, benchmark: str, models: Sequence[str], load_options: dict[str, Any] | None = None, samples: int = 2000
+    ctx: AppContext,
+    benchmark: str,
+    models: Sequence[str],
+    load_options: dict[str, Any] | None = None,
+    samples: int = 2000,
 ) -> dict[str, Any]:
     """:func:`backend.inference.comparison.compare_models` of ``models`` on ``benchmark``, with each
     model's accuracy over the items it answered (``runs``) beside the common-item comparison."""

@@ -39,13 +39,15 @@ if TYPE_CHECKING:
 BackendFactory = Callable[["ModelSpec"], Any]
 
 #: Built-in backends: name -> "module:attr" (imported on first use) or a factory ``factory(spec) -> Backend``.
-BACKENDS: Mapping[str, str | BackendFactory] = MappingProxyType({
-    "transformers": "backend.inference.backends.hf:TransformersBackend",
-    "openai": "backend.inference.backends.openai_compat:OpenAIBackend",
-    "random": "backend.inference.backends.random_baseline:RandomBackend",
-    # "python": ``spec.path`` is "module:factory", a callable ``factory(spec) -> Backend``.
-    "python": "backend.inference.registry:_python_factory",
-})
+BACKENDS: Mapping[str, str | BackendFactory] = MappingProxyType(
+    {
+        "transformers": "backend.inference.backends.hf:TransformersBackend",
+        "openai": "backend.inference.backends.openai_compat:OpenAIBackend",
+        "random": "backend.inference.backends.random_baseline:RandomBackend",
+        # "python": ``spec.path`` is "module:factory", a callable ``factory(spec) -> Backend``.
+        "python": "backend.inference.registry:_python_factory",
+    }
+)
 
 #: Modules with a ``provide_models(registry, settings)`` function (in-process models and their backends).
 PROVIDER_MODULES: tuple[str, ...] = ("backend.planning.evaluation",)
@@ -138,6 +140,7 @@ DEFAULT_MODELS: tuple[ModelSpec, ...] = (
         },
     ),
 )
+
 
 def registry_path(settings: Settings) -> Path:
     return Path(settings.data_dir) / "models.json"

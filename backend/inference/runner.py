@@ -99,7 +99,9 @@ def _likelihood_answers(backend: Backend, batch: Sequence[Prepared]) -> list[str
     return answers
 
 
-def call_model(backend: Backend, spec: ModelSpec, batch: Sequence[Prepared], params: GenerationParams) -> list[str | Exception]:
+def call_model(
+    backend: Backend, spec: ModelSpec, batch: Sequence[Prepared], params: GenerationParams
+) -> list[str | Exception]:
     """Answers for a batch; an exception in place of each answer that failed."""
 
     def once(chunk: Sequence[Prepared]) -> list[str | Exception]:
@@ -149,7 +151,9 @@ def to_prediction(
     )
 
 
-def judge_prediction(judge_backend: Backend, judge_name: str, prepared: Prepared, prediction: Prediction) -> dict[str, Any]:
+def judge_prediction(
+    judge_backend: Backend, judge_name: str, prepared: Prepared, prediction: Prediction
+) -> dict[str, Any]:
     """Ask a judge model which option(s) an unparsed answer chose; parse its reply with the same rules."""
     item = prepared.item
     lines = "\n".join(f"{letter}. {option}" for letter, option in zip(item.letters, item.options, strict=True))
@@ -210,7 +214,9 @@ def resolve_judge(ctx: AppContext, judge: str | None) -> tuple[str | None, str |
     return judge, "run"
 
 
-def _run_judge(ctx: AppContext, judge: str, prepared: list[Prepared], stored: dict, bench: BenchmarkSpec) -> dict[str, Any]:
+def _run_judge(
+    ctx: AppContext, judge: str, prepared: list[Prepared], stored: dict, bench: BenchmarkSpec
+) -> dict[str, Any]:
     """Resolve unparsed choice answers with ``judge`` (cached in the row's ``judge`` column)."""
     judge_backend = None
     resolved, asked, judged_total = 0, 0, 0.0
@@ -293,7 +299,13 @@ def run_eval(
 
 
 def summarise(
-    bench: BenchmarkSpec, spec: ModelSpec, prepared: list[Prepared], stored: dict, computed: int, run_id: int, seconds: float
+    bench: BenchmarkSpec,
+    spec: ModelSpec,
+    prepared: list[Prepared],
+    stored: dict,
+    computed: int,
+    run_id: int,
+    seconds: float,
 ) -> RunSummary:
     rows = [stored[(p.item.item_id, p.prompt_hash)] for p in prepared]
     count = len(rows)

@@ -44,7 +44,9 @@ def warm_models(ctx: AppContext, names: Sequence[str] = WARM_MODELS) -> list[str
 
 
 def start_warm_up(
-    ctx: AppContext, ready: Callable[[], bool] = lambda: True, names: Sequence[str] = WARM_MODELS,
+    ctx: AppContext,
+    ready: Callable[[], bool] = lambda: True,
+    names: Sequence[str] = WARM_MODELS,
     wait_s: float = 120.0,
 ) -> threading.Thread:
     """:func:`warm_models` in a daemon thread that first waits (up to ``wait_s``) until ``ready()`` is true,
@@ -56,8 +58,9 @@ def start_warm_up(
             time.sleep(0.1)
         started = time.monotonic()
         warmed = warm_models(ctx, names)
-        print(f"CompStudio: warmed {', '.join(warmed) or 'no models'} in {time.monotonic() - started:.1f} s",
-              flush=True)
+        print(
+            f"CompStudio: warmed {', '.join(warmed) or 'no models'} in {time.monotonic() - started:.1f} s", flush=True
+        )
 
     thread = threading.Thread(target=run, name="compstudio-warm-up", daemon=True)
     thread.start()

@@ -13,8 +13,16 @@ from backend.storage import Database, utcnow
 
 FORMATS = ("jsonl", "csv", "parquet")
 COLUMNS = [
-    "sequence_id", "annotator", "concrete_intent", "high_level_intent", "round", "submitted_at", "source",
-    "seconds_spent", "scene", "split",
+    "sequence_id",
+    "annotator",
+    "concrete_intent",
+    "high_level_intent",
+    "round",
+    "submitted_at",
+    "source",
+    "seconds_spent",
+    "scene",
+    "split",
 ]
 
 

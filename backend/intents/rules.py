@@ -23,8 +23,11 @@ from dataclasses import dataclass
 SUBJECTS = ("S/He", "She", "He")
 VERBS = ("wants to", "is")  # future-directed, present-directed
 _FORM = re.compile(
-    r"^\s*(?P<subject>" + "|".join(re.escape(s) for s in SUBJECTS) + r")\s+(?P<verb>"
-    + "|".join(r"\s+".join(map(re.escape, v.split())) for v in VERBS) + r")\b(?P<content>.*)$",
+    r"^\s*(?P<subject>"
+    + "|".join(re.escape(s) for s in SUBJECTS)
+    + r")\s+(?P<verb>"
+    + "|".join(r"\s+".join(map(re.escape, v.split())) for v in VERBS)
+    + r")\b(?P<content>.*)$",
     re.IGNORECASE | re.S,
 )
 _FILLERS = {"something", "do something", "doing something", "nothing", "it", "this", "that", "n/a", "na", "xxx"}
@@ -123,5 +126,7 @@ def check_intent_pair(
     problems = check_intent("concrete", concrete, action_names, max_similarity)
     problems += check_intent("high-level", high_level, action_names, max_similarity)
     if concrete and high_level and normalise(concrete).rstrip(".!") == normalise(high_level).rstrip(".!"):
-        problems.append("The concrete and the high-level intent must differ: the high-level one says the goal behind it.")
+        problems.append(
+            "The concrete and the high-level intent must differ: the high-level one says the goal behind it."
+        )
     return problems

@@ -36,9 +36,7 @@ def _task_view(database: Database, settings: Settings, lease: assignment.Lease, 
         "round": lease.round,
         "scene": sequence.scene,
         "source": sequence.source,
-        "actions": [
-            {"class_id": a.class_id, "name": a.name, "start": a.start, "end": a.end} for a in sequence.actions
-        ],
+        "actions": [{"class_id": a.class_id, "name": a.name, "start": a.start, "end": a.end} for a in sequence.actions],
         "timeline": sequence.timeline(),
         "video": str(video) if video else None,
         "video_missing": video is None,
@@ -76,7 +74,11 @@ def held_intent_task(database: Database, settings: Settings, username: str) -> d
 
 
 def save_draft(
-    database: Database, username: str | None, sequence_id: str, concrete: str, high_level: str,
+    database: Database,
+    username: str | None,
+    sequence_id: str,
+    concrete: str,
+    high_level: str,
     client_ms: float | None = None,
 ) -> str | None:
     """Keep what the annotator typed so a reload or a crash restores it. Returns the time saved, or None
@@ -119,7 +121,11 @@ def _stored(db: sqlite_utils.Database, sequence_id: str, username: str) -> dict[
 
 
 def submit_intents(
-    database: Database, settings: Settings, username: str | None, sequence_id: str, concrete_intent: str,
+    database: Database,
+    settings: Settings,
+    username: str | None,
+    sequence_id: str,
+    concrete_intent: str,
     high_level_intent: str,
 ) -> dict[str, Any]:
     """Store one annotation and lease the next task, in one transaction.
@@ -132,7 +138,9 @@ def submit_intents(
     concrete, high_level = (concrete_intent or "").strip(), (high_level_intent or "").strip()
     # Checks that need no lock run before taking it: the write lock is what every submit queues on.
     problems = check_intent_pair(concrete, high_level, sequence.action_names, settings.max_action_similarity)
-    must_view = settings.require_full_view and servable_video(settings, sequence.video_id, sequence.video_path) is not None
+    must_view = (
+        settings.require_full_view and servable_video(settings, sequence.video_id, sequence.video_path) is not None
+    )
     with database.write() as db:
         row, already = assignment.claim_for_submit(db, KIND, sequence_id, username)
         if already:
@@ -153,8 +161,13 @@ def submit_intents(
             db.conn.execute(
                 "DELETE FROM drafts WHERE annotator = ? AND kind = ? AND item_id = ?", (username, KIND, sequence_id)
             )
-            audit(db, username, "intent.submit", sequence_id,
-                  {"concrete_intent": concrete, "high_level_intent": high_level, "round": row["round"]})
+            audit(
+                db,
+                username,
+                "intent.submit",
+                sequence_id,
+                {"concrete_intent": concrete, "high_level_intent": high_level, "round": row["round"]},
+            )
             annotation, duplicate = _stored(db, sequence_id, username), False
         lease = assignment.next_task(db, KIND, username, settings.lease_minutes)  # same transaction
     return {"stored": annotation, "duplicate": duplicate, **_reply(database, settings, lease, username)}

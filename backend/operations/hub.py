@@ -49,7 +49,9 @@ def _scheduler_class() -> type:
     class SnapshotScheduler(CommitScheduler):
         """CommitScheduler that records each push and keeps only the newest snapshots in the repo."""
 
-        def __init__(self, *, on_pushed: Callable[[Any], None], on_failed: Callable[[Exception], None], **kwargs: Any) -> None:
+        def __init__(
+            self, *, on_pushed: Callable[[Any], None], on_failed: Callable[[Exception], None], **kwargs: Any
+        ) -> None:
             self._on_pushed, self._on_failed = on_pushed, on_failed
             super().__init__(**kwargs)
 

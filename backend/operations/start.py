@@ -51,4 +51,3 @@ def prepare_start(
         settings = settings.replace(hub_backup_repo="")
     settings, banner = space_settings(settings, env, persistent_root)
     return SpaceStart(settings, banner, restore_from_hub_if_empty(settings, api), hub_notice=hub_notice)
-

@@ -60,7 +60,9 @@ def _video_path(ctx: AppContext, question: PlanningQuestion) -> str | None:
     return row["video_path"] if row and row["video_path"] else None
 
 
-def planning_item(ctx: AppContext, question: PlanningQuestion, catalog: Catalog, mode: str = "frames", rotation: int = 0) -> EvalItem:
+def planning_item(
+    ctx: AppContext, question: PlanningQuestion, catalog: Catalog, mode: str = "frames", rotation: int = 0
+) -> EvalItem:
     """One question as an item; ``rotation`` shifts the choices (option i shows choice (i + r) mod 6)."""
     from PIL import Image
 
@@ -98,7 +100,9 @@ def planning_item(ctx: AppContext, question: PlanningQuestion, catalog: Catalog,
     )
 
 
-def load_planning_items(ctx: AppContext, mode: str = "frames", circular: bool = False, limit: int | None = None) -> list[EvalItem]:
+def load_planning_items(
+    ctx: AppContext, mode: str = "frames", circular: bool = False, limit: int | None = None
+) -> list[EvalItem]:
     """Items of the questions that count (released and validated), in id order."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}")
@@ -127,6 +131,7 @@ def chosen_index(item_meta: dict, letters: frozenset[str] | None) -> int | None:
 
 
 # -- baselines as models --------------------------------------------------------------------------
+
 
 class _KnowledgeBackend(ABC):
     """Shared plumbing: build the model once per database the items come from."""

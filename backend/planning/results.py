@@ -84,7 +84,10 @@ def length_bucket(question: PlanningQuestion) -> str:
 
 
 def breakdown(
-    questions: Sequence[PlanningQuestion], answers: Mapping[str, int | None], key: Callable[[PlanningQuestion], str | None], samples: int = 2000
+    questions: Sequence[PlanningQuestion],
+    answers: Mapping[str, int | None],
+    key: Callable[[PlanningQuestion], str | None],
+    samples: int = 2000,
 ) -> dict[str, dict]:
     groups: dict[str, list[bool]] = {}
     for q, ok in zip(questions, outcomes(questions, answers), strict=False):

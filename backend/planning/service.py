@@ -51,7 +51,9 @@ def build_view(ctx: AppContext, question: PlanningQuestion, with_clip: bool = Tr
         try:
             clip = str(
                 observed_window_clip(
-                    ctx.settings, row["video_path"], *observed_window_seconds(question.ob_start_frame, question.ob_end_frame)
+                    ctx.settings,
+                    row["video_path"],
+                    *observed_window_seconds(question.ob_start_frame, question.ob_end_frame),
                 )
             )
         except MediaError as exc:
@@ -97,7 +99,9 @@ def run_batch(
     return summary.as_dict()
 
 
-def results(ctx: AppContext, username: str | None, baseline: str | None = "bigram-prior", circular: bool = False) -> dict:
+def results(
+    ctx: AppContext, username: str | None, baseline: str | None = "bigram-prior", circular: bool = False
+) -> dict:
     """The leaderboard (everyone signed in) and human accuracy against the key."""
     from backend.planning.leaderboard import leaderboard
     from backend.planning.validation import human_accuracy

@@ -216,7 +216,9 @@ def check_candidate(
     return CandidateCheck("unknown" if unknown else "executable", unknown_steps=unknown)
 
 
-def check_question(question: PlanningQuestion, catalog: Catalog, table: Mapping[str, StripsAction] | None = None) -> list[CandidateCheck]:
+def check_question(
+    question: PlanningQuestion, catalog: Catalog, table: Mapping[str, StripsAction] | None = None
+) -> list[CandidateCheck]:
     """The check of each of a question's choices."""
     table = strips_table(catalog) if table is None else table
     objects = {cid: c.object for cid, c in catalog.classes.items()}

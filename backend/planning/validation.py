@@ -51,7 +51,11 @@ def check_counts(database: Database, username: str | None) -> dict[str, int]:
 
 
 def submit_check(
-    database: Database, username: str | None, question_id: str, plausible_choice: int, seconds_spent: float | None = None
+    database: Database,
+    username: str | None,
+    question_id: str,
+    plausible_choice: int,
+    seconds_spent: float | None = None,
 ) -> dict:
     """Store the caller's check. ``plausible_choice``: 0-5, or -1 for "none is plausible". A repeated
     submit (a client retry) returns the stored check and writes nothing."""

@@ -251,12 +251,29 @@ def import_dataset(database: Database, folder: Path | str, actor: str = "cli") -
     now = utcnow()
     with database.write() as db:
         for _line, r in numbered:
-            insert_sequences(db.conn, [{
-                "id": r["id"], "video_id": r["video_id"], "actions": json.dumps(r["actions"]),
-                **{c: r.get(c) for c in ("scene", "split", "act_seq_start", "act_seq_end", "ob_start_frame",
-                                         "ob_end_frame")},
-                "source": r["source"], "imported_at": now,
-            }])
+            insert_sequences(
+                db.conn,
+                [
+                    {
+                        "id": r["id"],
+                        "video_id": r["video_id"],
+                        "actions": json.dumps(r["actions"]),
+                        **{
+                            c: r.get(c)
+                            for c in (
+                                "scene",
+                                "split",
+                                "act_seq_start",
+                                "act_seq_end",
+                                "ob_start_frame",
+                                "ob_end_frame",
+                            )
+                        },
+                        "source": r["source"],
+                        "imported_at": now,
+                    }
+                ],
+            )
             db.conn.execute("DELETE FROM final_intents WHERE sequence_id = ?", (r["id"],))
             db.conn.executemany(
                 """INSERT INTO final_intents (sequence_id, position, concrete_intent, high_level_intent, edited,

@@ -146,7 +146,12 @@ def item_view(
 
 
 def view_item(
-    database: Database, settings: Settings, username: str | None, sequence_id: str, round_: int, show_names: bool = False
+    database: Database,
+    settings: Settings,
+    username: str | None,
+    sequence_id: str,
+    round_: int,
+    show_names: bool = False,
 ) -> dict[str, Any]:
     """A review item for a reviewer (e.g. redrawn with the annotator names shown)."""
     auth.require_role(database, username, "reviewer")
@@ -164,7 +169,9 @@ def _annotated_by(db: sqlite_utils.Database, item_id: str, username: str) -> boo
     )
 
 
-def next_review(database: Database, settings: Settings, username: str | None, show_names: bool = False) -> dict[str, Any]:
+def next_review(
+    database: Database, settings: Settings, username: str | None, show_names: bool = False
+) -> dict[str, Any]:
     """The caller's current review item, or a newly leased one; ``item`` is None when the queue is empty.
 
     Nobody reviews a round they annotated: such an item is passed over (skipped for them, for good).

@@ -160,9 +160,7 @@ class Database:
         )
         for migration in MIGRATIONS:
             with self.write() as db:
-                done = db.conn.execute(
-                    "SELECT 1 FROM schema_migrations WHERE name = ?", (migration.name,)
-                ).fetchone()
+                done = db.conn.execute("SELECT 1 FROM schema_migrations WHERE name = ?", (migration.name,)).fetchone()
                 if done:
                     continue
                 for statement in migration.statements:

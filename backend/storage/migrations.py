@@ -19,8 +19,14 @@ def _collect() -> tuple[Migration, ...]:
     from backend.storage.schema import backup, core, icl, inference, planning, review, signin, vqa
 
     return (
-        tuple(core.MIGRATIONS) + tuple(planning.MIGRATIONS) + tuple(backup.MIGRATIONS) + tuple(review.MIGRATIONS)
-        + tuple(vqa.MIGRATIONS) + tuple(inference.MIGRATIONS) + tuple(icl.MIGRATIONS) + tuple(signin.MIGRATIONS)
+        tuple(core.MIGRATIONS)
+        + tuple(planning.MIGRATIONS)
+        + tuple(backup.MIGRATIONS)
+        + tuple(review.MIGRATIONS)
+        + tuple(vqa.MIGRATIONS)
+        + tuple(inference.MIGRATIONS)
+        + tuple(icl.MIGRATIONS)
+        + tuple(signin.MIGRATIONS)
     )
 
 

@@ -14,7 +14,10 @@ def _import_vilpact(args: argparse.Namespace) -> Any:
 
     ctx = context_from(args)
     return import_vilpact(
-        ctx.database, args.dir, videos=args.videos, add_to_pool=not args.no_pool,
+        ctx.database,
+        args.dir,
+        videos=args.videos,
+        add_to_pool=not args.no_pool,
         annotators_per_sequence=ctx.settings.annotators_per_sequence,
     ).as_dict()
 

@@ -46,18 +46,32 @@ def ensure_demo_content(ctx: AppContext) -> int:
         video = video_dir / f"{seq_id}.mp4"
         actions: list[dict[str, Any]] = [{"class_id": c, "name": classes[c], "start": s, "end": e} for c, s, e in items]
         if not video.exists():
-            write_demo_video(video, [(a["name"], a["start"], a["end"]) for a in actions], DEMO_DURATION, 40 + 40 * index)
+            write_demo_video(
+                video, [(a["name"], a["start"], a["end"]) for a in actions], DEMO_DURATION, 40 + 40 * index
+            )
         rows.append((seq_id, json.dumps(actions), scene, str(video.resolve())))
     with ctx.database.write() as db:
-        db.conn.executemany(
-            "INSERT OR IGNORE INTO action_classes (id, name) VALUES (?, ?)", list(classes.items())
+        db.conn.executemany("INSERT OR IGNORE INTO action_classes (id, name) VALUES (?, ?)", list(classes.items()))
+        created = insert_sequences(
+            db.conn,
+            [
+                {
+                    "id": sid,
+                    "video_id": sid,
+                    "actions": actions,
+                    "scene": scene,
+                    "split": "demo",
+                    "act_seq_start": 0,
+                    "act_seq_end": DEMO_DURATION,
+                    "ob_start_frame": 0,
+                    "ob_end_frame": int(DEMO_DURATION * 24 * 0.2),
+                    "video_path": path,
+                    "source": "demo",
+                    "imported_at": utcnow(),
+                }
+                for sid, actions, scene, path in rows
+            ],
         )
-        created = insert_sequences(db.conn, [
-            {"id": sid, "video_id": sid, "actions": actions, "scene": scene, "split": "demo", "act_seq_start": 0,
-             "act_seq_end": DEMO_DURATION, "ob_start_frame": 0, "ob_end_frame": int(DEMO_DURATION * 24 * 0.2),
-             "video_path": path, "source": "demo", "imported_at": utcnow()}
-            for sid, actions, scene, path in rows
-        ])
         assignment.add_tasks(db, "intent", [r[0] for r in rows], ctx.settings.annotators_per_sequence)
         if created:
             audit(db, "demo", "demo.create", "sequences", {"created": created})
@@ -74,7 +88,8 @@ def ensure_vilpact_demo(ctx: AppContext) -> dict[str, int]:
     if not ctx.database.scalar("SELECT 1 FROM sequences WHERE source = 'vilpact' LIMIT 1"):
         done["sequences"] = import_vilpact(ctx.database, VILPACT, actor="demo", add_to_pool=False).sequences
     if not ctx.database.scalar("SELECT 1 FROM planning_questions LIMIT 1"):
-        report = import_planning(ctx.database, VILPACT, actor="demo",
-                                 annotators_per_question=ctx.settings.planning_annotators_per_question)
+        report = import_planning(
+            ctx.database, VILPACT, actor="demo", annotators_per_question=ctx.settings.planning_annotators_per_question
+        )
         done["planning_questions"] = report["questions"]
     return done

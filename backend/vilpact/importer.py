@@ -40,8 +40,18 @@ if TYPE_CHECKING:
 _CLASS_LINE = re.compile(r"^(c\d{3})\s+(\S.*)$")
 _ITEM = re.compile(r"^(c\d{3}) (\S+) (\S+)$")
 SEQUENCE_COLUMNS = (
-    "id", "action_flow_id", "action_flow_des", "intention_1", "intention_2", "act_seq_start", "act_seq_end",
-    "ob_start_frame", "ob_end_frame", "ob_act_seq", "future_act_seq", "scene",
+    "id",
+    "action_flow_id",
+    "action_flow_des",
+    "intention_1",
+    "intention_2",
+    "act_seq_start",
+    "act_seq_end",
+    "ob_start_frame",
+    "ob_end_frame",
+    "ob_act_seq",
+    "future_act_seq",
+    "scene",
 )
 KB_COLUMNS = ("aid", "text", "verb", "obj", "action", "pre", "post-Add", "post-Del", "args")
 IMPORTED_ANNOTATORS = ("vilpact-crowd-1", "vilpact-crowd-2")
@@ -136,9 +146,15 @@ def _read_classes(root: Path) -> dict[str, dict]:
             if row["aid"] not in classes:
                 raise ImportFileError(str(kb), number, f"unknown action class id {row['aid']!r}")
             classes[row["aid"]].update(
-                verb=row["verb"] or None, object=row["obj"] or None, strips_action=row["action"] or None,
-                pre=row["pre"] or None, post_add=row["post-Add"] or None, post_del=row["post-Del"] or None,
-                args=row["args"] or None, pre_acts=row.get("pre_acts") or None, nxt_acts=row.get("nxt_acts") or None,
+                verb=row["verb"] or None,
+                object=row["obj"] or None,
+                strips_action=row["action"] or None,
+                pre=row["pre"] or None,
+                post_add=row["post-Add"] or None,
+                post_del=row["post-Del"] or None,
+                args=row["args"] or None,
+                pre_acts=row.get("pre_acts") or None,
+                nxt_acts=row.get("nxt_acts") or None,
             )
     return classes
 
@@ -155,7 +171,9 @@ def _parse_actions(path: Path, line: int, value: str, classes: dict[str, dict]) 
         start = _number(path, line, "action start", start_text)
         end = _number(path, line, "action end", end_text)
         if end < start:
-            raise ImportFileError(str(path), line, f"bad time: action {class_id} ends ({end}) before it starts ({start})")
+            raise ImportFileError(
+                str(path), line, f"bad time: action {class_id} ends ({end}) before it starts ({start})"
+            )
         actions.append({"class_id": class_id, "name": classes[class_id]["name"], "start": start, "end": end})
     return actions
 
@@ -175,20 +193,30 @@ def _read_sequences(root: Path, data: VilpactData) -> None:
         end = _number(path, line, "act_seq_end", row["act_seq_end"])
         if end < start:
             raise ImportFileError(str(path), line, f"bad time: act_seq_end {end} is before act_seq_start {start}")
-        data.sequences.append({
-            "id": seq_id, "video_id": seq_id, "actions": actions, "scene": row["scene"] or None,
-            "act_seq_start": start, "act_seq_end": end,
-            "ob_start_frame": int(_number(path, line, "ob_start_frame", row["ob_start_frame"])),
-            "ob_end_frame": int(_number(path, line, "ob_end_frame", row["ob_end_frame"])),
-        })
+        data.sequences.append(
+            {
+                "id": seq_id,
+                "video_id": seq_id,
+                "actions": actions,
+                "scene": row["scene"] or None,
+                "act_seq_start": start,
+                "act_seq_end": end,
+                "ob_start_frame": int(_number(path, line, "ob_start_frame", row["ob_start_frame"])),
+                "ob_end_frame": int(_number(path, line, "ob_end_frame", row["ob_end_frame"])),
+            }
+        )
         for number, column in enumerate(("intention_1", "intention_2"), start=1):
             concrete, sep, high_level = row[column].partition(";")
             if not sep or not concrete.strip() or not high_level.strip():
                 raise ImportFileError(str(path), line, f"{column} {row[column]!r} is not 'concrete;high-level'")
-            data.intents.append({
-                "sequence_id": seq_id, "annotator": IMPORTED_ANNOTATORS[number - 1],
-                "concrete_intent": concrete.strip(), "high_level_intent": high_level.strip(),
-            })
+            data.intents.append(
+                {
+                    "sequence_id": seq_id,
+                    "annotator": IMPORTED_ANNOTATORS[number - 1],
+                    "concrete_intent": concrete.strip(),
+                    "high_level_intent": high_level.strip(),
+                }
+            )
 
 
 def _read_splits(root: Path) -> dict[str, str]:
@@ -221,8 +249,13 @@ def _video_for(videos: Path | None, video_id: str) -> str | None:
 
 
 def import_vilpact(
-    database: Database, root: Path | str, *, videos: Path | str | None = None, actor: str = "cli",
-    add_to_pool: bool = True, annotators_per_sequence: int = 3,
+    database: Database,
+    root: Path | str,
+    *,
+    videos: Path | str | None = None,
+    actor: str = "cli",
+    add_to_pool: bool = True,
+    annotators_per_sequence: int = 3,
 ) -> ImportReport:
     """Validate, then write everything in one transaction. Re-import is idempotent."""
     data = read_vilpact(root)
@@ -241,17 +274,37 @@ def import_vilpact(
                    post_del = excluded.post_del, args = excluded.args, pre_acts = excluded.pre_acts,
                    nxt_acts = excluded.nxt_acts""",
             [
-                {key: cls.get(key) for key in ("id", "name", "verb", "object", "strips_action", "pre", "post_add",
-                                               "post_del", "args", "pre_acts", "nxt_acts")}
+                {
+                    key: cls.get(key)
+                    for key in (
+                        "id",
+                        "name",
+                        "verb",
+                        "object",
+                        "strips_action",
+                        "pre",
+                        "post_add",
+                        "post_del",
+                        "args",
+                        "pre_acts",
+                        "nxt_acts",
+                    )
+                }
                 for cls in data.classes.values()
             ],
         )
         rows = []
         for seq in data.sequences:
-            rows.append({
-                **seq, "actions": json.dumps(seq["actions"]), "split": data.splits.get(seq["id"]),
-                "video_path": _video_for(video_dir, seq["video_id"]), "source": "vilpact", "imported_at": now,
-            })
+            rows.append(
+                {
+                    **seq,
+                    "actions": json.dumps(seq["actions"]),
+                    "split": data.splits.get(seq["id"]),
+                    "video_path": _video_for(video_dir, seq["video_id"]),
+                    "source": "vilpact",
+                    "imported_at": now,
+                }
+            )
         insert_sequences(db.conn, rows)
         for name in IMPORTED_ANNOTATORS:
             insert_user(db.conn, name, "annotator", disabled=True, source="imported")
@@ -267,7 +320,9 @@ def import_vilpact(
         if add_to_pool:
             added = assignment.add_tasks(db, "intent", [s["id"] for s in data.sequences], annotators_per_sequence)
         report = ImportReport(
-            classes=len(data.classes), sequences=len(data.sequences), imported_intents=len(data.intents),
+            classes=len(data.classes),
+            sequences=len(data.sequences),
+            imported_intents=len(data.intents),
             with_video=sum(1 for r in rows if r["video_path"]),
             split_counts={s: sum(1 for v in data.splits.values() if v == s) for s in ("train", "val", "test")},
             added_to_pool=added,
@@ -282,7 +337,10 @@ def import_release(
     """An admin's import from the web app: the same import as the CLI's, behind the admin role."""
     admin = auth.require_role(database, username, "admin")
     report = import_vilpact(
-        database, Path(root), videos=Path(videos) if videos else None, actor=admin.username,
+        database,
+        Path(root),
+        videos=Path(videos) if videos else None,
+        actor=admin.username,
         annotators_per_sequence=settings.annotators_per_sequence,
     )
     return report.as_dict()

@@ -42,10 +42,19 @@ class Sequence:
 
 
 def _from_row(row: dict) -> Sequence:
-    actions = tuple(Action(a["class_id"], a["name"], float(a["start"]), float(a["end"])) for a in json.loads(row["actions"]))
+    actions = tuple(
+        Action(a["class_id"], a["name"], float(a["start"]), float(a["end"])) for a in json.loads(row["actions"])
+    )
     return Sequence(
-        row["id"], row["video_id"], actions, row["scene"], row["split"], row["source"], row["video_path"],
-        row["ob_start_frame"], row["ob_end_frame"],
+        row["id"],
+        row["video_id"],
+        actions,
+        row["scene"],
+        row["split"],
+        row["source"],
+        row["video_path"],
+        row["ob_start_frame"],
+        row["ob_end_frame"],
     )
 
 
@@ -61,8 +70,18 @@ def count_sequences(database: Database) -> dict[str, int]:
 
 
 STORED_COLUMNS = (
-    "id", "video_id", "actions", "scene", "split", "act_seq_start", "act_seq_end", "ob_start_frame", "ob_end_frame",
-    "video_path", "source", "imported_at",
+    "id",
+    "video_id",
+    "actions",
+    "scene",
+    "split",
+    "act_seq_start",
+    "act_seq_end",
+    "ob_start_frame",
+    "ob_end_frame",
+    "video_path",
+    "source",
+    "imported_at",
 )
 
 

@@ -44,7 +44,9 @@ def image_format(path: Path) -> str:
             image.verify()
             fmt = image.format or ""
     except Image.DecompressionBombError:
-        raise MediaError(f"{Path(path).name} has too many pixels (over {Image.MAX_IMAGE_PIXELS:,}); resize it") from None
+        raise MediaError(
+            f"{Path(path).name} has too many pixels (over {Image.MAX_IMAGE_PIXELS:,}); resize it"
+        ) from None
     except (OSError, UnidentifiedImageError, SyntaxError, ValueError) as exc:  # PIL reports a broken PNG as SyntaxError
         raise MediaError(f"{Path(path).name} is not a readable image ({exc})") from None
     if fmt not in IMAGE_FORMATS:
@@ -78,7 +80,9 @@ def _fit(image: Image.Image, width: int, height: int) -> Image.Image:
     """The image scaled to fit ``width`` x ``height`` (aspect kept), centred on white."""
     image = image.convert("RGB")
     scale = min(width / image.width, height / image.height)
-    resized = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))), Image.Resampling.LANCZOS)
+    resized = image.resize(
+        (max(1, round(image.width * scale)), max(1, round(image.height * scale))), Image.Resampling.LANCZOS
+    )
     canvas = Image.new("RGB", (width, height), "white")
     canvas.paste(resized, ((width - resized.width) // 2, (height - resized.height) // 2))
     return canvas

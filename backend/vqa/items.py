@@ -208,8 +208,13 @@ def _row_to_item(row: dict) -> VqaItem:
 def _content(item: VqaItem) -> tuple:
     """The content columns as stored: category, question, options, answer, choice_type, images, composite."""
     return (
-        item.category, item.question, json.dumps(list(item.options), ensure_ascii=False), json.dumps(list(item.answer)),
-        item.choice_type, json.dumps(list(item.images)), item.composite,
+        item.category,
+        item.question,
+        json.dumps(list(item.options), ensure_ascii=False),
+        json.dumps(list(item.answer)),
+        item.choice_type,
+        json.dumps(list(item.images)),
+        item.composite,
     )
 
 
@@ -221,8 +226,16 @@ def insert_item(db: sqlite_utils.Database, item: VqaItem) -> None:
         """INSERT INTO vqa_items (id, category, question, options, answer, choice_type, images, composite,
                provenance, status, disputed, difficulty_level, author, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)""",
-        (item.id, *_content(item), item.provenance, item.status, item.difficulty_level, item.author,
-         item.created_at, item.updated_at),
+        (
+            item.id,
+            *_content(item),
+            item.provenance,
+            item.status,
+            item.difficulty_level,
+            item.author,
+            item.created_at,
+            item.updated_at,
+        ),
     )
 
 

@@ -210,7 +210,13 @@ def run_model(
 
 
 def ask_model(
-    ctx: AppContext, username: str | None, model: str, item_id: str, *, blind: bool = False, image_mode: str | None = None
+    ctx: AppContext,
+    username: str | None,
+    model: str,
+    item_id: str,
+    *,
+    blind: bool = False,
+    image_mode: str | None = None,
 ) -> dict[str, Any]:
     """One live answer (stored like a batch answer, so the leaderboard includes it)."""
     from backend.inference.runner import answer_item

@@ -218,7 +218,10 @@ def _progress(db: sqlite_utils.Database, kind: str, username: str) -> dict[str, 
     """Pool progress plus ``left_for_you``: the items this person may still answer (not those whose key they
     have seen) or verify (not their own), their current one included."""
     extra = _NOT_SEEN_KEY if kind == ANSWER_KIND else _NOT_OWN
-    return {**assignment.pool_progress(db, kind, username), "left_for_you": assignment.left_for(db, kind, username, extra)}
+    return {
+        **assignment.pool_progress(db, kind, username),
+        "left_for_you": assignment.left_for(db, kind, username, extra),
+    }
 
 
 def left_counts(database: Database, username: str | None) -> dict[str, dict[str, int] | None]:
@@ -362,16 +365,20 @@ def resolve_dispute(
 
 
 # -- answering (the human baseline) --------------------------------------------------------------------
-def next_answer_task(database: Database, settings: Settings, username: str | None,
-                     claim: bool = True) -> dict[str, Any]:
+def next_answer_task(
+    database: Database, settings: Settings, username: str | None, claim: bool = True
+) -> dict[str, Any]:
     """The caller's current item to answer, or a new one: the question view only, never the key.
     With ``claim=False`` (a page only looked at) nothing new is leased: ``task`` is the held item or None."""
     user = auth.require_role(database, username, "annotator")
     if not claim:
         lease = assignment.current_lease(database.db, ANSWER_KIND, user.username)
         task = get_item(database, lease.item_id).question_view() if lease else None
-        return {"task": task, "progress": assignment.pool_progress(database.db, ANSWER_KIND, user.username),
-                "claimed": False}
+        return {
+            "task": task,
+            "progress": assignment.pool_progress(database.db, ANSWER_KIND, user.username),
+            "claimed": False,
+        }
     with database.write() as db:
         while True:
             lease = assignment.next_task(db, ANSWER_KIND, user.username, settings.lease_minutes)

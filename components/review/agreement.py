@@ -40,8 +40,9 @@ def _names(text: str | None) -> list[str]:
 def _compare(ctx: AppContext, name: str | None, data: dict, fields: dict[str, Any]) -> dict[str, Any]:
     how = data[fields["mode"]]
     if how == "two reviewer groups":
-        return agreement.compare_reviewer_groups(ctx.database, name, _names(data[fields["group_a"]]),
-                                                 _names(data[fields["group_b"]]))
+        return agreement.compare_reviewer_groups(
+            ctx.database, name, _names(data[fields["group_a"]]), _names(data[fields["group_b"]])
+        )
     if how == "two rounds":
         return agreement.compare_rounds(ctx.database, name, int(data[fields["round_a"]]), int(data[fields["round_b"]]))
     if not data[fields["upload"]]:
@@ -51,8 +52,9 @@ def _compare(ctx: AppContext, name: str | None, data: dict, fields: dict[str, An
 
 
 def _compare_inputs() -> dict[str, Any]:
-    fields: dict[str, Any] = {"mode": gr.Radio(MODES, value="two uploaded columns", label="Compare",
-                                               elem_id="compare-mode")}
+    fields: dict[str, Any] = {
+        "mode": gr.Radio(MODES, value="two uploaded columns", label="Compare", elem_id="compare-mode")
+    }
     with gr.Row():
         fields["group_a"] = gr.Textbox(label="Group A reviewers (comma-separated)")
         fields["group_b"] = gr.Textbox(label="Group B reviewers (comma-separated)")
@@ -60,8 +62,9 @@ def _compare_inputs() -> dict[str, Any]:
         fields["round_a"] = gr.Number(value=1, precision=0, label="Round A")
         fields["round_b"] = gr.Number(value=2, precision=0, label="Round B")
     with gr.Row():
-        fields["upload"] = gr.File(label="CSV with paired scores", file_types=[".csv"], type="binary",
-                                   elem_id="compare-upload")
+        fields["upload"] = gr.File(
+            label="CSV with paired scores", file_types=[".csv"], type="binary", elem_id="compare-upload"
+        )
         fields["column_a"] = gr.Textbox(label="Column A (empty: first)")
         fields["column_b"] = gr.Textbox(label="Column B (empty: second)")
     return fields
@@ -101,8 +104,9 @@ def build_agreement_panel(ctx: AppContext) -> AgreementPanel:
         return {compare_result: wilcoxon_markdown(_compare(ctx, caller(ctx, request), data, fields))}
 
     # a mistake (no file, too few pairs) is said where the result goes; the inputs stay as they are
-    semantic.click(said_in(result, on_semantic), None, [result, table], concurrency_id="models",
-                   api_visibility="private")
+    semantic.click(
+        said_in(result, on_semantic), None, [result, table], concurrency_id="models", api_visibility="private"
+    )
     reviewers.click(said_in(result, on_reviewers), None, [result, table], **PRIVATE_FAST)
     compare.click(said_in(compare_result, on_compare), set(fields.values()), [compare_result], **PRIVATE_FAST)
     return AgreementPanel(result, compare_result)

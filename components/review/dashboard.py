@@ -66,15 +66,24 @@ def build_dashboard_panel(ctx: AppContext) -> DashboardPanel:
     rounds_table = gr.Dataframe(headers=ROUND_COLUMNS, interactive=False, label="Per round", elem_id="review-rounds")
     # shares are drawn on their whole range, 0 to 1, whatever the data (issue 13 §6)
     rounds_plot = gr.BarPlot(
-        x="round", y="share", color="measure", label="Share judged reasonable", elem_id="review-rounds-plot",
-        y_lim=[0, 1], y_title="share (0–1)",
+        x="round",
+        y="share",
+        color="measure",
+        label="Share judged reasonable",
+        elem_id="review-rounds-plot",
+        y_lim=[0, 1],
+        y_title="share (0–1)",
     )
     annotators_table = gr.Dataframe(
         headers=ANNOTATOR_COLUMNS, interactive=False, label="Per annotator", elem_id="review-annotators"
     )
     annotators_plot = gr.BarPlot(
-        x="annotator", y="acceptance_rate", label="Acceptance rate", elem_id="review-annotators-plot",
-        y_lim=[0, 1], y_title="acceptance rate (0–1)",
+        x="annotator",
+        y="acceptance_rate",
+        label="Acceptance rate",
+        elem_id="review-annotators-plot",
+        y_lim=[0, 1],
+        y_title="acceptance rate (0–1)",
     )
 
     def on_dashboard(request: gr.Request) -> dict:

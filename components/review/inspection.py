@@ -34,8 +34,17 @@ class InspectionPanel:
 
     @property
     def outputs(self) -> list[Any]:
-        return [self.item, self.body, self.video, self.report, self.all_occur, self.in_order, self.none_missing,
-                self.comment, self.message]
+        return [
+            self.item,
+            self.body,
+            self.video,
+            self.report,
+            self.all_occur,
+            self.in_order,
+            self.none_missing,
+            self.comment,
+            self.message,
+        ]
 
 
 def choices(ctx: AppContext, name: str | None) -> list[tuple[str, str]]:
@@ -47,8 +56,13 @@ def choices(ctx: AppContext, name: str | None) -> list[tuple[str, str]]:
 
 def _show(ctx: AppContext, p: InspectionPanel, chosen: str | None, name: str | None) -> dict:
     if not chosen:
-        return {p.item: None, p.body: "Draw a sample or choose an inspection.", p.report: "", p.message: "",
-                p.video: gr.update(value=None, visible=False)}
+        return {
+            p.item: None,
+            p.body: "Draw a sample or choose an inspection.",
+            p.report: "",
+            p.message: "",
+            p.video: gr.update(value=None, visible=False),
+        }
     report = inspection.report(ctx.database, name, int(chosen))
     lines = [
         f"- **{esc(r['reviewer'])}**: {r['paper_form']} (all occur / in order / none missing)"
@@ -67,9 +81,17 @@ def _show(ctx: AppContext, p: InspectionPanel, chosen: str | None, name: str | N
         clip = item["video"]
         if not clip:
             body += "\n\n> No video file for this sequence: judge from the action timeline."
-    return {p.item: nxt, p.body: body, p.video: gr.update(value=clip, visible=bool(clip)), p.message: "",
-            p.report: "\n".join(lines) or "No judgments yet.", p.all_occur: False, p.in_order: False,
-            p.none_missing: False, p.comment: ""}
+    return {
+        p.item: nxt,
+        p.body: body,
+        p.video: gr.update(value=clip, visible=bool(clip)),
+        p.message: "",
+        p.report: "\n".join(lines) or "No judgments yet.",
+        p.all_occur: False,
+        p.in_order: False,
+        p.none_missing: False,
+        p.comment: "",
+    }
 
 
 def build_inspection_panel(ctx: AppContext) -> InspectionPanel:
@@ -98,8 +120,9 @@ def build_inspection_panel(ctx: AppContext) -> InspectionPanel:
 
     def on_start(n: float, part: str, seed_value: float | None, request: gr.Request) -> dict:
         name = caller(ctx, request)
-        started = inspection.start_inspection(ctx.database, settings, name, int(n), (part or "").strip(),
-                                              None if seed_value is None else int(seed_value))
+        started = inspection.start_inspection(
+            ctx.database, settings, name, int(n), (part or "").strip(), None if seed_value is None else int(seed_value)
+        )
         chosen = str(started["inspection_id"])
         return {chooser: gr.update(choices=choices(ctx, name), value=chosen), **_show(ctx, p, chosen, name)}
 
@@ -111,14 +134,20 @@ def build_inspection_panel(ctx: AppContext) -> InspectionPanel:
         if not chosen or not nxt:
             raise ValidationError("Nothing to judge: choose an inspection with sequences left.")
         name = caller(ctx, request)
-        verdict = inspection.InspectionJudgment(data[all_occur], data[in_order], data[none_missing],
-                                                data[comment] or "")
+        verdict = inspection.InspectionJudgment(
+            data[all_occur], data[in_order], data[none_missing], data[comment] or ""
+        )
         inspection.judge(ctx.database, name, int(chosen), nxt["sequence_id"], verdict)
         return _show(ctx, p, chosen, name)
 
     # a mistake is said under the button; the reviewer's ticks and comment stay as they are
     start.click(said_in(message, on_start), [size, split, seed], [chooser, *p.outputs], **PRIVATE_FAST)
     chooser.input(said_in(message, on_choose), [chooser], p.outputs, **PRIVATE_FAST)
-    judge.click(said_in(message, on_judge), {chooser, item, all_occur, in_order, none_missing, comment}, p.outputs,
-                show_progress="minimal", **PRIVATE_FAST)
+    judge.click(
+        said_in(message, on_judge),
+        {chooser, item, all_occur, in_order, none_missing, comment},
+        p.outputs,
+        show_progress="minimal",
+        **PRIVATE_FAST,
+    )
     return p

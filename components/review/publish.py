@@ -40,8 +40,9 @@ def build_publish_panel(ctx: AppContext) -> PublishPanel:
         return [result["path"], result["card"]]
 
     def on_publish(repo_id: str, is_private: bool, request: gr.Request, token: gr.OAuthToken | None = None) -> dict:
-        return publish.publish_dataset(ctx.database, ctx.settings, caller(ctx, request), repo_id, is_private,
-                                  token=token.token if token else None)
+        return publish.publish_dataset(
+            ctx.database, ctx.settings, caller(ctx, request), repo_id, is_private, token=token.token if token else None
+        )
 
     # uploads to the Hub stay queued
     export_button.click(ui_errors(on_export), [export_format], export_files, api_visibility="private")

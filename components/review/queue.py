@@ -48,9 +48,24 @@ class QueuePanel:
 
     @property
     def outputs(self) -> list[Any]:
-        return [self.current, self.status, self.details, self.video, *self.columns, *self.intent_views,
-                *self.verdicts, *self.comments, self.concrete_from, self.high_from, self.concrete_text,
-                self.high_text, self.note, self.form, self.message, self.skip_message]
+        return [
+            self.current,
+            self.status,
+            self.details,
+            self.video,
+            *self.columns,
+            *self.intent_views,
+            *self.verdicts,
+            *self.comments,
+            self.concrete_from,
+            self.high_from,
+            self.concrete_text,
+            self.high_text,
+            self.note,
+            self.form,
+            self.message,
+            self.skip_message,
+        ]
 
     @property
     def idle_outputs(self) -> list[Any]:
@@ -133,7 +148,8 @@ def _layout(slots: int) -> QueuePanel:
             concrete_text = gr.Textbox(label="Final concrete intent", elem_id="review-concrete", max_length=500)
             high_text = gr.Textbox(label="Final high-level intent", elem_id="review-high", max_length=500)
         note = gr.Textbox(
-            label="General note (shown to the next round's annotators when returned)", elem_id="review-note",
+            label="General note (shown to the next round's annotators when returned)",
+            elem_id="review-note",
             max_length=2000,
         )
         submit = gr.Button("Submit review", variant="primary", elem_id="review-submit")
@@ -142,9 +158,29 @@ def _layout(slots: int) -> QueuePanel:
             skip_reason = gr.Textbox(label="Why do you skip it?", elem_id="review-skip-reason")
             skip = gr.Button("Skip", elem_id="review-skip")
             skip_message = gr.Markdown(elem_id="review-skip-message")
-    return QueuePanel(status, next_button, show_names, current, video, details, columns, intent_views, verdicts,
-                      comments, concrete_from, high_from, concrete_text, high_text, note, submit, skip_reason, skip,
-                      form, message, skip_message)
+    return QueuePanel(
+        status,
+        next_button,
+        show_names,
+        current,
+        video,
+        details,
+        columns,
+        intent_views,
+        verdicts,
+        comments,
+        concrete_from,
+        high_from,
+        concrete_text,
+        high_text,
+        note,
+        submit,
+        skip_reason,
+        skip,
+        form,
+        message,
+        skip_message,
+    )
 
 
 def idle(p: QueuePanel, counts: dict[str, int]) -> dict:
@@ -152,7 +188,8 @@ def idle(p: QueuePanel, counts: dict[str, int]) -> dict:
     left = counts["for_you"] > 0
     return {
         p.status: status_markdown(counts, holding=False),
-        p.details: "Press **Next item** to take the next sequence round." if left
+        p.details: "Press **Next item** to take the next sequence round."
+        if left
         else nothing_left_markdown(counts["waiting"]),
         p.form: gr.update(visible=left),
         p.video: gr.update(value=None, visible=False),
@@ -205,11 +242,13 @@ def _submit(ctx: AppContext, p: QueuePanel, data: dict, name: str | None) -> dic
     ]
     final = None
     if data[p.concrete_from] and data[p.high_from]:
-        final = review.FinalChoice(int(data[p.concrete_from]), int(data[p.high_from]),
-                                   data[p.concrete_text] or None, data[p.high_text] or None)
+        final = review.FinalChoice(
+            int(data[p.concrete_from]), int(data[p.high_from]), data[p.concrete_text] or None, data[p.high_text] or None
+        )
     db, settings = ctx.database, ctx.settings
-    result = review.submit_review(db, settings, name, item["sequence_id"], item["round"], judgments, final,
-                                  data[p.note] or "")
+    result = review.submit_review(
+        db, settings, name, item["sequence_id"], item["round"], judgments, final, data[p.note] or ""
+    )
     outcome = result["review"]["outcome"] or "recorded (second review)"
     out = render(p, review.next_review(db, settings, name))
     out[p.status] = f"**Saved:** {esc(item['sequence_id'])} round {item['round']} {outcome} · {out[p.status]}"
@@ -254,13 +293,32 @@ def build_queue_panel(ctx: AppContext) -> QueuePanel:
 
     p.next_button.click(ui_errors(on_next), [p.show_names], p.outputs, **PRIVATE_FAST)
     p.show_names.change(ui_errors(on_names), [p.current, p.show_names], p.intent_views, **PRIVATE_FAST)
-    p.concrete_from.change(lambda item, a: _pick_text(item, a, "concrete_intent"), [p.current, p.concrete_from],
-                           p.concrete_text, **PRIVATE_FAST)
-    p.high_from.change(lambda item, a: _pick_text(item, a, "high_level_intent"), [p.current, p.high_from],
-                       p.high_text, **PRIVATE_FAST)
-    inputs: set[Block] = {p.current, *p.verdicts, *p.comments, p.concrete_from, p.high_from, p.concrete_text, p.high_text, p.note}
+    p.concrete_from.change(
+        lambda item, a: _pick_text(item, a, "concrete_intent"),
+        [p.current, p.concrete_from],
+        p.concrete_text,
+        **PRIVATE_FAST,
+    )
+    p.high_from.change(
+        lambda item, a: _pick_text(item, a, "high_level_intent"), [p.current, p.high_from], p.high_text, **PRIVATE_FAST
+    )
+    inputs: set[Block] = {
+        p.current,
+        *p.verdicts,
+        *p.comments,
+        p.concrete_from,
+        p.high_from,
+        p.concrete_text,
+        p.high_text,
+        p.note,
+    }
     # a mistake is said next to the button; the reviewer's choices stay as they are (no "Error" badges)
     p.submit.click(said_in(p.message, on_submit), inputs, p.outputs, show_progress="minimal", **PRIVATE_FAST)
-    p.skip.click(said_in(p.skip_message, on_skip), [p.current, p.skip_reason], [*p.outputs, p.skip_reason],
-                 show_progress="minimal", **PRIVATE_FAST)
+    p.skip.click(
+        said_in(p.skip_message, on_skip),
+        [p.current, p.skip_reason],
+        [*p.outputs, p.skip_reason],
+        show_progress="minimal",
+        **PRIVATE_FAST,
+    )
     return p
