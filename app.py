@@ -27,7 +27,7 @@ from backend.settings import Settings, load_settings  # noqa: E402
 from components import TABS, intents  # noqa: E402
 from components.common import TabHandle, caller, esc  # noqa: E402
 from components.fastpath import fast_routes  # noqa: E402
-from components.signin import build_signin  # noqa: E402
+from components.signin import build_signin, oauth_logout_routes  # noqa: E402
 
 APP_JS = """
 () => {
@@ -184,6 +184,8 @@ def launch_kwargs(ctx: AppContext) -> dict:
             "routes": [*signin.routes(), *kwargs["app_kwargs"]["routes"]],
             "middleware": [signin.middleware()],
         }
+    else:  # Sign in with Hugging Face: our /logout frees the person's leases before Gradio's would run
+        kwargs["app_kwargs"]["routes"] = [*oauth_logout_routes(ctx), *kwargs["app_kwargs"]["routes"]]
     return kwargs
 
 

@@ -242,3 +242,16 @@ class SignInGate:
 
 def build_signin(ctx: AppContext) -> SignIn:
     return SignIn(ctx=ctx, cookie=sessions.cookie_name(ctx.database), limiter=_Limiter(2))
+
+
+def oauth_logout_routes(ctx: AppContext) -> list[Route]:
+    """``/logout`` under Sign in with Hugging Face: Gradio's own route only drops the session cookie's user; this
+    one, placed before it, also frees the person's leases at once (issue 13 §2), then does the same."""
+
+    async def logout(request: Request) -> Response:
+        info = request.session.pop("oauth_info", None) or {}
+        username = (info.get("userinfo") or {}).get("preferred_username")
+        await anyio.to_thread.run_sync(signin.sign_out_user, ctx.database, username)
+        return RedirectResponse("/", status_code=303)
+
+    return [Route("/logout", logout, methods=["GET"]), Route("/logout/", logout, methods=["GET"])]

@@ -157,3 +157,19 @@ def test_simulated_space_signs_in_backs_up_and_restores(tmp_path, mocked_oauth):
         assert call(owner, "admin_users")[1] is None
         owner.close()
         stranger.close()
+
+
+def test_signing_out_of_hugging_face_frees_the_leases_at_once(tmp_path, mocked_oauth):
+    settings = Settings(data_dir=tmp_path / "data", demo_content=False)
+    with app_in_process(settings) as app:
+        seed_sequences(app.ctx)
+        client = sign_in(app.url, mocked_oauth, STRANGER)
+        task, error = call(client, "intent_next")
+        assert error is None and task["task"] is not None
+        held = "SELECT count(*) FROM assignments WHERE annotator = ? AND status = 'leased' AND expires_at > ?"
+        assert app.ctx.database.scalar(held, (STRANGER, utcnow())) == 1
+        response = client.get("/logout", follow_redirects=False)
+        assert response.status_code == 303
+        assert app.ctx.database.scalar(held, (STRANGER, utcnow())) == 0  # the sequence is free for others now
+        audit = app.ctx.database.query("SELECT action, detail FROM audit_log WHERE actor = ? ORDER BY id", (STRANGER,))
+        assert audit[-1]["action"] == "signout" and '"leases_released": 1' in audit[-1]["detail"]

@@ -189,6 +189,16 @@ def sign_out(database: Database, token: str | None) -> str | None:
     return username
 
 
+def sign_out_user(database: Database, username: str | None) -> int:
+    """Free every lease ``username`` holds as they sign out of a Hugging Face (OAuth) sign-in; returns how many."""
+    if not username:
+        return 0
+    with database.write() as db:
+        released = assignment.release_leases(db, username)
+        audit(db, username, "signout", username, {"leases_released": released, "via": "oauth"})
+    return released
+
+
 def throttle_state(database: Database, settings: Settings, key: str) -> dict:
     """A throttle key's counted failures, refusals, wait and lock (for admins and tests)."""
     lock_s = settings.signin_lock_minutes * 60
