@@ -46,7 +46,7 @@ def serious(page) -> list[str]:
 def test_the_login_page_and_the_annotation_tab_have_no_serious_violations(app, browser, viewport):
     page = browser.new_context(viewport=viewport).new_page()
     page.goto(app.url)
-    expect(page.get_by_label("username")).to_be_visible(timeout=30_000)
+    expect(page.get_by_label("User name")).to_be_visible(timeout=30_000)
     assert serious(page) == []
     assert page.title() == "Sign in · CompStudio"
     browser_login(page, app.url, "ann1", "password1")
