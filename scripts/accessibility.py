@@ -39,7 +39,7 @@ def main() -> None:
         password = json.loads((settings.data_dir / "demo-accounts.json").read_text())["demo-admin"]
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(running.url)
-        page.get_by_label("username").wait_for(timeout=30_000)
+        page.get_by_label("User name").wait_for(timeout=30_000)
         print(f"{'login page':24s} {summary(page)}")
         browser_login(page, running.url, "demo-admin", password)
         page.wait_for_selector("#whoami strong", timeout=60_000)
