@@ -28,10 +28,17 @@ def serious(page) -> list[str]:
     """Serious and critical violations, one line each (rule, help, the first elements). Toasts are checked
     once they have faded in (half-faded text has too little contrast by construction)."""
     page.wait_for_function(
-        """() => [...document.querySelectorAll('[data-testid="toast-body"]')].every((toast) => {
-        for (let e = toast; e; e = e.parentElement) if (getComputedStyle(e).opacity !== '1') return false;
-        return true;
-    })""",
+        """() => {
+        const inToast = (e) => e && e.closest && e.closest('[data-testid="toast-body"], .toast-wrap');
+        const fading = (a) => (a.effect?.getKeyframes?.() || []).some((k) => 'opacity' in k);  // not the countdown bar
+        const moving = document.getAnimations().some(
+            (a) => a.playState === 'running' && inToast(a.effect?.target) && fading(a));
+        if (moving) return false;  // a toast still fading in (or out): its text is half transparent
+        return [...document.querySelectorAll('[data-testid="toast-body"]')].every((el) => {
+            for (let e = el; e; e = e.parentElement) if (getComputedStyle(e).opacity !== '1') return false;
+            return true;
+        });
+    }""",
         timeout=10_000,
     )
     results = Axe().run(page)
