@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
@@ -14,7 +13,6 @@ from backend.accounts import oauth
 from backend.context import AppContext
 from backend.errors import CompStudioError, PermissionDenied
 
-_log = logging.getLogger("compstudio")
 # one pass: HTML's special characters and Markdown's syntax each become one entity (escaping in two passes
 # turned the "#" of "&#x27;" into "&#35;", and the page showed "&#x27;")
 _MARKDOWN_ENTITIES = {ord(c): f"&#{ord(c)};" for c in "\\`*_{}[]()#+!|~-\"'"} | {
@@ -100,16 +98,3 @@ def esc(text: Any) -> str:
     '&#39;output&#39; &lt;b&gt; a&#45;b'
     """
     return ("" if text is None else str(text)).translate(_MARKDOWN_ENTITIES)
-
-
-def refused(action: str, who: str | None, exc: CompStudioError) -> str:
-    """An ordinary mistake a person made (a wrong form, a missing reason): one line in the server log, no
-    traceback, and a toast. Returns the message, for the handler to show next to the field as well; the
-    handler returns only that message, so nothing the person typed, chose or is watching is touched and
-    no "Error" status badge covers it (NOTES-stack.md, "Gradio: errors and the status tracker")."""
-    message = str(exc)
-    _log.warning("%s refused for %s: %s", action, who or "(not signed in)", message)
-    problems = getattr(exc, "problems", None) or [message]
-    more = len(problems) - 1
-    gr.Warning(problems[0] + (f" (and {more} more, listed by the fields)" if more else ""))
-    return message

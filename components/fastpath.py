@@ -50,7 +50,7 @@ async def _username(request: Request) -> tuple[bool, str | None]:
     return (user is not None or not needs_login), user
 
 
-class _Limiter:
+class LazyLimiter:
     """An ``anyio.CapacityLimiter`` made on first use (it must be made inside the server's event loop)."""
 
     def __init__(self, tokens: int):
@@ -79,7 +79,7 @@ def fast_routes(endpoints: Mapping[str, Callable[..., Any]], concurrency: int = 
     that one slow call (a video linked into the media folder on first use) does not stall the rest.
     """
     arguments = {name: _arity(fn) for name, fn in endpoints.items()}
-    limiter = _Limiter(concurrency)
+    limiter = LazyLimiter(concurrency)
 
     async def run(name: str, request: Request) -> Response:
         allowed, username = await _username(request)

@@ -42,6 +42,19 @@ def refusal(message: str, who: str | None = None) -> str:
     return f"⚠️ **{esc(text)}**"
 
 
+def refused(action: str, who: str | None, exc: CompStudioError) -> str:
+    """An ordinary mistake a person made (a wrong form, a missing reason): one line in the server log, no
+    traceback, and a toast. Returns the message, for the handler to show next to the field as well; the
+    handler returns only that message, so nothing the person typed, chose or is watching is touched and
+    no "Error" status badge covers it (NOTES-stack.md, "Gradio: errors and the status tracker")."""
+    message = str(exc)
+    log.warning("%s refused for %s: %s", action, who or "(not signed in)", message)
+    problems = getattr(exc, "problems", None) or [message]
+    more = len(problems) - 1
+    gr.Warning(problems[0] + (f" (and {more} more, listed by the fields)" if more else ""))
+    return message
+
+
 class Mistake(CompStudioError):
     """A mistake found in the UI handler itself (an empty field), shown like the backend's."""
 

@@ -14,7 +14,8 @@ from backend.context import AppContext
 from backend.errors import CompStudioError, ValidationError
 from backend.intents import service
 from backend.intents.rules import accepted_forms
-from components.common import TabHandle, caller, esc, refused, ui_errors
+from components.common import TabHandle, caller, esc, ui_errors
+from components.feedback import refused
 
 INSTRUCTIONS = f"""
 Watch the video, read the actions below it, and answer: **what does the person want to do by taking

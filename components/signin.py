@@ -32,6 +32,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from backend.accounts import sessions, signin
 from backend.context import AppContext
+from components.fastpath import LazyLimiter
 
 ABOUT = (
     "CompStudio is where crowd annotators build, and researchers evaluate vision-language models on, three "
@@ -84,20 +85,6 @@ HEADERS = {
 }
 
 
-class _Limiter:
-    """At most ``tokens`` sign-ins hash at once (scrypt: ~50 ms and 16 MiB each), made on first use
-    (an ``anyio.CapacityLimiter`` must be made inside the server's event loop)."""
-
-    def __init__(self, tokens: int):
-        self.tokens = tokens
-        self._limiter: anyio.CapacityLimiter | None = None
-
-    def get(self) -> anyio.CapacityLimiter:
-        if self._limiter is None:
-            self._limiter = anyio.CapacityLimiter(self.tokens)
-        return self._limiter
-
-
 def _wants_html(request: Request) -> bool:
     return "text/html" in request.headers.get("accept", "")
 
@@ -118,7 +105,7 @@ class SignIn:
 
     ctx: AppContext
     cookie: str
-    limiter: _Limiter
+    limiter: LazyLimiter  # at most two sign-ins hash at once (scrypt: ~50 ms and 16 MiB each)
 
     # -- what Gradio asks on every request ---------------------------------------------------------
     def user(self, request: HTTPConnection) -> str | None:
@@ -241,7 +228,7 @@ class SignInGate:
 
 
 def build_signin(ctx: AppContext) -> SignIn:
-    return SignIn(ctx=ctx, cookie=sessions.cookie_name(ctx.database), limiter=_Limiter(2))
+    return SignIn(ctx=ctx, cookie=sessions.cookie_name(ctx.database), limiter=LazyLimiter(2))
 
 
 def oauth_logout_routes(ctx: AppContext) -> list[Route]:

@@ -5,7 +5,7 @@ folder of a saved model (``from_pretrained``-loadable with ``AutoProcessor`` / `
 ``AutoModelForImageTextToText`` / ``AutoModelForCausalLM``); ``tiny_spec(kind, **changes)`` returns a
 registry ``ModelSpec`` for it. Each is built on first call (well under a second) and cached for the
 session in one temporary folder. Random weights emit deterministic garbage: test plumbing, not quality.
-Recipes: ../shared/NOTES-stack.md.
+Recipes: the stack notes shipped to developers (NOTES-stack.md, "tiny models").
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from backend.context import AppContext
 from backend.errors import ValidationError
 from backend.review import agreement
 from components.common import caller, esc
-from components.review.messages import said_in
+from components.feedback import shown_in
 from components.review.queue import PRIVATE_FAST
 
 MODES = ["two reviewer groups", "two rounds", "two uploaded columns"]
@@ -105,8 +105,8 @@ def build_agreement_panel(ctx: AppContext) -> AgreementPanel:
 
     # a mistake (no file, too few pairs) is said where the result goes; the inputs stay as they are
     semantic.click(
-        said_in(result, on_semantic), None, [result, table], concurrency_id="models", api_visibility="private"
+        shown_in(result)(on_semantic), None, [result, table], concurrency_id="models", api_visibility="private"
     )
-    reviewers.click(said_in(result, on_reviewers), None, [result, table], **PRIVATE_FAST)
-    compare.click(said_in(compare_result, on_compare), set(fields.values()), [compare_result], **PRIVATE_FAST)
+    reviewers.click(shown_in(result)(on_reviewers), None, [result, table], **PRIVATE_FAST)
+    compare.click(shown_in(compare_result)(on_compare), set(fields.values()), [compare_result], **PRIVATE_FAST)
     return AgreementPanel(result, compare_result)

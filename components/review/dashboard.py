@@ -12,7 +12,7 @@ import pandas as pd
 from backend.context import AppContext
 from backend.review import dashboard
 from components.common import caller
-from components.review.messages import said_in
+from components.feedback import shown_in
 from components.review.queue import PRIVATE_FAST
 
 ROUND_COLUMNS = [
@@ -98,6 +98,6 @@ def build_dashboard_panel(ctx: AppContext) -> DashboardPanel:
         }
 
     outputs = [totals, rounds_table, rounds_plot, annotators_table, annotators_plot]
-    show = (said_in(totals, on_dashboard), None, outputs)
+    show = (shown_in(totals)(on_dashboard), None, outputs)
     refresh.click(*show, **PRIVATE_FAST)
     return DashboardPanel(refresh, totals, show)

@@ -13,7 +13,7 @@ from backend.errors import ValidationError
 from backend.review import inspection
 from backend.review import service as review
 from components.common import caller, esc
-from components.review.messages import said_in
+from components.feedback import shown_in
 from components.review.queue import PRIVATE_FAST
 
 
@@ -141,10 +141,10 @@ def build_inspection_panel(ctx: AppContext) -> InspectionPanel:
         return _show(ctx, p, chosen, name)
 
     # a mistake is said under the button; the reviewer's ticks and comment stay as they are
-    start.click(said_in(message, on_start), [size, split, seed], [chooser, *p.outputs], **PRIVATE_FAST)
-    chooser.input(said_in(message, on_choose), [chooser], p.outputs, **PRIVATE_FAST)
+    start.click(shown_in(message)(on_start), [size, split, seed], [chooser, *p.outputs], **PRIVATE_FAST)
+    chooser.input(shown_in(message)(on_choose), [chooser], p.outputs, **PRIVATE_FAST)
     judge.click(
-        said_in(message, on_judge),
+        shown_in(message)(on_judge),
         {chooser, item, all_occur, in_order, none_missing, comment},
         p.outputs,
         show_progress="minimal",

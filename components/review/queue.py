@@ -13,7 +13,7 @@ from backend.context import AppContext
 from backend.errors import ValidationError
 from backend.review import service as review
 from components.common import EventOptions, caller, esc, ui_errors
-from components.review.messages import said_in
+from components.feedback import shown_in
 
 REASONABLE, NOT_REASONABLE = "reasonable", "not reasonable"
 # Database-only handlers skip the queue (milliseconds each).
@@ -313,9 +313,9 @@ def build_queue_panel(ctx: AppContext) -> QueuePanel:
         p.note,
     }
     # a mistake is said next to the button; the reviewer's choices stay as they are (no "Error" badges)
-    p.submit.click(said_in(p.message, on_submit), inputs, p.outputs, show_progress="minimal", **PRIVATE_FAST)
+    p.submit.click(shown_in(p.message)(on_submit), inputs, p.outputs, show_progress="minimal", **PRIVATE_FAST)
     p.skip.click(
-        said_in(p.skip_message, on_skip),
+        shown_in(p.skip_message)(on_skip),
         [p.current, p.skip_reason],
         [*p.outputs, p.skip_reason],
         show_progress="minimal",
