@@ -95,6 +95,7 @@ def app_theme() -> gr.themes.Base:
         block_label_text_color="*primary_700",
         block_title_text_color="*primary_700",
         color_accent="*primary_600",
+        body_text_color_subdued="*neutral_500",  # neutral 400 (a dropdown's placeholder, info text) is 2.5:1
         button_primary_background_fill="*primary_700",
         button_primary_background_fill_hover="*primary_600",
     )

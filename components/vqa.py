@@ -93,7 +93,14 @@ def _answer_panel(ctx: AppContext) -> dict[str, Any]:
     progress = gr.Markdown(elem_id="vqa-answer-progress")
     question = gr.Markdown(elem_id="vqa-answer-question")
     with gr.Row(visible=False) as form:
-        image = gr.Image(label="Image", type="filepath", interactive=False, elem_id="vqa-answer-image", height=420)
+        image = gr.Image(
+            label="Image",
+            alt_text="The image the question is about",
+            type="filepath",
+            interactive=False,
+            elem_id="vqa-answer-image",
+            height=420,
+        )
         with gr.Column():
             choices = gr.CheckboxGroup(label="Your answer", choices=[], elem_id="vqa-answer-choices")
             submit = gr.Button("Submit answer", variant="primary", elem_id="vqa-answer-submit")

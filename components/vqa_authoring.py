@@ -70,7 +70,13 @@ def _author_layout() -> AuthorView:
     )
     with gr.Row():
         files = gr.File(label="Images", file_count="multiple", file_types=["image"], elem_id="vqa-author-files")
-        preview = gr.Image(label="What models see", type="filepath", interactive=False, elem_id="vqa-author-preview")
+        preview = gr.Image(
+            label="What models see",
+            alt_text="The composite image models are shown",
+            type="filepath",
+            interactive=False,
+            elem_id="vqa-author-preview",
+        )
     build = gr.Button("Store images and build the composite", elem_id="vqa-author-build")
     gr.Markdown("**2. Question.** Options one per line; they are lettered A, B, … in order.")
     category = gr.Dropdown(list(CATEGORIES), label="Category", value=CATEGORIES[0], elem_id="vqa-author-category")

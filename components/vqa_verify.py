@@ -74,7 +74,9 @@ def _layout(verifiers: int) -> VerifyView:
     progress = gr.Markdown(elem_id="vqa-verify-progress")
     details = gr.Markdown(elem_id="vqa-verify-item")
     with gr.Column(visible=False) as form:
-        image = gr.Image(label="Image", type="filepath", interactive=False, height=380)
+        image = gr.Image(
+            label="Image", alt_text="The image the question is about", type="filepath", interactive=False, height=380
+        )
         _decision_fields = _fields()
     outcome = gr.Markdown(elem_id="vqa-verify-outcome")
     return VerifyView(current, fetch, progress, image, details, *_decision_fields, outcome, form)

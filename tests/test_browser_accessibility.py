@@ -1,6 +1,7 @@
 """axe-core (axe-playwright-python) on the crowd's pages: the login page and the intent-annotation tab must have
-no serious or critical violations (issue 13, section 8). The other tabs are measured by
-scripts/accessibility.py (their counts are in the README)."""
+no serious or critical violations (issue 13, section 8); so must the VQA answer page (its image) and a reviewer's
+pages with content in them (a loaded review item, the dashboard empty and with figures). The other tabs are
+measured by scripts/accessibility.py (their counts are in the README)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from axe_playwright_python.sync_playwright import Axe
 from conftest import seed_demo_media
 from e2e_helpers import app_in_process, browser_login
 from playwright.sync_api import expect
+from review_helpers import PASSWORD, add_people, add_sequences, annotate_all, judge_all
 
 from backend.accounts import auth
+from backend.review import service as review
 
 
 @pytest.fixture(scope="module")
@@ -21,6 +24,25 @@ def app(tmp_path_factory, demo_media_cache):
     seed_demo_media(settings, demo_media_cache)
     with app_in_process(settings) as running:
         auth.add_user(running.ctx.database, "ann1", "annotator", "password1")
+        yield running
+
+
+@pytest.fixture(scope="module")
+def review_app(tmp_path_factory):
+    """Two sequences annotated by two annotators: two rounds wait for review."""
+    from backend.settings import Settings
+
+    settings = Settings(
+        data_dir=tmp_path_factory.mktemp("a11y-review") / "data",
+        demo_content=False,
+        annotators_per_sequence=2,
+        require_full_view=False,
+    )
+    with app_in_process(settings) as running:
+        database = running.ctx.database
+        add_sequences(database, ["S1", "S2"], needed=2)
+        add_people(database, annotators=["a1", "a2"], reviewers=["rev"], password=PASSWORD)
+        annotate_all(database, running.ctx.settings, ["a1", "a2"])
         yield running
 
 
@@ -65,4 +87,45 @@ def test_the_login_page_and_the_annotation_tab_have_no_serious_violations(app, b
     page.get_by_text("Skip this sequence").click()
     page.locator("#intent-skip").click()
     expect(page.locator("#intent-skip-message")).to_contain_text("say why")
+    assert serious(page) == []
+
+
+def test_the_vqa_answer_page_has_no_serious_violations(app, browser):
+    """Gradio draws a shown image inside a button; without alt text that button has no name (critical)."""
+    auth.add_user(app.ctx.database, "ann-vqa", "annotator", "password1")
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    browser_login(page, app.url, "ann-vqa", "password1")
+    page.locator('button[data-tab-id="vqa"]').click()
+    page.locator('button[data-tab-id="vqa-answer"]').click()
+    expect(page.locator("#vqa-answer-image img")).to_be_visible(timeout=30_000)
+    expect(page.locator("#vqa-answer-image img")).to_have_attribute("alt", "The image the question is about")
+    assert serious(page) == []
+
+
+def test_a_reviewers_pages_with_content_have_no_serious_violations(review_app, browser):
+    """A loaded item (the final-intent dropdowns' placeholder text was 2.5:1) and the dashboard: empty (its
+    empty table was an unfocusable scroll region, its empty chart an unnamed graphic) and with figures."""
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    browser_login(page, review_app.url, "rev", PASSWORD)
+    page.get_by_role("tab", name="Review", exact=True).click()
+    page.locator('button[data-tab-id="review-dashboard"]').click()
+    expect(page.locator("#review-totals")).to_contain_text("No sequence round has been reviewed yet", timeout=30_000)
+    expect(page.locator("#review-rounds")).to_be_hidden()
+    assert serious(page) == []
+    page.locator('button[data-tab-id="review-queue"]').click()
+    page.locator("#review-next").click()
+    expect(page.locator("#review-intent-0")).to_contain_text("S/He", timeout=30_000)
+    assert serious(page) == []
+
+    database, settings = review_app.ctx.database, review_app.ctx.settings
+    item = review.next_review(database, settings, "rev")["item"]  # the item on the page
+    first = item["annotations"][0]["annotation_id"]
+    review.submit_review(
+        database, settings, "rev", item["sequence_id"], item["round"],
+        judge_all(item, [True, False], "vague"), review.FinalChoice(first, first),
+    )  # fmt: skip
+    page.locator('button[data-tab-id="review-dashboard"]').click()
+    page.locator("#review-refresh").click()
+    expect(page.locator("#review-rounds")).to_be_visible(timeout=30_000)
+    expect(page.locator("#review-totals")).not_to_contain_text("No sequence round")
     assert serious(page) == []

@@ -26,6 +26,7 @@ ROUND_COLUMNS = [
     "annotations_reasonable",
     "annotations_reasonable_share",
 ]
+NOTHING_REVIEWED = "\n\nNo sequence round has been reviewed yet: the per-round figures appear after the first review."
 ANNOTATOR_COLUMNS = ["annotator", "submissions", "judged", "reasonable", "acceptance_rate", "median_seconds_per_task"]
 
 
@@ -63,7 +64,9 @@ def rounds_long(rounds: list[dict[str, Any]]) -> pd.DataFrame:
 def build_dashboard_panel(ctx: AppContext) -> DashboardPanel:
     refresh = gr.Button("Refresh", elem_id="review-refresh")
     totals = gr.Markdown(elem_id="review-totals")
-    rounds_table = gr.Dataframe(headers=ROUND_COLUMNS, interactive=False, label="Per round", elem_id="review-rounds")
+    rounds_table = gr.Dataframe(
+        headers=ROUND_COLUMNS, interactive=False, label="Per round", elem_id="review-rounds", visible=False
+    )
     # shares are drawn on their whole range, 0 to 1, whatever the data (issue 13 §6)
     rounds_plot = gr.BarPlot(
         x="round",
@@ -71,17 +74,19 @@ def build_dashboard_panel(ctx: AppContext) -> DashboardPanel:
         color="measure",
         label="Share judged reasonable",
         elem_id="review-rounds-plot",
+        visible=False,
         y_lim=[0, 1],
         y_title="share (0–1)",
     )
     annotators_table = gr.Dataframe(
-        headers=ANNOTATOR_COLUMNS, interactive=False, label="Per annotator", elem_id="review-annotators"
+        headers=ANNOTATOR_COLUMNS, interactive=False, label="Per annotator", elem_id="review-annotators", visible=False
     )
     annotators_plot = gr.BarPlot(
         x="annotator",
         y="acceptance_rate",
         label="Acceptance rate",
         elem_id="review-annotators-plot",
+        visible=False,
         y_lim=[0, 1],
         y_title="acceptance rate (0–1)",
     )
@@ -89,12 +94,16 @@ def build_dashboard_panel(ctx: AppContext) -> DashboardPanel:
     def on_dashboard(request: gr.Request) -> dict:
         figures = dashboard.dashboard(ctx.database, caller(ctx, request))
         annotators = _frame(figures["annotators"], ANNOTATOR_COLUMNS)
+        # an empty table or chart is hidden (it says nothing, and screen readers meet an empty scroll region)
+        reviewed, submitted = bool(figures["rounds"]), bool(figures["annotators"])
         return {
-            totals: totals_markdown(figures["totals"]),
-            rounds_table: _frame(figures["rounds"], ROUND_COLUMNS),
-            rounds_plot: rounds_long(figures["rounds"]),
-            annotators_table: annotators,
-            annotators_plot: annotators.fillna({"acceptance_rate": 0.0}),
+            totals: totals_markdown(figures["totals"]) + ("" if reviewed else NOTHING_REVIEWED),
+            rounds_table: gr.Dataframe(_frame(figures["rounds"], ROUND_COLUMNS), visible=reviewed),
+            rounds_plot: gr.BarPlot(rounds_long(figures["rounds"]), visible=reviewed),
+            annotators_table: gr.Dataframe(annotators, visible=submitted),
+            annotators_plot: gr.BarPlot(
+                annotators.fillna({"acceptance_rate": 0.0}).astype({"acceptance_rate": float}), visible=submitted
+            ),
         }
 
     outputs = [totals, rounds_table, rounds_plot, annotators_table, annotators_plot]
