@@ -276,6 +276,26 @@ def test_counts_are_right_before_anybody_asked_and_leave_nothing_leased(database
         review.review_counts(database, settings, "b1")
 
 
+def test_opening_the_review_tab_is_a_read_once_the_rounds_have_their_tasks(database, settings, people):
+    """review_counts writes only to add a complete round's review task; after that it counts while another
+    connection holds the write lock (a read-only look must never queue behind writers)."""
+    import sqlite3
+
+    from backend.storage import Database
+
+    add_sequences(database, ["S1"])
+    annotate_all(database, settings, ROUND_1)
+    assert review.review_counts(database, settings, "rev") == {"waiting": 1, "for_you": 1}  # adds the task
+    writer = sqlite3.connect(settings.db_path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # somebody else is writing
+    try:
+        impatient = Database(settings.db_path, busy_timeout_ms=50)
+        assert review.review_counts(impatient, settings, "rev") == {"waiting": 1, "for_you": 1}
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+
+
 def test_esc_escapes_once():
     from components.common import esc
 

@@ -64,15 +64,15 @@ def wants_check(item_id: str, share: float) -> bool:
     return bucket < share
 
 
-def sync_review_tasks(db: sqlite_utils.Database, settings: Settings) -> int:
-    """Add a review task for every intent task whose round is complete. Inside ``write()``."""
-    rows = db.conn.execute(
-        """SELECT t.item_id, t.round FROM tasks t
+_UNSYNCED = """SELECT t.item_id, t.round FROM tasks t
            WHERE t.kind = ? AND t.status = 'complete'
              AND NOT EXISTS (SELECT 1 FROM tasks r WHERE r.kind = ? AND r.item_id = t.item_id || '@' || t.round)
-           ORDER BY t.rowid""",
-        (INTENT_KIND, KIND),
-    ).fetchall()
+           ORDER BY t.rowid"""
+
+
+def sync_review_tasks(db: sqlite_utils.Database, settings: Settings) -> int:
+    """Add a review task for every intent task whose round is complete. Inside ``write()``."""
+    rows = db.conn.execute(_UNSYNCED, (INTENT_KIND, KIND)).fetchall()
     added = 0
     for row in rows:
         item = review_item_id(row["item_id"], row["round"])
@@ -197,11 +197,13 @@ def queue_size(database: Database) -> int:
 
 def review_counts(database: Database, settings: Settings, username: str | None) -> dict[str, int]:
     """``waiting`` and ``for_you`` (backend/review/counts.py) as of now: complete rounds become review
-    tasks first, so the count is right before anybody asked for an item. Leases nothing."""
+    tasks first, so the count is right before anybody asked for an item. Leases nothing; opens a write
+    transaction only when a complete round has no review task yet (opening the tab is a read)."""
     reviewer = auth.require_role(database, username, "reviewer").username
-    with database.write() as db:
-        sync_review_tasks(db, settings)
-        return queue_counts(db, reviewer)
+    if database.query_one(_UNSYNCED + " LIMIT 1", (INTENT_KIND, KIND)) is not None:  # a write only when needed
+        with database.write() as db:
+            sync_review_tasks(db, settings)
+    return queue_counts(database.db, reviewer)
 
 
 def _check_judgments(annotations: list[dict], judgments: list[Judgment]) -> dict[int, Judgment]:
