@@ -4,8 +4,13 @@
   (``options.model_class == "causal-lm"``): ``AutoTokenizer`` + ``AutoModelForCausalLM``.
 * Prompts go through the model's chat template (``prompt_style="chat"``) or are plain text with the
   processor's media tokens (``"plain"``, for base models). Several images per request are fine.
-* Video: with ``options.native_video`` and a processor that has a video processor (Qwen2-VL and
-  relatives), sampled frames go in as the processor's ``videos=`` input; otherwise each frame is an image.
+* Families (tiny versions of each tested in tests/test_inference_families.py): LLaVA, Qwen2-VL, Qwen2.5-VL,
+  LLaVA-OneVision, Idefics3, SmolVLM, Gemma 3 — one code path; images go to the processor as one list per
+  request, which is how Gemma 3, Idefics3 and SmolVLM match images to prompts and how LLaVA-OneVision tells
+  a request with several images (one tile each) from a request with one (any-resolution tiles).
+* Video: with ``options.native_video`` and a processor whose video inputs have their own names (Qwen2-VL,
+  Qwen2.5-VL, LLaVA-OneVision), sampled frames go in as the processor's ``videos=`` input; otherwise each
+  frame is an image.
 * Batches are left-padded with an attention mask, so batched answers equal one-by-one answers (tested).
 * GPU when present: bf16 and ``device_map="auto"``; CPU and float32 otherwise. Loading happens when the
   backend is built (on first use, through the registry's pool); :meth:`unload` frees the weights.
@@ -74,9 +79,7 @@ class TransformersBackend:
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.native_video = (
-            bool(spec.options.get("native_video")) and getattr(self.processor, "video_processor", None) is not None
-        )
+        self.native_video = bool(spec.options.get("native_video")) and _separate_video_inputs(self.processor)
 
     # -- prompts -----------------------------------------------------------------------------------
     def _convert(self, request: Request) -> tuple[list[dict], list, list]:
@@ -116,13 +119,15 @@ class TransformersBackend:
         for request in requests:
             content, request_images, request_videos = self._convert(request)
             texts.append(self._prompt(content))
-            images.extend(request_images)
+            images.append(request_images)
             videos.extend(request_videos)
         if self.text_only:
             inputs = self.tokenizer(texts, padding=True, return_tensors="pt", add_special_tokens=False)
         else:
             kwargs: dict[str, Any] = {"text": texts, "padding": True, "return_tensors": "pt"}
-            if images:
+            if any(images):
+                # One list per request: Gemma 3, Idefics3 and SmolVLM match images to prompts by it, and
+                # LLaVA-OneVision processes a request with several images differently from one with one.
                 kwargs["images"] = images
             if videos:
                 kwargs["videos"] = videos
@@ -200,6 +205,17 @@ class TransformersBackend:
         gc.collect()
         if self.device.startswith("cuda"):
             torch.cuda.empty_cache()
+
+
+def _separate_video_inputs(processor: Any) -> bool:
+    """Whether the processor takes ``videos=`` into inputs of their own (``pixel_values_videos``: Qwen2-VL,
+    Qwen2.5-VL, LLaVA-OneVision). SmolVLM's video processor writes ``pixel_values``, the images' key, so a batch
+    holding an image request and a video request would lose the images: its videos go in as frames."""
+    video = getattr(processor, "video_processor", None)
+    if video is None:
+        return False
+    image = getattr(processor, "image_processor", None)
+    return not set(video.model_input_names) & set(getattr(image, "model_input_names", ()))
 
 
 def _cut(text: str, stop: Sequence[str]) -> str:
