@@ -113,6 +113,24 @@ def test_video(family, tmp_path):
     assert backend.generate(batch, PARAMS) == [backend.generate([r], PARAMS)[0] for r in batch]
 
 
+def test_qwen2_5_vl_places_frames_in_time_at_their_sampled_rate(app, tmp_path):
+    """Qwen2.5-VL's temporal positions step by ``second_per_grid_ts`` = temporal patch (2 frames) / fps: 4 frames
+    sampled at 2 fps -> 1.0 s; 4 frames over a 1 s window of a file -> 0.5 s; no rate known -> 2 / 24 (the
+    processor's default fps), under which a few seconds of frames share one temporal position."""
+    from backend.inference.request import request_hash
+    from backend.vilpact.demo_video import write_demo_video
+
+    backend = get_model(app, _name("qwen2_5_vl", 8))
+    clip = write_demo_video(tmp_path / "clip.mp4", [("Opening a door", 0.0, 1.0)], 1.0, 120)
+    frames = [_square(c) for c in ("red", "green", "blue", "blue")]
+    timed = [video(frames=frames, fps=2.0), text("What changes?")]
+    from_file = [video(path=clip, start=0.0, end=1.0, num_frames=4), text("What happens?")]
+    inputs = backend._inputs([timed, from_file, FRAMES])
+    assert [round(float(s), 4) for s in inputs["second_per_grid_ts"]] == [1.0, 0.5, round(2 / 24, 4)]
+    assert backend.generate([timed, FRAMES], PARAMS) == [backend.generate([r], PARAMS)[0] for r in (timed, FRAMES)]
+    assert request_hash(timed) != request_hash(FRAMES)  # the rate decides the answer, so it is in the cache key
+
+
 def test_option_scores(family):
     _, backend = family
     scores = backend.score_options(ONE, ["red", "green blue yellow"])

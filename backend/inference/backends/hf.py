@@ -9,7 +9,8 @@
   request, which is how Gemma 3, Idefics3 and SmolVLM match images to prompts and how LLaVA-OneVision tells
   a request with several images (one tile each) from a request with one (any-resolution tiles).
 * Video: with ``options.native_video`` and a processor whose video inputs have their own names (Qwen2-VL,
-  Qwen2.5-VL, LLaVA-OneVision), sampled frames go in as the processor's ``videos=`` input; otherwise each
+  Qwen2.5-VL, LLaVA-OneVision), sampled frames go in as the processor's ``videos=`` input, with the rate they
+  were sampled at when the request knows it (:func:`~backend.inference.request.sampled_fps`); otherwise each
   frame is an image.
 * Batches are left-padded with an attention mask, so batched answers equal one-by-one answers (tested).
 * GPU when present: bf16 and ``device_map="auto"``; CPU and float32 otherwise. Loading happens when the
@@ -25,7 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from backend.errors import InferenceError, ValidationError
 from backend.inference.base import OptionScore
-from backend.inference.request import GenerationParams, Request, load_image, validate_request, video_frames
+from backend.inference.request import (
+    GenerationParams,
+    Request,
+    load_image,
+    sampled_fps,
+    validate_request,
+    video_frames,
+)
 
 if TYPE_CHECKING:
     from backend.inference.registry import ModelSpec
@@ -82,8 +90,8 @@ class TransformersBackend:
         self.native_video = bool(spec.options.get("native_video")) and _separate_video_inputs(self.processor)
 
     # -- prompts -----------------------------------------------------------------------------------
-    def _convert(self, request: Request) -> tuple[list[dict], list, list]:
-        """Chat-template content parts, the images and the videos (lists of frames) of one request."""
+    def _convert(self, request: Request) -> tuple[list[dict], list, list[tuple[list, float | None]]]:
+        """Chat-template content parts, the images and the videos (frames, sampled fps) of one request."""
         validate_request(request)
         content, images, videos = [], [], []
         for part in request:
@@ -98,7 +106,7 @@ class TransformersBackend:
                 frames = video_frames(part, self.spec.frames_per_video, self.spec.max_image_side)
                 if self.native_video:
                     content.append({"type": "video"})
-                    videos.append(frames)
+                    videos.append((frames, sampled_fps(part, len(frames))))
                 else:
                     content.extend({"type": "image"} for _ in frames)
                     images.extend(frames)
@@ -130,7 +138,8 @@ class TransformersBackend:
                 # LLaVA-OneVision processes a request with several images differently from one with one.
                 kwargs["images"] = images
             if videos:
-                kwargs["videos"] = videos
+                kwargs["videos"] = [frames for frames, _ in videos]
+                kwargs["video_metadata"] = [_metadata(len(frames), fps) for frames, fps in videos]
                 kwargs["do_sample_frames"] = False
             inputs = self.processor(**kwargs)
         return inputs.to(self.model.device)
@@ -205,6 +214,15 @@ class TransformersBackend:
         gc.collect()
         if self.device.startswith("cuda"):
             torch.cuda.empty_cache()
+
+
+def _metadata(num_frames: int, fps: float | None) -> Any:
+    """What the video processor knows of frames we sampled: their rate. Qwen2.5-VL places frames in time with
+    it (``second_per_grid_ts``); unknown (``None``) means transformers' default of 24 fps, under which the frames
+    of a few seconds of video all get the same temporal position."""
+    from transformers.video_utils import VideoMetadata
+
+    return VideoMetadata(total_num_frames=num_frames, fps=fps, frames_indices=list(range(num_frames)))
 
 
 def _separate_video_inputs(processor: Any) -> bool:
