@@ -183,6 +183,8 @@ def test_frames_mode_samples_the_observed_window_once(ctx, tmp_path, monkeypatch
     item = load_planning_items(ctx, mode="frames", limit=1)[0]
     assert item.request[0]["type"] == "video" and len(item.request[0]["frames"]) == ctx.settings.planning_frames
     assert item.meta["mode"] == "frames" and "frames above" in item.request[-1]["text"]
+    start, end = media.observed_window_seconds(first.ob_start_frame, first.ob_end_frame)
+    assert item.request[0]["fps"] == pytest.approx(ctx.settings.planning_frames / (end - start))
     for name in ("decode_decord", "decode_pyav"):
         monkeypatch.setattr(media, name, lambda *a, **k: pytest.fail("decoded the same window twice"))
     assert load_planning_items(ctx, mode="frames", limit=1)[0].meta["mode"] == "frames"

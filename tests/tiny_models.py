@@ -1,4 +1,5 @@
-"""Tiny random models built offline, once per test session: LLaVA, Qwen2-VL and a text-only causal LM.
+"""Tiny random models built offline, once per test session: LLaVA, Qwen2-VL and a text-only causal LM
+(the newer families are in tiny_families.py).
 
 Import the builders in any test: ``tiny_llava()``, ``tiny_qwen2vl()``, ``tiny_causal_lm()`` return the
 folder of a saved model (``from_pretrained``-loadable with ``AutoProcessor`` / ``AutoTokenizer`` and
@@ -48,22 +49,38 @@ def _root() -> Path:
     return root
 
 
-def tiny_tokenizer(special: tuple[str, ...], image_marker: str = "", video_marker: str = ""):
-    """A byte-level BPE tokenizer (no unknown tokens) with the given special tokens and a chat template."""
+def tiny_tokenizer(
+    special: tuple[str, ...],
+    image_marker: str = "",
+    video_marker: str = "",
+    named: dict[str, str] | None = None,
+    template: str | None = None,
+):
+    """A byte-level BPE tokenizer (no unknown tokens) with the given special tokens and a chat template
+    (``template``, or the generic one with the media markers). ``named``: model-specific special tokens
+    the processor reads as attributes (``tokenizer.boi_token``, ``tokenizer.image_token_id``, ...)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    specials = ["<pad>", "<|end|>", "<|user|>", "<|assistant|>", "<|system|>", *special]
+    specials = ["<pad>", "<|end|>", "<|user|>", "<|assistant|>", "<|system|>", *special, *(named or {}).values()]
     trainer = trainers.BpeTrainer(
         vocab_size=400, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
     )
     tok.train_from_iterator(_CORPUS, trainer)
-    template = _CHAT_TEMPLATE.replace("{{ image_marker }}", image_marker).replace("{{ video_marker }}", video_marker)
+    if template is None:
+        template = _CHAT_TEMPLATE.replace("{{ image_marker }}", image_marker)
+        template = template.replace("{{ video_marker }}", video_marker)
+    extra = {"extra_special_tokens": dict(named)} if named else {}
     return PreTrainedTokenizerFast(
-        tokenizer_object=tok, pad_token="<pad>", eos_token="<|end|>", chat_template=template, padding_side="left"
+        tokenizer_object=tok,
+        pad_token="<pad>",
+        eos_token="<|end|>",
+        chat_template=template,
+        padding_side="left",
+        **extra,
     )
 
 
@@ -221,14 +238,19 @@ _BUILDERS = {"llava": tiny_llava, "qwen2vl": tiny_qwen2vl, "causal": tiny_causal
 
 
 def tiny_spec(kind: str, **changes):
-    """A registry entry for a tiny model: ``kind`` is ``llava``, ``qwen2vl`` or ``causal``."""
+    """A registry entry for a tiny model: ``kind`` is ``llava``, ``qwen2vl``, ``causal`` or a family of
+    tiny_families.py (``qwen2_5_vl``, ``llava_onevision``, ``idefics3``, ``smolvlm``, ``gemma3``)."""
+    from tiny_families import FAMILIES
+
     from backend.inference.registry import ModelSpec
 
+    builders = {**_BUILDERS, **{name: builder for name, (builder, _) in FAMILIES.items()}}
     options = {"causal": {"model_class": "causal-lm"}, "qwen2vl": {"native_video": True}}.get(kind, {})
+    options = FAMILIES[kind][1] if kind in FAMILIES else options
     base = dict(
-        name=f"tiny-{kind}",
+        name=f"tiny-{kind}".replace("_", "-"),
         backend="transformers",
-        path=str(_BUILDERS[kind]()),
+        path=str(builders[kind]()),
         dtype="float32",
         device="cpu",
         max_new_tokens=6,

@@ -4,11 +4,13 @@ A request is an interleaved list of parts (VLMEvalKit / lmms-eval style), in rea
 
     [{"type": "text", "text": "What happens next?"},
      {"type": "image", "image": PIL.Image.Image or "path/to/file.jpg"},
-     {"type": "video", "frames": [PIL.Image.Image, ...]},                        # already sampled frames
+     {"type": "video", "frames": [PIL.Image.Image, ...], "fps": 2.0},            # already sampled frames
      {"type": "video", "path": "clip.mp4", "start": 0.0, "end": 4.0, "num_frames": 8}]   # sampled on use
 
 ``start``/``end`` (seconds) and ``num_frames`` are optional for a video path: the whole video and the
-model's ``frames_per_video`` are used when absent. Backends turn a path into frames with
+model's ``frames_per_video`` are used when absent. ``fps`` (optional, frames given) is the rate the frames were
+sampled at, frames per second of the clip they cover: models that place frames in time (Qwen2.5-VL) need it
+(:func:`sampled_fps`). Backends turn a path into frames with
 :func:`video_frames` (uniform sampling through decord) unless they can pass the file natively.
 
 A request carries no chat roles: it is one user turn. The backend wraps it in the model's chat template.
@@ -70,12 +72,14 @@ def video(
     start: float | None = None,
     end: float | None = None,
     num_frames: int | None = None,
+    fps: float | None = None,
 ) -> Part:
-    """A video part: give ``frames`` (PIL images) or a ``path`` (optionally with start/end/num_frames)."""
+    """A video part: give ``frames`` (PIL images, optionally with the ``fps`` they were sampled at) or a
+    ``path`` (optionally with start/end/num_frames)."""
     if (frames is None) == (path is None):
         raise ValidationError("a video part needs either frames or a path, not both")
     if frames is not None:
-        return {"type": "video", "frames": list(frames)}
+        return {"type": "video", "frames": list(frames), **({"fps": float(fps)} if fps is not None else {})}
     part: Part = {"type": "video", "path": str(path)}
     for key, value in (("start", start), ("end", end), ("num_frames", num_frames)):
         if value is not None:
@@ -98,8 +102,31 @@ def validate_request(request: Request) -> None:
             problems.append(f"part {index}: an image part needs 'image' (a PIL image or a path)")
         elif kind == "video" and ("frames" in part) == ("path" in part):
             problems.append(f"part {index}: a video part needs either 'frames' or 'path'")
+        elif kind == "video" and "fps" in part and not _positive(part["fps"]):
+            problems.append(f"part {index}: a video part's 'fps' must be a positive number, not {part['fps']!r}")
     if problems:
         raise ValidationError(problems)
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+def sampled_fps(part: Part, num_frames: int) -> float | None:
+    """Frames per second of a video part's sampled frames: the part's ``fps``, or ``num_frames`` over the
+    ``start``-``end`` window of a path; ``None`` when unknown (a whole video file, frames without ``fps``).
+
+    >>> sampled_fps({"type": "video", "path": "a.mp4", "start": 1.0, "end": 5.0}, 8)
+    2.0
+    >>> sampled_fps({"type": "video", "frames": [], "fps": 0.5}, 4), sampled_fps({"type": "video", "path": "a.mp4"}, 8)
+    (0.5, None)
+    """
+    if "fps" in part:
+        return float(part["fps"])
+    start, end = part.get("start"), part.get("end")
+    if "path" in part and start is not None and end is not None and float(end) > float(start):
+        return num_frames / (float(end) - float(start))
+    return None
 
 
 def request_text(request: Request, image_marker: str = "<image>", video_marker: str = "<video>") -> str:
@@ -173,7 +200,8 @@ def _part_fingerprint(part: Part) -> Any:
     if kind == "image":
         return {"type": "image", "sha": _media_sha(part["image"])}
     if "frames" in part:
-        return {"type": "video", "frames": [_media_sha(f) for f in part["frames"]]}
+        fps = {"fps": part["fps"]} if "fps" in part else {}
+        return {"type": "video", "frames": [_media_sha(f) for f in part["frames"]], **fps}
     keys = ("path", "start", "end", "num_frames")
     return {"type": "video", **{k: str(part[k]) for k in keys if k in part}}
 

@@ -4,8 +4,14 @@
   (``options.model_class == "causal-lm"``): ``AutoTokenizer`` + ``AutoModelForCausalLM``.
 * Prompts go through the model's chat template (``prompt_style="chat"``) or are plain text with the
   processor's media tokens (``"plain"``, for base models). Several images per request are fine.
-* Video: with ``options.native_video`` and a processor that has a video processor (Qwen2-VL and
-  relatives), sampled frames go in as the processor's ``videos=`` input; otherwise each frame is an image.
+* Families (tiny versions of each tested in tests/test_inference_families.py): LLaVA, Qwen2-VL, Qwen2.5-VL,
+  LLaVA-OneVision, Idefics3, SmolVLM, Gemma 3 — one code path; images go to the processor as one list per
+  request, which is how Gemma 3, Idefics3 and SmolVLM match images to prompts and how LLaVA-OneVision tells
+  a request with several images (one tile each) from a request with one (any-resolution tiles).
+* Video: with ``options.native_video`` and a processor whose video inputs have their own names (Qwen2-VL,
+  Qwen2.5-VL, LLaVA-OneVision), sampled frames go in as the processor's ``videos=`` input, with the rate they
+  were sampled at when the request knows it (:func:`~backend.inference.request.sampled_fps`); otherwise each
+  frame is an image.
 * Batches are left-padded with an attention mask, so batched answers equal one-by-one answers (tested).
 * GPU when present: bf16 and ``device_map="auto"``; CPU and float32 otherwise. Loading happens when the
   backend is built (on first use, through the registry's pool); :meth:`unload` frees the weights.
@@ -20,7 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from backend.errors import InferenceError, ValidationError
 from backend.inference.base import OptionScore
-from backend.inference.request import GenerationParams, Request, load_image, validate_request, video_frames
+from backend.inference.request import (
+    GenerationParams,
+    Request,
+    load_image,
+    sampled_fps,
+    validate_request,
+    video_frames,
+)
 
 if TYPE_CHECKING:
     from backend.inference.registry import ModelSpec
@@ -74,13 +87,11 @@ class TransformersBackend:
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.native_video = (
-            bool(spec.options.get("native_video")) and getattr(self.processor, "video_processor", None) is not None
-        )
+        self.native_video = bool(spec.options.get("native_video")) and _separate_video_inputs(self.processor)
 
     # -- prompts -----------------------------------------------------------------------------------
-    def _convert(self, request: Request) -> tuple[list[dict], list, list]:
-        """Chat-template content parts, the images and the videos (lists of frames) of one request."""
+    def _convert(self, request: Request) -> tuple[list[dict], list, list[tuple[list, float | None]]]:
+        """Chat-template content parts, the images and the videos (frames, sampled fps) of one request."""
         validate_request(request)
         content, images, videos = [], [], []
         for part in request:
@@ -95,7 +106,7 @@ class TransformersBackend:
                 frames = video_frames(part, self.spec.frames_per_video, self.spec.max_image_side)
                 if self.native_video:
                     content.append({"type": "video"})
-                    videos.append(frames)
+                    videos.append((frames, sampled_fps(part, len(frames))))
                 else:
                     content.extend({"type": "image"} for _ in frames)
                     images.extend(frames)
@@ -116,16 +127,19 @@ class TransformersBackend:
         for request in requests:
             content, request_images, request_videos = self._convert(request)
             texts.append(self._prompt(content))
-            images.extend(request_images)
+            images.append(request_images)
             videos.extend(request_videos)
         if self.text_only:
             inputs = self.tokenizer(texts, padding=True, return_tensors="pt", add_special_tokens=False)
         else:
             kwargs: dict[str, Any] = {"text": texts, "padding": True, "return_tensors": "pt"}
-            if images:
+            if any(images):
+                # One list per request: Gemma 3, Idefics3 and SmolVLM match images to prompts by it, and
+                # LLaVA-OneVision processes a request with several images differently from one with one.
                 kwargs["images"] = images
             if videos:
-                kwargs["videos"] = videos
+                kwargs["videos"] = [frames for frames, _ in videos]
+                kwargs["video_metadata"] = [_metadata(len(frames), fps) for frames, fps in videos]
                 kwargs["do_sample_frames"] = False
             inputs = self.processor(**kwargs)
         return inputs.to(self.model.device)
@@ -200,6 +214,26 @@ class TransformersBackend:
         gc.collect()
         if self.device.startswith("cuda"):
             torch.cuda.empty_cache()
+
+
+def _metadata(num_frames: int, fps: float | None) -> Any:
+    """What the video processor knows of frames we sampled: their rate. Qwen2.5-VL places frames in time with
+    it (``second_per_grid_ts``); unknown (``None``) means transformers' default of 24 fps, under which the frames
+    of a few seconds of video all get the same temporal position."""
+    from transformers.video_utils import VideoMetadata
+
+    return VideoMetadata(total_num_frames=num_frames, fps=fps, frames_indices=list(range(num_frames)))
+
+
+def _separate_video_inputs(processor: Any) -> bool:
+    """Whether the processor takes ``videos=`` into inputs of their own (``pixel_values_videos``: Qwen2-VL,
+    Qwen2.5-VL, LLaVA-OneVision). SmolVLM's video processor writes ``pixel_values``, the images' key, so a batch
+    holding an image request and a video request would lose the images: its videos go in as frames."""
+    video = getattr(processor, "video_processor", None)
+    if video is None:
+        return False
+    image = getattr(processor, "image_processor", None)
+    return not set(video.model_input_names) & set(getattr(image, "model_input_names", ()))
 
 
 def _cut(text: str, stop: Sequence[str]) -> str:
