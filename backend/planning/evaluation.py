@@ -77,7 +77,10 @@ def planning_item(
         arrays = sample_frames(
             ctx.settings, path, start, end, ctx.settings.planning_frames, ctx.settings.planning_decoder
         )
-        request.append(video(frames=[Image.fromarray(a) for a in arrays]))
+        sampling = {"frames": ctx.settings.planning_frames, "decoder": ctx.settings.planning_decoder}
+        request.append(
+            video(frames=[Image.fromarray(a) for a in arrays], sampling={**sampling, "window": [start, end]})
+        )
     request.append(text(question_prompt(question, catalog.names(question.observed), bool(path))))
     item_id = question.id if rotation == 0 and mode == "frames" else f"{question.id}#{mode}-r{rotation}"
     return EvalItem(
