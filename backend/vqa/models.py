@@ -197,6 +197,7 @@ def run_model(
         model=model,
         image_mode=None if blind else mode,
         statuses=statuses,
+        manifest=summary.manifest,
     )
     reported = summary.as_dict()
     return {
