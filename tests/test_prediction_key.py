@@ -259,3 +259,27 @@ def test_cli_eval_out_folder_and_predictions_export_carry_the_manifest(ctx, caps
     capsys.readouterr()
     runs = json.loads((tmp_path / "all.jsonl.manifest.json").read_text())["runs"]
     assert [r["manifest"] for r in runs] == [manifest]
+
+
+def test_a_hub_model_not_cached_yet_is_downloaded_before_its_run_is_keyed(ctx, world, tmp_path, monkeypatch):
+    """The first run of a Hub id loads (downloads) the model first, so its answers are stored under the commit
+    and the next run serves them; the "download" here is a backend that writes the cache's refs/main."""
+    from inference_helpers import echo_factory
+
+    cache = tmp_path / "hub-cache"
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+
+    def downloading_factory(spec):
+        refs = cache / "models--org--tiny-vlm" / "refs"
+        refs.mkdir(parents=True, exist_ok=True)
+        (refs / "main").write_text(COMMIT_A)
+        return echo_factory(spec)
+
+    ctx.models.register_backend("transformers", downloading_factory)
+    write_models(ctx.settings, [ModelSpec("hub-model", "transformers", "org/tiny-vlm")])
+    first = run_eval(ctx, "key-test", "hub-model")
+    assert first.newly_computed == 2 and first.manifest["model"]["revision"] == f"hub:{COMMIT_A}"
+    ctx.pool.unload()
+    assert _run(ctx, "hub-model") == (0, 2)
+    (cache / "models--org--tiny-vlm" / "refs" / "main").write_text(COMMIT_B)  # a newer commit downloaded
+    assert _run(ctx, "hub-model") == (2, 0)

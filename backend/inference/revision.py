@@ -8,8 +8,9 @@ In order:
 3. any other local folder: ``local:<digest of its files>`` (:meth:`FileDigests.folder_digest`), so weights
    fine-tuned in place compute anew;
 4. a Hub id (transformers): the commit its cached ``refs/main`` (or the pinned ``options["revision"]``
-   branch) points to, ``hub:<commit>``; ``hub:<id>@unresolved`` while the model is not cached yet (the
-   first run downloads it; rows of that run are keyed apart and never served for a known commit);
+   branch) points to, ``hub:<commit>``; ``hub:<id>@main:unresolved`` while the model is not cached yet
+   (:func:`backend.inference.runner.run_eval` then loads, i.e. downloads, the model before keying the run,
+   so answers are stored under the commit);
 5. otherwise ``""`` (random and in-process baselines: their code is the model).
 """
 
@@ -23,6 +24,7 @@ from backend.inference.digests import FileDigests
 from backend.inference.registry import ModelSpec
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
+UNRESOLVED = ":unresolved"  # the end of a Hub model's revision before it is in the local cache
 
 
 def hub_cache_dir() -> Path:
@@ -71,5 +73,5 @@ def model_revision(spec: ModelSpec, digests: FileDigests, cache_dir: Path | None
         return f"hub:{commit}" if commit else f"local:{digests.folder_digest(folder)}"
     if spec.backend == "transformers" and spec.path:
         commit = cached_hub_commit(spec.path, pinned or "main", cache_dir)
-        return f"hub:{commit}" if commit else f"hub:{spec.path}@{pinned or 'main'}:unresolved"
+        return f"hub:{commit}" if commit else f"hub:{spec.path}@{pinned or 'main'}{UNRESOLVED}"
     return pinned
