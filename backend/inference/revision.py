@@ -19,9 +19,13 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backend.inference.digests import FileDigests
 from backend.inference.registry import ModelSpec
+
+if TYPE_CHECKING:
+    from backend.context import AppContext
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 UNRESOLVED = ":unresolved"  # the end of a Hub model's revision before it is in the local cache
@@ -75,3 +79,10 @@ def model_revision(spec: ModelSpec, digests: FileDigests, cache_dir: Path | None
         commit = cached_hub_commit(spec.path, pinned or "main", cache_dir)
         return f"hub:{commit}" if commit else f"hub:{spec.path}@{pinned or 'main'}{UNRESOLVED}"
     return pinned
+
+
+def download_if_unresolved(ctx: AppContext, spec: ModelSpec) -> None:
+    """Load (download) a Hub model that is not cached yet before a run or an answer is keyed, so that its
+    answers are stored under its commit rather than under the unresolved revision."""
+    if model_revision(spec, ctx.digests).endswith(UNRESOLVED):
+        ctx.pool.get(spec)

@@ -31,7 +31,7 @@ from backend.inference.outcomes import outcome_counts
 from backend.inference.parsing import ParsedAnswer, parse_choice
 from backend.inference.registry import ModelSpec, get_spec
 from backend.inference.request import GenerationParams, Request, request_hash, text
-from backend.inference.revision import UNRESOLVED, model_revision
+from backend.inference.revision import download_if_unresolved, model_revision
 from backend.inference.store import Prediction, finish_run, lookup, save, settings_hash, start_run
 
 if TYPE_CHECKING:
@@ -275,8 +275,7 @@ def run_eval(
     judge, judge_chosen_by = resolve_judge(ctx, judge)
     if judge is not None:
         get_spec(ctx, judge)  # fail before any work when the judge is unknown
-    if model_revision(spec, ctx.digests).endswith(UNRESOLVED):
-        ctx.pool.get(spec)  # a Hub model not cached yet: download it first, so its answers are keyed by its commit
+    download_if_unresolved(ctx, spec)
     items = bench.load_items(ctx, **(load_options or {}))
     prepared = prepare(bench, items[:limit] if limit is not None else items, ctx.digests)
     params = effective_params(bench, spec)
@@ -368,6 +367,7 @@ def answer_item(ctx: AppContext, benchmark: str, model: str, item: EvalItem) -> 
     from backend.inference.request import request_text
 
     bench, spec = get_benchmark(ctx, benchmark), get_spec(ctx, model)
+    download_if_unresolved(ctx, spec)
     params = effective_params(bench, spec)
     shash = store_key(ctx, bench, spec)
     prepared = prepare(bench, [item], ctx.digests)[0]
