@@ -207,6 +207,7 @@ def run_model(
         **{key: reported[key] for key in OUTCOME_KEYS},
         "newly_computed": summary.newly_computed,
         **({"circular": circular_report(items, {k: v[0] for k, v in stored.items()})} if circular else {}),
+        "manifest": summary.manifest,
     }
 
 
