@@ -3,11 +3,12 @@ every tab, command and service. There are no process globals beside it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from backend.icl.service import IclWorkspace
 from backend.inference.benchmarks import BenchmarkRegistry
+from backend.inference.digests import FileDigests
 from backend.inference.registry import ModelPool, ModelRegistry
 from backend.operations.service import BackupService
 from backend.settings import Settings
@@ -24,6 +25,7 @@ class AppContext:
     icl: IclWorkspace  # loaded in-context example sets and prepared selectors
     backup: BackupService  # snapshots (and Hub push); app.py starts it, commands leave it stopped
     notices: tuple[str, ...] = ()  # start-up notices for admins (ephemeral storage, what was restored)
+    digests: FileDigests = field(default_factory=FileDigests)  # media and weights digests, once per file version
 
 
 def build_context(settings: Settings, *, notices: tuple[str, ...] = (), hf_api: Any = None) -> AppContext:

@@ -308,7 +308,7 @@ def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
 
     def render(rows: list[dict[str, Any]], comparison: dict | None = None) -> dict:
         path = Path(tempfile.mkdtemp(prefix="vqa-board-")) / "vqa_leaderboard.csv"
-        path.write_text(runs.leaderboard_csv(rows), encoding="utf-8")
+        path.write_text(runs.leaderboard_csv(rows, runs.run_manifests(db)), encoding="utf-8")
         out = {table: pd.DataFrame(rows), chart: category_chart_html(rows), download: str(path)}
         if comparison is not None:
             out[compared] = pd.DataFrame(comparison_rows(comparison["comparison"]), columns=COMPARISON_COLUMNS)

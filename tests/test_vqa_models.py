@@ -112,3 +112,22 @@ def test_paired_comparison_of_runs_always_holds_the_blind_run(lab, capsys):
     assert main(["compare", "--benchmark", "vqa", "--data-dir", str(lab.settings.data_dir)]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["blind_runs"] == ["rand-2 [blind]"] and len(printed["comparison"]["pairs"]) == 3
+
+
+def test_leaderboard_csv_names_each_runs_manifest(lab):
+    import csv
+    import io
+    import json
+
+    from backend.vqa.runs import leaderboard_csv, run_manifests
+
+    write_models(lab.settings, RANDOMS)
+    run_model(lab, "rev", "rand-0")
+    ask_model(lab, "rev", "rand-0", "demo-diff-s")  # a live answer keeps the batch's manifest
+    rows = leaderboard(lab.database, "ann")
+    table = list(csv.DictReader(io.StringIO(leaderboard_csv(rows, run_manifests(lab.database)))))
+    by_name = {row["name"]: row for row in table}
+    manifest = json.loads(by_name["rand-0"]["manifest"])
+    assert manifest["model"]["name"] == "rand-0" and manifest["dataset"]["benchmark"] == BENCHMARK
+    assert manifest["dataset"]["items"] == 15 and manifest["image_size_limit"] == 768
+    assert by_name["Random choice"]["manifest"] == ""

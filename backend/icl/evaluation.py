@@ -138,13 +138,13 @@ def category_breakdown(
     ``run_eval``: ``icl eval`` and ``eval --benchmark icl`` both report it)."""
     from backend.inference.benchmarks import get_benchmark
     from backend.inference.registry import get_spec
-    from backend.inference.runner import effective_params, prepare
-    from backend.inference.store import lookup, settings_hash
+    from backend.inference.runner import prepare, store_key
+    from backend.inference.store import lookup
 
     bench, spec = get_benchmark(ctx, BENCHMARK), get_spec(ctx, model)
     items = load_items(ctx, **(load_options or {}))
-    prepared = prepare(bench, items[:limit] if limit is not None else items)
-    stored = lookup(ctx.database, spec.name, bench.name, settings_hash(spec, effective_params(bench, spec)))
+    prepared = prepare(bench, items[:limit] if limit is not None else items, ctx.digests)
+    stored = lookup(ctx.database, spec.name, bench.name, store_key(ctx, bench, spec))
     rows = [stored[(p.item.item_id, p.prompt_hash)] for p in prepared]
     items = [p.item for p in prepared]
     return {

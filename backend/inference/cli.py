@@ -49,6 +49,10 @@ def _eval(args: argparse.Namespace) -> Any:
         from backend.icl.evaluation import category_breakdown
 
         result.update(category_breakdown(ctx, args.model, load_options, args.limit))
+    if args.out is not None:
+        from backend.inference.store import write_run_folder
+
+        result["out"] = write_run_folder(ctx.database, args.out, result, set(summary.item_keys))
     return result
 
 
@@ -125,6 +129,12 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
     evaluate.add_argument("--limit", type=int, default=None, help="only the first N items")
     evaluate.add_argument("--retry-failed", action="store_true", help="recompute items whose call failed before")
     evaluate.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="also write DIR/summary.json, DIR/manifest.json and DIR/predictions.jsonl (this run's rows)",
+    )
+    evaluate.add_argument(
         "--judge",
         default=None,
         help="a registered model that reads unparsed answers, or 'off' (default: the answer_judge setting)",
@@ -157,7 +167,9 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
     actions.add_parser("list", parents=[common], help="list registered models")
     models.set_defaults(handler=_models)
 
-    export = groups["export"].add_parser("predictions", parents=[common], help="stored model answers as JSON lines")
+    export = groups["export"].add_parser(
+        "predictions", parents=[common], help="stored model answers as JSON lines, with OUT.manifest.json"
+    )
     export.add_argument("--out", type=Path, required=True)
     export.add_argument("--model", default=None, help="only this model")
     export.add_argument("--benchmark", default=None, help="only this benchmark")

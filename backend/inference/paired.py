@@ -23,13 +23,13 @@ def stored_outcomes(
     """Item id -> right, for the items ``model`` has a stored, non-failed answer for."""
     from backend.inference.benchmarks import get_benchmark
     from backend.inference.registry import get_spec
-    from backend.inference.runner import effective_params, prepare
-    from backend.inference.store import lookup, settings_hash
+    from backend.inference.runner import prepare, store_key
+    from backend.inference.store import lookup
 
     bench, spec = get_benchmark(ctx, benchmark), get_spec(ctx, model)
-    stored = lookup(ctx.database, spec.name, bench.name, settings_hash(spec, effective_params(bench, spec)))
+    stored = lookup(ctx.database, spec.name, bench.name, store_key(ctx, bench, spec))
     out = {}
-    for prepared in prepare(bench, bench.load_items(ctx, **(load_options or {}))):
+    for prepared in prepare(bench, bench.load_items(ctx, **(load_options or {})), ctx.digests):
         row = stored.get((prepared.item.item_id, prepared.prompt_hash))
         if row is not None and row.status != "error":
             out[prepared.item.item_id] = (row.score or 0.0) >= 1.0

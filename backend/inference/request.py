@@ -10,7 +10,8 @@ A request is an interleaved list of parts (VLMEvalKit / lmms-eval style), in rea
 ``start``/``end`` (seconds) and ``num_frames`` are optional for a video path: the whole video and the
 model's ``frames_per_video`` are used when absent. ``fps`` (optional, frames given) is the rate the frames were
 sampled at, frames per second of the clip they cover: models that place frames in time (Qwen2.5-VL) need it
-(:func:`sampled_fps`). Backends turn a path into frames with
+(:func:`sampled_fps`). Frames sampled before the request is built may carry ``sampling`` (how: ``frames``,
+``decoder``, ``window``), which the prediction key binds beside their pixels. Backends turn a path into frames with
 :func:`video_frames` (uniform sampling through decord) unless they can pass the file natively.
 
 A request carries no chat roles: it is one user turn. The backend wraps it in the model's chat template.
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backend.errors import MediaError, ValidationError
+from backend.inference.digests import FileDigests
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -34,6 +36,7 @@ Part = dict[str, Any]
 Request = list[Part]
 
 PART_TYPES = ("text", "image", "video")
+VIDEO_DECODER = "decord"  # what :func:`video_frames` decodes a video path with (bound in the prediction key)
 
 
 @dataclass(frozen=True)
@@ -73,13 +76,17 @@ def video(
     end: float | None = None,
     num_frames: int | None = None,
     fps: float | None = None,
+    sampling: dict[str, Any] | None = None,
 ) -> Part:
-    """A video part: give ``frames`` (PIL images, optionally with the ``fps`` they were sampled at) or a
-    ``path`` (optionally with start/end/num_frames)."""
+    """A video part: give ``frames`` (PIL images, optionally with the ``fps`` they were sampled at and the
+    ``sampling`` that chose them) or a ``path`` (optionally with start/end/num_frames)."""
     if (frames is None) == (path is None):
         raise ValidationError("a video part needs either frames or a path, not both")
     if frames is not None:
-        return {"type": "video", "frames": list(frames), **({"fps": float(fps)} if fps is not None else {})}
+        extra: Part = {"fps": float(fps)} if fps is not None else {}
+        if sampling:
+            extra["sampling"] = dict(sampling)
+        return {"type": "video", "frames": list(frames), **extra}
     part: Part = {"type": "video", "path": str(path)}
     for key, value in (("start", start), ("end", end), ("num_frames", num_frames)):
         if value is not None:
@@ -193,37 +200,42 @@ def video_frames(part: Part, default_num_frames: int, max_side: int | None = Non
     return [load_image(Image.fromarray(array), max_side) for array in arrays]
 
 
-def _part_fingerprint(part: Part) -> Any:
+def _part_fingerprint(part: Part, digests: FileDigests) -> Any:
+    """What of a part decides an answer: text; image content; video content, window, frames and decoder."""
     kind = part["type"]
     if kind == "text":
         return {"type": "text", "text": part["text"]}
     if kind == "image":
-        return {"type": "image", "sha": _media_sha(part["image"])}
+        return {"type": "image", "sha": _media_sha(part["image"], digests)}
     if "frames" in part:
+        frames = [_media_sha(f, digests) for f in part["frames"]]
         fps = {"fps": part["fps"]} if "fps" in part else {}
-        return {"type": "video", "frames": [_media_sha(f) for f in part["frames"]], **fps}
-    keys = ("path", "start", "end", "num_frames")
-    return {"type": "video", **{k: str(part[k]) for k in keys if k in part}}
+        return {"type": "video", "frames": frames, "sampling": part.get("sampling"), **fps}
+    window = {k: str(part[k]) for k in ("start", "end", "num_frames") if k in part}
+    return {"type": "video", "sha": _media_sha(part["path"], digests), "decoder": VIDEO_DECODER, **window}
 
 
-def _media_sha(value: Any) -> str:
+def _media_sha(value: Any, digests: FileDigests) -> str:
     if isinstance(value, (str, Path)):
         try:
-            return hashlib.sha256(Path(value).read_bytes()).hexdigest()[:16]
+            return digests.digest(value)
         except OSError:
-            return "path:" + str(value)
+            return "missing:" + str(value)  # the call fails with MediaError; the key still names the file
     digest = hashlib.sha256(f"{value.mode}:{value.size}:".encode())
     digest.update(value.tobytes())  # the pixels themselves: no encoding, so hashing costs microseconds
     return digest.hexdigest()[:16]
 
 
-def request_hash(request: Request) -> str:
-    """A stable hash of what the model sees: texts, and image content (not object identity).
+def request_hash(request: Request, digests: FileDigests | None = None) -> str:
+    """A stable hash of what the model sees: texts, and media content (not object identity or file name).
+
+    Files are hashed through ``digests`` (``AppContext.digests``: once per file version); without it, anew.
 
     >>> request_hash([text("hi")]) == request_hash([text("hi")])
     True
     >>> request_hash([text("hi")]) == request_hash([text("hi!")])
     False
     """
-    canonical = json.dumps([_part_fingerprint(p) for p in request], sort_keys=True)
+    digests = digests if digests is not None else FileDigests()
+    canonical = json.dumps([_part_fingerprint(p, digests) for p in request], sort_keys=True, default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]

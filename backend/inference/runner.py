@@ -25,10 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 from backend.inference.base import Backend, ItemAnswerer, best_option
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem, get_benchmark
+from backend.inference.digests import FileDigests
+from backend.inference.manifest import run_manifest
 from backend.inference.outcomes import outcome_counts
 from backend.inference.parsing import ParsedAnswer, parse_choice
 from backend.inference.registry import ModelSpec, get_spec
 from backend.inference.request import GenerationParams, Request, request_hash, text
+from backend.inference.revision import download_if_unresolved, model_revision
 from backend.inference.store import Prediction, finish_run, lookup, save, settings_hash, start_run
 
 if TYPE_CHECKING:
@@ -57,9 +60,12 @@ class RunSummary:
     seconds: float
     judge: dict[str, Any] | None = None
     error_examples: list[str] = field(default_factory=list)
+    manifest: dict[str, Any] | None = None  # what decided these numbers (backend.inference.manifest)
+    item_keys: tuple[tuple[str, str], ...] = ()  # (item id, prompt hash) of the run's items; not printed
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        del data["item_keys"]
         if self.metric == "accuracy":
             data["accuracy"] = self.score
         return data
@@ -74,11 +80,13 @@ class Prepared:
     prompt_hash: str
 
 
-def prepare(bench: BenchmarkSpec, items: Sequence[EvalItem]) -> list[Prepared]:
+def prepare(bench: BenchmarkSpec, items: Sequence[EvalItem], digests: FileDigests | None = None) -> list[Prepared]:
+    """Each item's prompt and prompt hash (media files hashed through ``digests``, ``AppContext.digests``)."""
+    digests = digests if digests is not None else FileDigests()
     prepared = []
     for item in items:
         request = bench.build_request(item)
-        prepared.append(Prepared(item, request, request_hash(request)))
+        prepared.append(Prepared(item, request, request_hash(request, digests)))
     return prepared
 
 
@@ -86,6 +94,11 @@ def effective_params(bench: BenchmarkSpec, spec: ModelSpec) -> GenerationParams:
     if bench.params.max_new_tokens is None:
         return replace(bench.params, max_new_tokens=spec.max_new_tokens)
     return bench.params
+
+
+def store_key(ctx: AppContext, bench: BenchmarkSpec, spec: ModelSpec) -> str:
+    """The settings hash ``spec``'s answers to ``bench`` are stored under (:mod:`backend.inference.store`)."""
+    return settings_hash(spec, effective_params(bench, spec), model_revision(spec, ctx.digests))
 
 
 def _likelihood_answers(backend: Backend, batch: Sequence[Prepared]) -> list[str]:
@@ -262,10 +275,11 @@ def run_eval(
     judge, judge_chosen_by = resolve_judge(ctx, judge)
     if judge is not None:
         get_spec(ctx, judge)  # fail before any work when the judge is unknown
+    download_if_unresolved(ctx, spec)
     items = bench.load_items(ctx, **(load_options or {}))
-    prepared = prepare(bench, items[:limit] if limit is not None else items)
+    prepared = prepare(bench, items[:limit] if limit is not None else items, ctx.digests)
     params = effective_params(bench, spec)
-    shash = settings_hash(spec, params)
+    shash = store_key(ctx, bench, spec)
     stored = lookup(ctx.database, spec.name, bench.name, shash)
     todo = [
         p
@@ -292,6 +306,7 @@ def run_eval(
     if computed:
         stored = lookup(ctx.database, spec.name, bench.name, shash)
     summary = summarise(bench, spec, prepared, stored, computed, run_id, time.perf_counter() - began)
+    summary.manifest = run_manifest(ctx, bench.name, spec.name, load_options=load_options, prepared=prepared)
     if judge is not None:
         summary.judge = {**_run_judge(ctx, judge, prepared, stored, bench), "chosen_by": judge_chosen_by}
     finish_run(ctx.database, run_id, summary.as_dict())
@@ -328,6 +343,7 @@ def summarise(
         run_id=run_id,
         seconds=round(seconds, 3),
         error_examples=[f"{r.item_id}: {r.error}" for r in rows if r.failed][:3],
+        item_keys=tuple((p.item.item_id, p.prompt_hash) for p in prepared),
     )
 
 
@@ -351,9 +367,10 @@ def answer_item(ctx: AppContext, benchmark: str, model: str, item: EvalItem) -> 
     from backend.inference.request import request_text
 
     bench, spec = get_benchmark(ctx, benchmark), get_spec(ctx, model)
+    download_if_unresolved(ctx, spec)
     params = effective_params(bench, spec)
-    shash = settings_hash(spec, params)
-    prepared = prepare(bench, [item])[0]
+    shash = store_key(ctx, bench, spec)
+    prepared = prepare(bench, [item], ctx.digests)[0]
     key = (item.item_id, prepared.prompt_hash)
     stored = lookup(ctx.database, spec.name, bench.name, shash)
     from_store = key in stored and not stored[key].failed

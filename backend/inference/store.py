@@ -1,4 +1,14 @@
-"""The prediction store: one row per (model, benchmark, item, prompt hash, generation settings).
+"""The prediction store: one row per (model, benchmark, item, prompt hash, settings hash).
+
+The key binds everything that decides an answer, so the store cannot serve a stale one:
+
+* ``prompt_hash`` (:func:`backend.inference.request.request_hash`): the item as the model sees it, the
+  prompt template's rendering of question and options, the bytes of every image and video (digests cached
+  per file version), and for video its window (start, end), frame count and decoder, or the sampled
+  frames' pixels with how they were sampled;
+* ``settings_hash`` (:func:`settings_hash` over :func:`key_fields`): the model's fingerprint (backend, path,
+  dtype, frames per video, image size limit, prompt style, scoring, options), its revision
+  (:mod:`backend.inference.revision`), the generation settings, the video decoder and :data:`KEY_VERSION`.
 
 A row holds the raw output, the parsed answer, the score, the latency and, for a failed call, the error.
 A re-run reads what exists and computes only what is missing (and, when asked, what failed); the stored
@@ -15,7 +25,7 @@ from typing import Any
 
 from backend.inference.parsing import ParsedAnswer
 from backend.inference.registry import ModelSpec
-from backend.inference.request import GenerationParams
+from backend.inference.request import VIDEO_DECODER, GenerationParams
 from backend.storage import Database, utcnow
 
 
@@ -39,9 +49,24 @@ class Prediction:
         return self.status == "error"
 
 
-def settings_hash(spec: ModelSpec, params: GenerationParams) -> str:
-    """What besides the prompt decides an answer: the model's fingerprint and the decoding settings."""
-    blob = json.dumps({"model": spec.fingerprint(), "params": params.as_dict()}, sort_keys=True, default=str)
+#: 2: the key binds media bytes (video too), the decoder and the model revision. Rows of version 1 have
+#: other settings hashes, so they are never served under a version-2 key (docs/decisions.md).
+KEY_VERSION = 2
+
+
+def key_fields(spec: ModelSpec, params: GenerationParams, revision: str) -> dict[str, Any]:
+    """What besides the prompt decides an answer (hashed into ``settings_hash``, named in run manifests)."""
+    return {
+        "key_version": KEY_VERSION,
+        "model": spec.fingerprint(),
+        "revision": revision,
+        "params": params.as_dict(),
+        "video_decoder": VIDEO_DECODER,
+    }
+
+
+def settings_hash(spec: ModelSpec, params: GenerationParams, revision: str) -> str:
+    blob = json.dumps(key_fields(spec, params, revision), sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -131,19 +156,62 @@ def list_runs(database: Database, limit: int = 50) -> list[dict[str, Any]]:
     return rows
 
 
-def export_predictions(database: Database, out: Path, model: str | None = None, benchmark: str | None = None) -> dict:
-    """Write stored predictions (optionally of one model / benchmark) as JSON lines, one per row."""
-    clauses, params = [], []
-    for column, value in (("model", model), ("benchmark", benchmark)):
-        if value:
-            clauses.append(f"{column} = ?")
-            params.append(value)
+def _where(**equal: Any) -> tuple[str, list[Any]]:
+    clauses = [f"{column} = ?" for column, value in equal.items() if value is not None]
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-    rows = database.query(f"SELECT * FROM predictions {where} ORDER BY model, benchmark, item_id", params)
+    return where, [value for value in equal.values() if value is not None]
+
+
+def _write_jsonl(rows: list[dict[str, Any]], out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as handle:
         for row in rows:
             row["parsed"] = json.loads(row["parsed"]) if row["parsed"] else None
             row["judge"] = json.loads(row["judge"]) if row["judge"] else None
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return {"path": str(out), "rows": len(rows)}
+
+
+def run_manifests(database: Database, keys: set[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """For each (model, benchmark, settings hash): the manifest of its latest finished run (None for rows
+    stored before runs carried one)."""
+    manifests = []
+    for model, benchmark, shash in sorted(keys):
+        run = database.query_one(
+            "SELECT summary FROM eval_runs WHERE model = ? AND benchmark = ? AND settings_hash = ? "
+            "AND status = 'finished' ORDER BY id DESC LIMIT 1",
+            (model, benchmark, shash),
+        )
+        summary = json.loads(run["summary"]) if run and run["summary"] else {}
+        manifests.append(
+            {"model": model, "benchmark": benchmark, "settings_hash": shash, "manifest": summary.get("manifest")}
+        )
+    return manifests
+
+
+def export_predictions(database: Database, out: Path, model: str | None = None, benchmark: str | None = None) -> dict:
+    """Write stored predictions (optionally of one model / benchmark) as JSON lines, one per row, and beside
+    them ``<out>.manifest.json``: the run manifest of every (model, benchmark, settings hash) exported."""
+    where, params = _where(model=model, benchmark=benchmark)
+    rows = database.query(f"SELECT * FROM predictions {where} ORDER BY model, benchmark, item_id", params)
+    _write_jsonl(rows, out)
+    manifest = out.with_name(out.name + ".manifest.json")
+    runs = run_manifests(database, {(r["model"], r["benchmark"], r["settings_hash"]) for r in rows})
+    manifest.write_text(json.dumps({"exported_at": utcnow(), "runs": runs}, indent=1, ensure_ascii=False) + "\n")
+    return {"path": str(out), "rows": len(rows), "manifest": str(manifest)}
+
+
+def write_run_folder(
+    database: Database, folder: Path, summary: dict[str, Any], item_keys: set[tuple[str, str]]
+) -> dict[str, str]:
+    """A run's export (``eval --out``): ``summary.json``, ``manifest.json`` and the rows of its items
+    (``item_keys``: item id and prompt hash) as JSON lines."""
+    folder.mkdir(parents=True, exist_ok=True)
+    manifest = summary.get("manifest") or {}
+    where, params = _where(
+        model=summary["model"], benchmark=summary["benchmark"], settings_hash=manifest["key"]["settings_hash"]
+    )
+    rows = database.query(f"SELECT * FROM predictions {where} ORDER BY item_id", params)
+    _write_jsonl([r for r in rows if (r["item_id"], r["prompt_hash"]) in item_keys], folder / "predictions.jsonl")
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
+    (folder / "summary.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False, default=str) + "\n")
+    return {name: str(folder / name) for name in ("summary.json", "manifest.json", "predictions.jsonl")}

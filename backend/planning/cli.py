@@ -89,7 +89,7 @@ def _strips(args: argparse.Namespace) -> Any:
 
 # answered, refused and unparsed apart (backend.inference.outcomes), in every summary this command prints
 OUTCOME_KEYS = ("answered", "answered_rate", "refusals", "refusal_rate", "parse_failures", "parse_failure_rate")
-_RUN_KEYS = ("items", "newly_computed", "from_store", "seconds", *OUTCOME_KEYS, "errors")
+_RUN_KEYS = ("items", "newly_computed", "from_store", "seconds", *OUTCOME_KEYS, "errors", "manifest")
 
 
 def _run(args: argparse.Namespace) -> Any:

@@ -78,7 +78,10 @@ def planning_item(
             ctx.settings, path, start, end, ctx.settings.planning_frames, ctx.settings.planning_decoder
         )
         fps = len(arrays) / (end - start) if end > start else None  # the frames' rate: Qwen2.5-VL places them in time
-        request.append(video(frames=[Image.fromarray(a) for a in arrays], fps=fps))
+        sampling = {"frames": ctx.settings.planning_frames, "decoder": ctx.settings.planning_decoder}
+        request.append(
+            video(frames=[Image.fromarray(a) for a in arrays], fps=fps, sampling={**sampling, "window": [start, end]})
+        )
     request.append(text(question_prompt(question, catalog.names(question.observed), bool(path))))
     item_id = question.id if rotation == 0 and mode == "frames" else f"{question.id}#{mode}-r{rotation}"
     return EvalItem(

@@ -34,11 +34,10 @@ def _current_hashes(ctx: AppContext) -> dict[str, str]:
     """The settings hash each registered model would be run under now (to name older runs apart)."""
     from backend.inference.benchmarks import get_benchmark
     from backend.inference.registry import list_models
-    from backend.inference.runner import effective_params
-    from backend.inference.store import settings_hash
+    from backend.inference.runner import store_key
 
     bench = get_benchmark(ctx, BENCHMARK)
-    return {name: settings_hash(spec, effective_params(bench, spec)) for name, spec in list_models(ctx).items()}
+    return {name: store_key(ctx, bench, spec) for name, spec in list_models(ctx).items()}
 
 
 def stored_answers(

@@ -178,7 +178,8 @@ def sample_frames(
     path = _require(video)
     if decoder not in DECODERS:
         raise MediaError(f"unknown decoder {decoder!r}; valid: {', '.join(DECODERS)}")
-    cache = _cache_dir(settings, "frames") / f"{_key(path, start_s, end_s, n)}.npy"
+    forced = (decoder,) if decoder != "auto" else ()  # a chosen decoder's frames are cached apart
+    cache = _cache_dir(settings, "frames") / f"{_key(path, start_s, end_s, n, *forced)}.npy"
     if cache.is_file():
         return np.load(cache)
     chosen = decoder if decoder != "auto" else auto_decoder(path, start_s, end_s, n)

@@ -10,8 +10,6 @@ final intent pair repeats it in ``intention_2``, and pairs beyond the second are
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 from pathlib import Path
@@ -21,7 +19,7 @@ from backend.errors import ImportFileError, ValidationError
 from backend.review.dashboard import per_round, totals
 from backend.storage import Database, audit, utcnow
 from backend.storage.jsonl import read_jsonl
-from backend.vilpact.importer import SEQUENCE_COLUMNS
+from backend.vilpact.released_rows import released_rows, vilpact_csv
 from backend.vilpact.sequences import insert_sequences
 
 FORMATS = ("vilpact", "jsonl", "parquet")
@@ -135,15 +133,11 @@ def _write_atomic(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def _write_data(records: list[dict], fmt: str, path: Path) -> None:
+def _write_data(records: list[dict], fmt: str, path: Path, released: dict[str, str]) -> None:
     if fmt == "jsonl":
         _write_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode())
     elif fmt == "vilpact":
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(SEQUENCE_COLUMNS), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(vilpact_row(r) for r in records)
-        _write_atomic(path, buffer.getvalue().encode())
+        _write_atomic(path, vilpact_csv([vilpact_row(r) for r in records], released).encode())
     else:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -199,7 +193,7 @@ def export_dataset(
     out.mkdir(parents=True, exist_ok=True)
     records = final_records(database, include_released)
     path = out / DATA_FILES[fmt]
-    _write_data(records, fmt, path)
+    _write_data(records, fmt, path, released_rows(database) if fmt == "vilpact" else {})
     from backend.review.card import dataset_card
 
     files = sorted(p.name for p in out.iterdir() if p.name in DATA_FILES.values())

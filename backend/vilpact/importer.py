@@ -19,7 +19,6 @@ apart from live work: they never count towards the N live annotators of a sequen
 from __future__ import annotations
 
 import csv
-import io
 import json
 import re
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from backend.accounts.auth import insert_user
 from backend.errors import ImportFileError
 from backend.settings import Settings
 from backend.storage import Database, audit, utcnow
+from backend.vilpact.released_rows import SEQUENCE_COLUMNS, physical_lines, store_released_rows
 from backend.vilpact.sequences import insert_sequences
 
 if TYPE_CHECKING:
@@ -39,20 +39,6 @@ if TYPE_CHECKING:
 
 _CLASS_LINE = re.compile(r"^(c\d{3})\s+(\S.*)$")
 _ITEM = re.compile(r"^(c\d{3}) (\S+) (\S+)$")
-SEQUENCE_COLUMNS = (
-    "id",
-    "action_flow_id",
-    "action_flow_des",
-    "intention_1",
-    "intention_2",
-    "act_seq_start",
-    "act_seq_end",
-    "ob_start_frame",
-    "ob_end_frame",
-    "ob_act_seq",
-    "future_act_seq",
-    "scene",
-)
 KB_COLUMNS = ("aid", "text", "verb", "obj", "action", "pre", "post-Add", "post-Del", "args")
 IMPORTED_ANNOTATORS = ("vilpact-crowd-1", "vilpact-crowd-2")
 
@@ -63,6 +49,7 @@ class VilpactData:
     sequences: list[dict] = field(default_factory=list)
     intents: list[dict] = field(default_factory=list)
     splits: dict[str, str] = field(default_factory=dict)
+    released_rows: dict[str, str | None] = field(default_factory=dict)  # id -> the row as the file has it
 
 
 @dataclass(frozen=True)
@@ -91,15 +78,23 @@ def _read_text(path: Path) -> str:
 
 
 def _csv_rows(path: Path, required: tuple[str, ...]) -> list[tuple[int, dict]]:
-    text = _read_text(path)
-    reader = csv.reader(io.StringIO(text))
+    return [(line, row) for line, row, _raw in _csv_records(path, required)[1]]
+
+
+def _csv_records(path: Path, required: tuple[str, ...]) -> tuple[list[str], list[tuple[int, dict, str]]]:
+    """The header and each record as (line, fields, raw text): the raw text is the record exactly as the file
+    has it, line end included, so an unchanged record can be written back byte for byte."""
+    lines = physical_lines(_read_text(path))
+    reader = csv.reader(iter(lines))
     try:
-        return _checked_rows(path, reader, required)
+        return _checked_rows(path, reader, required, lines)
     except csv.Error as exc:  # a NUL byte, a field over the csv module's limit, an unclosed quote
         raise ImportFileError(str(path), reader.line_num or 1, f"not a readable CSV row ({exc})") from None
 
 
-def _checked_rows(path: Path, reader: _csv.Reader, required: tuple[str, ...]) -> list[tuple[int, dict]]:
+def _checked_rows(
+    path: Path, reader: _csv.Reader, required: tuple[str, ...], lines: list[str]
+) -> tuple[list[str], list[tuple[int, dict, str]]]:
     try:
         header = next(reader)
     except StopIteration:
@@ -110,14 +105,16 @@ def _checked_rows(path: Path, reader: _csv.Reader, required: tuple[str, ...]) ->
             str(path), 1, f"wrong columns: missing {', '.join(missing)} (found {', '.join(header) or 'none'})"
         )
     rows = []
+    consumed = reader.line_num
     for row in reader:
-        line = reader.line_num
+        line, raw = reader.line_num, "".join(lines[consumed : reader.line_num])
+        consumed = reader.line_num
         if not row:
             continue
         if len(row) != len(header):
             raise ImportFileError(str(path), line, f"expected {len(header)} fields, found {len(row)} (truncated row?)")
-        rows.append((line, dict(zip(header, row, strict=True))))
-    return rows
+        rows.append((line, dict(zip(header, row, strict=True)), raw))
+    return header, rows
 
 
 def _number(path: Path, line: int, column: str, value: str, kind: type = float) -> float:
@@ -181,13 +178,16 @@ def _parse_actions(path: Path, line: int, value: str, classes: dict[str, dict]) 
 def _read_sequences(root: Path, data: VilpactData) -> None:
     path = root / "gt_act_seq" / "all_gt_seq.csv"
     seen: set[str] = set()
-    for line, row in _csv_rows(path, SEQUENCE_COLUMNS):
+    header, records = _csv_records(path, SEQUENCE_COLUMNS)
+    for line, row, raw in records:
         seq_id = row["id"].strip()
         if not seq_id:
             raise ImportFileError(str(path), line, "empty id")
         if seq_id in seen:
             raise ImportFileError(str(path), line, f"duplicate id {seq_id!r}")
         seen.add(seq_id)
+        # Kept only when the columns are in the export's order, so the raw row fits under the export's header.
+        data.released_rows[seq_id] = raw if tuple(header) == SEQUENCE_COLUMNS else None
         actions = _parse_actions(path, line, row["action_flow_id"], data.classes)
         start = _number(path, line, "act_seq_start", row["act_seq_start"])
         end = _number(path, line, "act_seq_end", row["act_seq_end"])
@@ -306,6 +306,7 @@ def import_vilpact(
                 }
             )
         insert_sequences(db.conn, rows)
+        store_released_rows(db.conn, data.released_rows)
         for name in IMPORTED_ANNOTATORS:
             insert_user(db.conn, name, "annotator", disabled=True, source="imported")
         db.conn.executemany(

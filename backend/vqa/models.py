@@ -145,13 +145,13 @@ def _stored_letters(
     """The store's parsed letters and raw text for ``items`` (what the runner just computed or reused), and
     how each answer was read (its status: ``ok``, ``refusal``, ``unparsed`` or ``error``)."""
     from backend.inference.registry import get_spec
-    from backend.inference.runner import effective_params, prepare
-    from backend.inference.store import lookup, settings_hash
+    from backend.inference.runner import prepare, store_key
+    from backend.inference.store import lookup
 
     bench, spec = get_benchmark(ctx, bench_name), get_spec(ctx, model)
-    stored = lookup(ctx.database, spec.name, bench.name, settings_hash(spec, effective_params(bench, spec)))
+    stored = lookup(ctx.database, spec.name, bench.name, store_key(ctx, bench, spec))
     out, statuses = {}, {}
-    for prepared in prepare(bench, items):
+    for prepared in prepare(bench, items, ctx.digests):
         row = stored.get((prepared.item.item_id, prepared.prompt_hash))
         if row is not None:
             letters = tuple(sorted(row.parsed.letters)) if row.parsed and row.parsed.ok else ()
@@ -197,6 +197,7 @@ def run_model(
         model=model,
         image_mode=None if blind else mode,
         statuses=statuses,
+        manifest=summary.manifest,
     )
     reported = summary.as_dict()
     return {
@@ -206,6 +207,7 @@ def run_model(
         **{key: reported[key] for key in OUTCOME_KEYS},
         "newly_computed": summary.newly_computed,
         **({"circular": circular_report(items, {k: v[0] for k, v in stored.items()})} if circular else {}),
+        "manifest": summary.manifest,
     }
 
 

@@ -47,9 +47,11 @@ def save_predictions(
     model: str | None = None,
     image_mode: str | None = None,
     statuses: Mapping[str, str] | None = None,
+    manifest: dict[str, Any] | None = None,
 ) -> int:
     """Store (or overwrite) a run's answers: item id -> (letters, raw text), with how each was read
-    (``statuses``: item id -> ``ok``, ``refusal``, ``unparsed`` or ``error``; models only). One transaction."""
+    (``statuses``: item id -> ``ok``, ``refusal``, ``unparsed`` or ``error``; models only), and the batch's run
+    ``manifest`` (kept when None: a live answer added to the run). One transaction."""
     statuses = statuses or {}
     if kind not in RUN_KINDS:
         raise ValidationError(f"run kind must be one of {', '.join(RUN_KINDS)}")
@@ -60,6 +62,8 @@ def save_predictions(
                ON CONFLICT (id) DO NOTHING""",
             (run_id, kind, model, image_mode, actor, now),
         )
+        if manifest is not None:
+            db.conn.execute("UPDATE vqa_runs SET manifest = ? WHERE id = ?", (json.dumps(manifest), run_id))
         db.conn.executemany(
             """INSERT INTO vqa_predictions (run_id, item_id, answer, raw, answered_at, status)
                VALUES (?, ?, ?, ?, ?, ?)
@@ -159,9 +163,19 @@ def leaderboard(database: Database, username: str | None, status: str = "verifie
     return rows + runs
 
 
-def leaderboard_csv(rows: list[dict[str, Any]]) -> str:
+def run_manifests(database: Database) -> dict[str, dict[str, Any]]:
+    """Run name -> the run manifest of its latest batch (runs saved before manifests, and imports, have none)."""
+    rows = database.query("SELECT id, manifest FROM vqa_runs WHERE manifest IS NOT NULL")
+    return {r["id"]: json.loads(r["manifest"]) for r in rows}
+
+
+def leaderboard_csv(rows: list[dict[str, Any]], manifests: Mapping[str, dict[str, Any]] | None = None) -> str:
+    """The leaderboard as CSV; with ``manifests`` (:func:`run_manifests`), a last column ``manifest`` holds
+    each run's manifest as JSON, so the file names what decided its numbers."""
     if not rows:
         return ""
+    if manifests is not None:
+        rows = [r | {"manifest": json.dumps(manifests[r["name"]]) if r["name"] in manifests else ""} for r in rows]
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
     writer.writeheader()

@@ -79,4 +79,15 @@ MIGRATIONS = [
             )""",
         ),
     ),
+    Migration(
+        "review_0003_released_rows",
+        (
+            # Each released all_gt_seq.csv row exactly as the file has it (line end included): the vilpact
+            # export writes an unchanged row back byte for byte (backend/vilpact/released_rows.py).
+            """CREATE TABLE vilpact_released_rows (
+                sequence_id TEXT PRIMARY KEY REFERENCES sequences (id),
+                raw TEXT NOT NULL
+            )""",
+        ),
+    ),
 ]

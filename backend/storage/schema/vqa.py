@@ -93,4 +93,9 @@ MIGRATIONS = [
                 CHECK (status IN ('ok', 'refusal', 'unparsed', 'error'))""",
         ),
     ),
+    Migration(
+        "vqa_0003_run_manifest",
+        # The run manifest (backend/inference/manifest.py) of the run's latest batch; the leaderboard CSV names it.
+        ("ALTER TABLE vqa_runs ADD COLUMN manifest TEXT",),
+    ),
 ]
