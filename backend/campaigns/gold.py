@@ -71,8 +71,12 @@ def intent_agreement(concrete: str, high_level: str, references: list[tuple[str,
 
     >>> intent_agreement("S/He wants to drink water", "S/He is thirsty", [("S/He wants to drink water", "S/He is thirsty")])
     1.0
-    >>> intent_agreement("abc", "xyz", [("abc", "abd"), ("zzz", "xyz")])
-    0.75
+
+    By hand, worker ("abc", "xyz") against ("abc", "xyw"): concrete 1.0; high-level {xy, yz} vs {xy, yw}
+    share 1 of 3 bigrams, 1/3; mean 2/3. Against ("zzz", "xyz"): (0 + 1) / 2. The best is 2/3.
+
+    >>> round(intent_agreement("abc", "xyz", [("abc", "xyw"), ("zzz", "xyz")]), 3)
+    0.667
     """
     best = 0.0
     for ref_concrete, ref_high in references:
