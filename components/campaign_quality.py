@@ -151,7 +151,7 @@ def build_flags_panel(ctx: AppContext) -> None:
         headers=GOLD_COLUMNS, interactive=False, label="Gold intents to judge (below agreement)", elem_id="gold-table"
     )
     with gr.Row():
-        answer = gr.Number(label="assignment_id", precision=0, elem_id="gold-answer")
+        answer = gr.Number(label="assignment_id", value=None, precision=0, elem_id="gold-answer")
         right = gr.Button("Reasonable", elem_id="gold-correct")
         wrong = gr.Button("Not reasonable", elem_id="gold-wrong")
     message = gr.Markdown(elem_id="flags-message")

@@ -105,3 +105,25 @@ def test_an_invitation_link_signs_up_once(admin_page, running, browser, tmp_path
     expect(second.locator("#invite-message")).to_contain_text("not valid")
     again.close()
     assert auth.get_user(running.ctx.database, "new-reviewer").role == "reviewer"
+
+
+def test_a_reviewer_sees_why_a_worker_was_paused_and_resumes_them(admin_page, running, tmp_path):
+    page, db, settings = admin_page, running.ctx.database, running.ctx.settings
+    with db.write() as w:
+        auth.insert_user(w.conn, "speedy", "annotator")
+    for _ in range(settings.quality_pause_after):  # answers in well under the video's length
+        task = service.next_intent_task(db, settings, "speedy")["task"]
+        service.submit_intents(db, settings, "speedy", task["sequence_id"], "S/He wants to eat", "S/He is hungry")
+    page.get_by_role("tab", name="Review", exact=True).click()
+    page.get_by_role("tab", name="Worker quality", exact=True).click()
+    page.locator("#flags-refresh").click()
+    table = page.locator("#flags-table")
+    expect(table).to_contain_text("too_fast", timeout=30_000)
+    expect(table).to_contain_text("the floor is")
+    expect(table).to_contain_text("paused")
+    page.screenshot(path=str(tmp_path / "review-flags.png"), full_page=True)
+    page.get_by_label("Paused worker").fill("speedy")
+    page.locator("#flags-resume").click()
+    expect(page.locator("#flags-message")).to_contain_text("Resumed speedy (3 flag(s) resolved)", timeout=30_000)
+    expect(table).not_to_contain_text("speedy")
+    assert service.next_intent_task(db, settings, "speedy")["task"] is not None
