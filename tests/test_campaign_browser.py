@@ -127,3 +127,28 @@ def test_a_reviewer_sees_why_a_worker_was_paused_and_resumes_them(admin_page, ru
     expect(page.locator("#flags-message")).to_contain_text("Resumed speedy (3 flag(s) resolved)", timeout=30_000)
     expect(table).not_to_contain_text("speedy")
     assert service.next_intent_task(db, settings, "speedy")["task"] is not None
+
+
+def test_named_endpoints_check_the_role(running):
+    from e2e_helpers import ApiClient, ApiError
+
+    auth.add_user(running.ctx.database, "api-worker", "annotator", "password-api")
+    worker = ApiClient(running.url, "api-worker", "password-api")
+    boss = ApiClient(running.url, "boss", PASSWORD)
+    try:
+        for name, args in (
+            ("worker_block", ("boss", "no")),
+            ("worker_report", (None,)),
+            ("quality_flags", (False,)),
+            ("invitation_create", ("admin",)),
+            ("gold_add", ("intent", ["2NZ5C"])),
+        ):
+            with pytest.raises(ApiError, match="role"):
+                worker.run(name, *args)
+        assert "api-worker" in {r["username"] for r in boss.run("worker_report", None)}
+        assert boss.run("worker_report_csv", None).startswith("username,state,submitted")
+        made = boss.run("invitation_create", "annotator")
+        assert "/invite?token=" in made["link"] and boss.run("invitation_list")[0]["used_by"] is None
+    finally:
+        worker.close()
+        boss.close()

@@ -231,3 +231,36 @@ def test_no_sequence_ever_holds_more_than_n_and_none_is_stranded(template, tmp_p
     assert db.scalar("SELECT count(*) FROM returned_submissions") > 0
     pairs = db.query("SELECT sequence_id, annotator FROM annotations WHERE source = 'live'")
     assert len({(p["sequence_id"], p["annotator"]) for p in pairs}) == len(pairs)
+
+
+def test_planning_gold_is_scored_against_the_validated_key(tmp_path):
+    from backend.planning.validation import next_question, submit_check
+    from tests.planning_helpers import planning_context
+
+    ctx = planning_context(tmp_path, VILPACT_DATA, gold_rate=0.5, speed_floor_seconds=0.0, quality_pause_after=0)
+    add_people(ctx.database, ["p1"])
+    ids = gold.candidates(ctx.database, "rev", "planning", limit=3)
+    assert len(ids) == 3
+    gold.add_gold(ctx.database, "rev", "planning", ids)
+    seen = []
+    for _ in range(4):
+        task = next_question(ctx.database, "p1", 20, ctx.settings)
+        question = task.question
+        seen.append(question.id)
+        wrong = (question.answer_index + 1) % len(question.choices)
+        submit_check(ctx.database, "p1", question.id, question.answer_index if len(seen) % 2 else wrong)
+    next_question(ctx.database, "p1", 20, ctx.settings)  # the hand-out scores what came in
+    outcomes = {
+        r["item_id"]: r["outcome"] for r in ctx.database.query("SELECT * FROM gold_answers WHERE outcome IS NOT NULL")
+    }
+    assert len(outcomes) == 2 and set(outcomes) <= set(ids)
+    for position, qid in enumerate(seen, start=1):
+        if qid in outcomes:
+            assert outcomes[qid] == ("correct" if position % 2 else "wrong")
+    # gold planning questions left the pool: nobody checks them as real questions
+    assert {
+        r["status"]
+        for r in ctx.database.query(
+            "SELECT status FROM tasks WHERE kind = 'planning' AND item_id IN (?, ?, ?)", tuple(ids)
+        )
+    } <= {"gold", "complete"}

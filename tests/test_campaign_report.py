@@ -56,3 +56,26 @@ def test_report_per_study_joins_study_workers_by_user_name(template, tmp_path):
         )
         db.conn.execute("INSERT INTO study_workers (study_id, worker_id, username) VALUES ('S1', 'PID1', 'p1')")
     assert [r["username"] for r in report.worker_report(ctx.database, "boss", "S1")] == ["p1"]
+
+
+def test_cli_gold_and_workers_commands(template, tmp_path, capsys):
+    import json
+
+    from backend.cli import main
+
+    ctx = context_from_template(template, tmp_path / "data")
+    add_people(ctx.database, ["c1"])
+    release_as_reference(ctx.database, last_sequences(ctx.database, 2))
+    data = ["--data-dir", str(ctx.settings.data_dir)]
+    assert main(["gold", "candidates", "intent", *data]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 2
+    assert main(["gold", "add", "intent", "--auto", "2", *data]) == 0
+    assert json.loads(capsys.readouterr().out)["gold_items"] == 2
+    assert main(["workers", "block", "c1", "--reason", "test", *data]) == 0
+    assert json.loads(capsys.readouterr().out)["state"] == "blocked"
+    assert main(["workers", "report", "--csv", str(tmp_path / "pay.csv"), *data]) == 0
+    capsys.readouterr()
+    rows = list(csv.DictReader((tmp_path / "pay.csv").open()))
+    assert {r["username"]: r["state"] for r in rows}["c1"] == "blocked"
+    assert main(["workers", "resume", "c1", *data]) == 2  # blocked: an admin unblocks
+    assert "unblocks" in capsys.readouterr().err
