@@ -396,10 +396,10 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec(
         "quality_pause_after",
         int,
-        3,
+        0,
         "COMPSTUDIO_QUALITY_PAUSE_AFTER",
         "Open quality flags after which a worker is paused automatically (no new tasks until a reviewer "
-        "resumes them; 0: never).",
+        "resumes them); 0: never, flags are only shown. A crowd campaign sets it, e.g. 3.",
     ),
     SettingSpec(
         "invitation_days",
@@ -465,7 +465,7 @@ class Settings:
     gold_min_judged: int = 3
     speed_floor_share: float = 1.0
     speed_floor_seconds: float = 3.0
-    quality_pause_after: int = 3
+    quality_pause_after: int = 0
     invitation_days: float = 7.0
 
     @property

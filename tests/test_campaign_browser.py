@@ -22,7 +22,9 @@ PASSWORD = "password-boss"
 
 @pytest.fixture(scope="module")
 def running(tmp_path_factory):
-    settings = Settings(data_dir=tmp_path_factory.mktemp("campaign-browser") / "data", demo_content=False)
+    settings = Settings(
+        data_dir=tmp_path_factory.mktemp("campaign-browser") / "data", demo_content=False, quality_pause_after=3
+    )
     with app_in_process(settings) as app:
         import_vilpact(app.ctx.database, VILPACT_DATA, annotators_per_sequence=2)
         auth.add_user(app.ctx.database, "boss", "admin", PASSWORD)
