@@ -109,13 +109,18 @@ def test_an_invitation_link_signs_up_once(admin_page, running, browser, tmp_path
     assert auth.get_user(running.ctx.database, "new-reviewer").role == "reviewer"
 
 
-def test_a_reviewer_sees_why_a_worker_was_paused_and_resumes_them(admin_page, running, tmp_path):
+def test_a_reviewer_sees_why_a_worker_was_paused_and_resumes_them(admin_page, running, browser, tmp_path):
     page, db, settings = admin_page, running.ctx.database, running.ctx.settings
-    with db.write() as w:
-        auth.insert_user(w.conn, "speedy", "annotator")
+    auth.add_user(db, "speedy", "annotator", "speedy-password")
     for _ in range(settings.quality_pause_after):  # answers in well under the video's length
         task = service.next_intent_task(db, settings, "speedy")["task"]
         service.submit_intents(db, settings, "speedy", task["sequence_id"], "S/He wants to eat", "S/He is hungry")
+    worker_context = browser.new_context(viewport={"width": 1280, "height": 900})
+    worker = worker_context.new_page()
+    browser_login(worker, running.url, "speedy", "speedy-password")
+    expect(worker.locator("#intent-task")).to_contain_text("paused for a quality check", timeout=60_000)
+    worker.screenshot(path=str(tmp_path / "worker-paused.png"), full_page=True)
+    worker_context.close()
     page.get_by_role("tab", name="Review", exact=True).click()
     page.get_by_role("tab", name="Worker quality", exact=True).click()
     page.locator("#flags-refresh").click()

@@ -139,14 +139,22 @@ def check_worker(db: sqlite_utils.Database, settings: Settings, annotator: str) 
     return "active"
 
 
-def ensure_active(database: Database, username: str) -> None:
-    """Refuse a paused or blocked worker who asks for a task, saying why."""
+def paused_message(database: Database, username: str) -> str | None:
+    """What a paused worker is told when they ask for work (None when they are not paused)."""
     row = database.query_one("SELECT state, reason FROM worker_quality WHERE username = ?", (username,))
-    if row and row["state"] == "paused":
-        raise PermissionDenied(
-            f"Your work is paused for a quality check ({row['reason']}). A reviewer will look at it; "
-            "you will get tasks again once they resume you."
-        )
+    if row is None or row["state"] != "paused":
+        return None
+    return (
+        f"Your work is paused for a quality check ({row['reason']}). A reviewer will look at it; "
+        "you will get tasks again once they resume you."
+    )
+
+
+def ensure_active(database: Database, username: str) -> None:
+    """Refuse a paused worker who asks for a task, saying why (a blocked one cannot sign in at all)."""
+    message = paused_message(database, username)
+    if message:
+        raise PermissionDenied(message)
 
 
 # -- what reviewers and admins see and do ------------------------------------------------------------

@@ -57,13 +57,15 @@ def progress(database: Database, username: str) -> dict[str, int]:
 
 def _reply(database: Database, settings: Settings, lease: assignment.Lease | None, username: str) -> dict[str, Any]:
     task = _task_view(database, settings, lease, username) if lease else None
-    return {"task": task, "progress": progress(database, username)}
+    reply: dict[str, Any] = {"task": task, "progress": progress(database, username)}
+    if lease is None:  # a paused worker is told why instead of "nothing left"
+        reply["paused"] = quality.paused_message(database, username)
+    return reply
 
 
 def next_intent_task(database: Database, settings: Settings, username: str | None) -> dict[str, Any]:
     """The caller's current task (same one on reload) or a newly leased one; ``task`` is None when done."""
     username = auth.require_role(database, username, "annotator").username
-    quality.ensure_active(database, username)
     with database.write() as db:
         lease = gold.next_task(db, settings, KIND, username)  # gold items mixed in, quality checked first
     return _reply(database, settings, lease, username)
