@@ -27,6 +27,7 @@ from backend.settings import Settings, load_settings  # noqa: E402
 from components import TABS, intents  # noqa: E402
 from components.common import TabHandle, caller, esc  # noqa: E402
 from components.fastpath import fast_routes  # noqa: E402
+from components.invitations import invitation_routes  # noqa: E402
 from components.signin import build_signin, oauth_logout_routes  # noqa: E402
 
 APP_JS = """
@@ -182,7 +183,7 @@ def launch_kwargs(ctx: AppContext) -> dict:
         signin = build_signin(ctx)
         kwargs["auth_dependency"] = signin.user
         kwargs["app_kwargs"] = {
-            "routes": [*signin.routes(), *kwargs["app_kwargs"]["routes"]],
+            "routes": [*signin.routes(), *invitation_routes(signin), *kwargs["app_kwargs"]["routes"]],
             "middleware": [signin.middleware()],
         }
     else:  # Sign in with Hugging Face: our /logout frees the person's leases before Gradio's would run

@@ -349,6 +349,65 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "Used by every batch run that names no judge of its own (`--judge off` skips it); its verdicts "
         "are reported apart (`judge` in the run's summary, with `chosen_by`), never mixed into `score`.",
     ),
+    SettingSpec(
+        "gold_rate",
+        float,
+        0.0,
+        "COMPSTUDIO_GOLD_RATE",
+        "Share of a worker's tasks that are gold items (known answers, never counted toward N); 0.2 puts one "
+        "gold item in every 5 tasks. 0: no gold items.",
+    ),
+    SettingSpec(
+        "gold_agreement_threshold",
+        float,
+        0.5,
+        "COMPSTUDIO_GOLD_AGREEMENT_THRESHOLD",
+        "A worker's intents on a gold sequence count as correct when their character-bigram agreement with a "
+        "reference intent reaches this; below it a reviewer judges them.",
+    ),
+    SettingSpec(
+        "gold_accuracy_threshold",
+        float,
+        0.7,
+        "COMPSTUDIO_GOLD_ACCURACY_THRESHOLD",
+        "A worker whose gold accuracy falls below this (once `gold_min_judged` gold answers are judged) is flagged.",
+    ),
+    SettingSpec(
+        "gold_min_judged",
+        int,
+        3,
+        "COMPSTUDIO_GOLD_MIN_JUDGED",
+        "Judged gold answers a worker needs before their gold accuracy can flag them.",
+    ),
+    SettingSpec(
+        "speed_floor_share",
+        float,
+        1.0,
+        "COMPSTUDIO_SPEED_FLOOR_SHARE",
+        "Intents submitted in less than this share of the sequence's video length are flagged as too fast (0: off).",
+    ),
+    SettingSpec(
+        "speed_floor_seconds",
+        float,
+        3.0,
+        "COMPSTUDIO_SPEED_FLOOR_SECONDS",
+        "Planning checks and VQA answers submitted in fewer seconds than this are flagged as too fast (0: off).",
+    ),
+    SettingSpec(
+        "quality_pause_after",
+        int,
+        0,
+        "COMPSTUDIO_QUALITY_PAUSE_AFTER",
+        "Open quality flags after which a worker is paused automatically (no new tasks until a reviewer "
+        "resumes them); 0: never, flags are only shown. A crowd campaign sets it, e.g. 3.",
+    ),
+    SettingSpec(
+        "invitation_days",
+        float,
+        7.0,
+        "COMPSTUDIO_INVITATION_DAYS",
+        "How long a one-time invitation link stays valid.",
+    ),
 )
 
 _SPECS = {spec.name: spec for spec in SETTINGS}
@@ -400,6 +459,14 @@ class Settings:
     planning_dist_scope: str = "pooled"
     bootstrap_samples: int = 2000
     answer_judge: str = ""
+    gold_rate: float = 0.0
+    gold_agreement_threshold: float = 0.5
+    gold_accuracy_threshold: float = 0.7
+    gold_min_judged: int = 3
+    speed_floor_share: float = 1.0
+    speed_floor_seconds: float = 3.0
+    quality_pause_after: int = 0
+    invitation_days: float = 7.0
 
     @property
     def db_path(self) -> Path:
@@ -458,6 +525,10 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
         raise SettingsError("review_max_rounds must be at least 1 and review_check_share between 0 and 1")
     if settings.inspection_sample_size < 1:
         raise SettingsError("inspection_sample_size must be at least 1")
+    if not 0 <= settings.gold_rate < 1 or not 0 <= settings.gold_accuracy_threshold <= 1:
+        raise SettingsError("gold_rate must be at least 0 and below 1; gold_accuracy_threshold between 0 and 1")
+    if settings.quality_pause_after < 0 or settings.gold_min_judged < 1 or settings.invitation_days <= 0:
+        raise SettingsError("quality_pause_after must be 0 or more, gold_min_judged at least 1, invitation_days > 0")
     return settings
 
 

@@ -19,6 +19,7 @@ from backend.context import AppContext
 from backend.errors import PermissionDenied
 from backend.intents.export import FORMATS, export_for_download
 from backend.vilpact.importer import import_release
+from components import campaign_quality
 from components.common import EventOptions, TabHandle, caller, esc, ui_errors
 from components.feedback import QUIET, Mistake, shown_in
 
@@ -199,11 +200,16 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
             _export_panel(ctx)
         with gr.Accordion("Accounts", open=False):
             accounts = _accounts_panel(ctx)
+        with gr.Accordion("Crowd workers: report, payment CSV, blocking", open=False):
+            campaign_quality.build_workers_panel(ctx)
+        with gr.Accordion("Invitation links", open=False):
+            campaign_quality.build_invitations_panel(ctx)
         with gr.Accordion("Backups", open=False):
             _backup_panel(ctx)
         with gr.Accordion("Audit log (latest 200 writes)", open=False):
             audit_table = _audit_panel(ctx)
         _register_api(ctx)
+        campaign_quality.register_api(ctx)
     outputs = [accounts.users, accounts.count, audit_table]
 
     def on_open(request: gr.Request) -> dict:

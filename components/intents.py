@@ -183,7 +183,9 @@ def render(v: IntentsView, payload: dict[str, Any]) -> dict:
             v.video: None,
             v.concrete: "",
             v.high_level: "",
-            v.details: "### Nothing left for you to annotate. Thank you!",
+            v.details: f"### {esc(payload['paused'])}"
+            if payload.get("paused")
+            else "### Nothing left for you to annotate. Thank you!",
             v.player: gr.update(visible=False),
             v.form: gr.update(visible=False),
             v.skip_box: gr.update(visible=False),

@@ -229,7 +229,10 @@ def _check_panel(ctx: AppContext) -> dict[str, Any]:
     @ui_errors
     def on_next(request: gr.Request) -> dict:
         name = caller(ctx, request)
-        return {**render(validation.next_question(ctx.database, name, ctx.settings.lease_minutes), name), status: ""}
+        return {
+            **render(validation.next_question(ctx.database, name, ctx.settings.lease_minutes, ctx.settings), name),
+            status: "",
+        }
 
     def on_submit(question_id: str | None, began: float, picked: str | None, request: gr.Request) -> dict:
         name = caller(ctx, request)
@@ -242,7 +245,7 @@ def _check_panel(ctx: AppContext) -> dict[str, Any]:
             validation.submit_check(
                 ctx.database, name, question_id, index, round(time.time() - began, 1) if began else None
             )
-            nxt = render(validation.next_question(ctx.database, name, ctx.settings.lease_minutes), name)
+            nxt = render(validation.next_question(ctx.database, name, ctx.settings.lease_minutes, ctx.settings), name)
         except CompStudioError as exc:
             return {status: refusal(str(exc), name)}
         return {**nxt, status: f"Saved your check of {esc(question_id)}."}
@@ -358,7 +361,7 @@ def _register_api(ctx: AppContext) -> None:
         """Your current or next question to check (no key, no STRIPS verdicts), or {"question": null} when
         none is left; ``left_for_you`` counts the questions left for you, this one included."""
         name = caller(ctx, request)
-        task = validation.next_question(ctx.database, name, ctx.settings.lease_minutes)
+        task = validation.next_question(ctx.database, name, ctx.settings.lease_minutes, ctx.settings)
         left = validation.check_counts(ctx.database, name)["left_for_you"]
         if task is None:
             return {"question": None, "left_for_you": left}

@@ -74,10 +74,8 @@ def list_users(database: Database) -> list[User]:
     return [_row_to_user(r) for r in database.query("SELECT * FROM users ORDER BY username")]
 
 
-def add_user(
-    database: Database, username: str, role: str, password: str | None, *, actor: str = "cli", source: str = "local"
-) -> User:
-    """Create an account. Password accounts need at least 8 characters."""
+def check_new_account(username: str, role: str, password: str | None) -> None:
+    """The rules for a new account's name, role and password (ValidationError naming the first broken one)."""
     _check_role(role)
     if not _NAME.match(username):
         raise ValidationError(
@@ -86,6 +84,13 @@ def add_user(
         )
     if password is not None and len(password) < 8:
         raise ValidationError("the password must have at least 8 characters")
+
+
+def add_user(
+    database: Database, username: str, role: str, password: str | None, *, actor: str = "cli", source: str = "local"
+) -> User:
+    """Create an account. Password accounts need at least 8 characters."""
+    check_new_account(username, role, password)
     hashed = hash_password(password) if password is not None else None
     with database.write() as db:
         if not insert_user(db.conn, username, role, password_hash=hashed, source=source):

@@ -15,6 +15,7 @@ import sqlite_utils
 
 from backend import assignment
 from backend.accounts import auth
+from backend.campaigns import gold, quality
 from backend.errors import ValidationError
 from backend.intents.rules import check_intent_pair
 from backend.settings import Settings
@@ -56,14 +57,17 @@ def progress(database: Database, username: str) -> dict[str, int]:
 
 def _reply(database: Database, settings: Settings, lease: assignment.Lease | None, username: str) -> dict[str, Any]:
     task = _task_view(database, settings, lease, username) if lease else None
-    return {"task": task, "progress": progress(database, username)}
+    reply: dict[str, Any] = {"task": task, "progress": progress(database, username)}
+    if lease is None:  # a paused worker is told why instead of "nothing left"
+        reply["paused"] = quality.paused_message(database, username)
+    return reply
 
 
 def next_intent_task(database: Database, settings: Settings, username: str | None) -> dict[str, Any]:
     """The caller's current task (same one on reload) or a newly leased one; ``task`` is None when done."""
     username = auth.require_role(database, username, "annotator").username
     with database.write() as db:
-        lease = assignment.next_task(db, KIND, username, settings.lease_minutes)
+        lease = gold.next_task(db, settings, KIND, username)  # gold items mixed in, quality checked first
     return _reply(database, settings, lease, username)
 
 
@@ -169,7 +173,7 @@ def submit_intents(
                 {"concrete_intent": concrete, "high_level_intent": high_level, "round": row["round"]},
             )
             annotation, duplicate = _stored(db, sequence_id, username), False
-        lease = assignment.next_task(db, KIND, username, settings.lease_minutes)  # same transaction
+        lease = gold.next_task(db, settings, KIND, username)  # same transaction
     return {"stored": annotation, "duplicate": duplicate, **_reply(database, settings, lease, username)}
 
 

@@ -17,9 +17,11 @@ import sqlite_utils
 
 from backend import assignment
 from backend.accounts.auth import require_role
+from backend.campaigns import gold, quality
 from backend.errors import NotFound, ValidationError
 from backend.planning.questions import PlanningQuestion, get_question
 from backend.planning.results import bootstrap_accuracy
+from backend.settings import Settings
 from backend.storage import Database, audit, utcnow
 
 KIND = "planning"
@@ -32,11 +34,19 @@ class PlanningTask:
     expires_at: str
 
 
-def next_question(database: Database, username: str | None, lease_minutes: float) -> PlanningTask | None:
-    """The caller's current or next question to check (None when the pool has nothing left for them)."""
+def next_question(
+    database: Database, username: str | None, lease_minutes: float, settings: Settings | None = None
+) -> PlanningTask | None:
+    """The caller's current or next question to check (None when the pool has nothing left for them).
+    With ``settings`` gold questions are mixed in and quality checked (backend/campaigns/gold.py)."""
     username = require_role(database, username, "annotator").username
+    if settings is not None:
+        quality.ensure_active(database, username)
     with database.write() as db:
-        lease = assignment.next_task(db, KIND, username, lease_minutes)
+        if settings is not None:
+            lease = gold.next_task(db, settings.replace(lease_minutes=lease_minutes), KIND, username)
+        else:
+            lease = assignment.next_task(db, KIND, username, lease_minutes)
     if lease is None:
         return None
     return PlanningTask(get_question(database, lease.item_id), lease.expires_at)

@@ -26,6 +26,7 @@ import sqlite_utils
 from backend import assignment
 from backend.accounts import auth
 from backend.accounts.auth import User
+from backend.campaigns import gold, quality
 from backend.errors import PermissionDenied, ValidationError
 from backend.settings import Settings
 from backend.storage import Database, audit, utcnow
@@ -379,9 +380,10 @@ def next_answer_task(
             "progress": assignment.pool_progress(database.db, ANSWER_KIND, user.username),
             "claimed": False,
         }
+    quality.ensure_active(database, user.username)
     with database.write() as db:
         while True:
-            lease = assignment.next_task(db, ANSWER_KIND, user.username, settings.lease_minutes)
+            lease = gold.next_task(db, settings, ANSWER_KIND, user.username)  # gold mixed in, quality checked
             if lease is None or not _has_seen_key(db, fetch_item(db, lease.item_id), user.username):
                 break
             assignment.skip(db, ANSWER_KIND, lease.item_id, user.username, "has seen this item's key")

@@ -10,6 +10,7 @@ import gradio as gr
 
 from backend.accounts import auth
 from backend.context import AppContext
+from components.campaign_quality import build_flags_panel
 from components.common import TabHandle, caller, ui_errors
 from components.review import api
 from components.review.agreement import build_agreement_panel
@@ -32,6 +33,8 @@ def build_review_tab(ctx: AppContext) -> TabHandle:
                 inspection = build_inspection_panel(ctx)
             with gr.Tab("Agreement", id="review-agreement"):
                 build_agreement_panel(ctx)
+            with gr.Tab("Worker quality", id="review-quality"):
+                build_flags_panel(ctx)
             publish = build_publish_panel(ctx)
         api.register(ctx)
 

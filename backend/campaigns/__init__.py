@@ -1,0 +1,1 @@
+"""Crowd campaigns: studies, qualification, gold items, quality checks, worker reports."""
