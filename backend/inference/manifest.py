@@ -117,7 +117,7 @@ def run_manifest(
         "model": {
             "name": spec.name,
             "backend": spec.backend,
-            "path": spec.path,
+            "source": spec.path,  # Hub id or local folder (not "path": gradio_client reads a dict with "path" as a file)
             "revision": revision,
             "dtype": spec.dtype,
             "scoring": spec.scoring,
