@@ -16,7 +16,7 @@ class Migration:
 
 
 def _collect() -> tuple[Migration, ...]:
-    from backend.storage.schema import backup, core, icl, inference, planning, review, signin, vqa
+    from backend.storage.schema import backup, campaigns, core, icl, inference, planning, review, signin, vqa
 
     return (
         tuple(core.MIGRATIONS)
@@ -27,6 +27,7 @@ def _collect() -> tuple[Migration, ...]:
         + tuple(inference.MIGRATIONS)
         + tuple(icl.MIGRATIONS)
         + tuple(signin.MIGRATIONS)
+        + tuple(campaigns.MIGRATIONS)
     )
 
 

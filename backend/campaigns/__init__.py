@@ -1,0 +1,1 @@
+"""Crowd campaigns (issue 16): studies, signed study links, the qualification, and study workers."""
