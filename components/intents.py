@@ -166,7 +166,7 @@ def render(v: IntentsView, payload: dict[str, Any]) -> dict:
     """The tab's outputs, by component, for a ``next_intent_task`` / ``submit_intents`` payload."""
     task, study = payload["task"], payload.get("study")
     base = {
-        v.progress: _progress_line(payload["progress"]) + (study_line(study) if study else ""),
+        v.progress: study_line(study) if study else _progress_line(payload["progress"]),
         v.draft_status: "",
         v.message: "",
         v.start: gr.update(visible=False),

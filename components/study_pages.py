@@ -265,8 +265,8 @@ def study_routes(ctx: AppContext) -> list[Route]:
 
 # -- what the task tabs say to a study worker --------------------------------------------------------------
 def study_line(study: dict[str, Any]) -> str:
-    """The progress line's study part, e.g. " · **study Pilot:** 1 of 3 tasks done"."""
-    return f" · **study {esc(study['name'])}:** {study['done']} of {study['quota']} tasks done"
+    """A study worker's progress line, e.g. "**Study Pilot:** 1 of 3 tasks done"."""
+    return f"**Study {esc(study['name'])}:** {study['done']} of {study['quota']} tasks done"
 
 
 def study_end(study: dict[str, Any], tab: str) -> str:
