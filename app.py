@@ -105,11 +105,6 @@ def app_theme() -> gr.themes.Base:
 HEAD = "<title>CompStudio</title>"
 
 
-def _shown_to(study: dict | None, handle: TabHandle) -> bool:
-    """A crowd-study worker sees only the tab of their study's work; everyone else every tab of their role."""
-    return study is None or handle.tab.id == study["work_tab"]
-
-
 def build_demo(ctx: AppContext) -> gr.Blocks:
     """All tabs in one Blocks; what a person sees depends on their role (checked again on every call)."""
     oauth = ctx.settings.effective_auth_mode == "oauth"
@@ -145,7 +140,7 @@ def build_demo(ctx: AppContext) -> gr.Blocks:
                 text,
                 gr.update(visible=not oauth),
                 gr.Tabs(selected=study["work_tab"] if study else LANDING_TAB[user.role]),
-                *(gr.Tab(visible=user.has_role(h.min_role) and _shown_to(study, h)) for h in handles),
+                *(gr.Tab(visible=user.has_role(h.min_role)) for h in handles),
             ]
 
         demo.load(on_load, None, [who, logout, tabs, *(h.tab for h in handles)], api_visibility="private")

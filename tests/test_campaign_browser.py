@@ -112,8 +112,12 @@ def test_worker_arrives_qualifies_works_and_gets_the_completion_code(app, browse
         "href", "https://app.prolific.com/submissions/complete?cc=DONE42"
     )
     expect(page.locator("#intent-video")).to_be_hidden()
-    expect(page.get_by_role("tab", name="Planning")).to_have_count(0)  # only the study's own tab
     page.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=30_000)
+    page.wait_for_function(  # the updated text has faded in (Gradio animates a Markdown's new content)
+        "() => { for (let n = document.querySelector('#study-completion-code'); n; n = n.parentElement)"
+        " { if (getComputedStyle(n).opacity !== '1') return false; } return true; }",
+        timeout=30_000,
+    )
     page.screenshot(path=str(shots / "completed.png"), full_page=True)
 
     worker = app.ctx.database.query_one("SELECT * FROM study_workers")
