@@ -136,6 +136,8 @@ def build_demo(ctx: AppContext) -> gr.Blocks:
             # each role lands on the tab it works in (a crowd-study worker: their study's); nothing is leased
             # until an annotator is on the Annotate tab
             study = study_view(ctx.database, user.username)
+            if study:  # progress and, once done, the completion code are on the study page too
+                text += f' · <a href="{study["page"]}" id="study-page-link">your study page</a>'
             return [
                 text,
                 gr.update(visible=not oauth),

@@ -265,3 +265,18 @@ def test_a_worker_of_another_kind_gets_no_intent_task(demo_ctx):
     worker = arrive(demo_ctx.database, study).worker
     reply = service.next_intent_task(demo_ctx.database, demo_ctx.settings, worker.username)
     assert reply["task"] is None and reply["study"]["work_tab"] == "vqa"
+
+
+def test_a_planning_study_worker_checks_their_quota_and_no_more(tmp_path):
+    from backend.planning.validation import next_question, submit_check
+    from tests.conftest import VILPACT_DATA
+    from tests.planning_helpers import planning_context
+
+    ctx = planning_context(tmp_path, VILPACT_DATA)
+    study = make_study(ctx.database, kind="planning", qualification_size=0, tasks_per_worker=1)
+    worker = arrive(ctx.database, study).worker
+    task = next_question(ctx.database, worker.username, 20)
+    submit_check(ctx.database, worker.username, task.question.id, task.question.answer_index)
+    assert next_question(ctx.database, worker.username, 20) is None
+    view = workers.study_view(ctx.database, worker.username)
+    assert (view["status"], view["completion_code"], view["work_tab"]) == ("finished", "DONE42", "planning")

@@ -17,6 +17,7 @@ import sqlite_utils
 
 from backend import assignment
 from backend.accounts.auth import require_role
+from backend.campaigns.workers import may_hand_out
 from backend.errors import NotFound, ValidationError
 from backend.planning.questions import PlanningQuestion, get_question
 from backend.planning.results import bootstrap_accuracy
@@ -35,8 +36,8 @@ class PlanningTask:
 def next_question(database: Database, username: str | None, lease_minutes: float) -> PlanningTask | None:
     """The caller's current or next question to check (None when the pool has nothing left for them)."""
     username = require_role(database, username, "annotator").username
-    with database.write() as db:
-        lease = assignment.next_task(db, KIND, username, lease_minutes)
+    with database.write() as db:  # a crowd-study worker: only while their quota is open (backend/campaigns)
+        lease = assignment.next_task(db, KIND, username, lease_minutes) if may_hand_out(db, username, KIND) else None
     if lease is None:
         return None
     return PlanningTask(get_question(database, lease.item_id), lease.expires_at)

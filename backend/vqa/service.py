@@ -26,6 +26,7 @@ import sqlite_utils
 from backend import assignment
 from backend.accounts import auth
 from backend.accounts.auth import User
+from backend.campaigns.workers import may_hand_out
 from backend.errors import PermissionDenied, ValidationError
 from backend.settings import Settings
 from backend.storage import Database, audit, utcnow
@@ -380,7 +381,9 @@ def next_answer_task(
             "claimed": False,
         }
     with database.write() as db:
-        while True:
+        # a crowd-study worker gets items only while their quota is open (backend/campaigns/workers.py)
+        lease = None
+        while may_hand_out(db, user.username, ANSWER_KIND):
             lease = assignment.next_task(db, ANSWER_KIND, user.username, settings.lease_minutes)
             if lease is None or not _has_seen_key(db, fetch_item(db, lease.item_id), user.username):
                 break
