@@ -280,3 +280,17 @@ def test_a_planning_study_worker_checks_their_quota_and_no_more(tmp_path):
     assert next_question(ctx.database, worker.username, 20) is None
     view = workers.study_view(ctx.database, worker.username)
     assert (view["status"], view["completion_code"], view["work_tab"]) == ("finished", "DONE42", "planning")
+
+
+def test_the_mturk_completion_page_submits_only_to_mechanical_turk(database):
+    from components.study_pages import final_page
+
+    study = make_study(database, platform="mturk", name="HIT <x>", completion_code="C1")
+    worker = workers.StudyWorker(1, study.id, "A1", "s1-A1", "finished", "t", "t", "t", 1.0, {})
+    for target, shown in (("https://workersandbox.mturk.com", True), ("https://evil.example", False)):
+        params = {"assignmentId": 'ASG"1', "turkSubmitTo": target}
+        body = final_page(study, workers.StudyWorker(**{**worker.__dict__, "params": params})).body.decode()
+        assert ("externalSubmit" in body) is shown
+        if shown:
+            assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in body
+            assert 'value="ASG&quot;1"' in body  # escaped
