@@ -8,7 +8,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from backend.campaigns import links, studies
+from backend.campaigns import links, studies, workers
 from backend.campaigns.qualification import pool_for
 from backend.context import AppContext
 from backend.errors import PermissionDenied
@@ -214,5 +214,25 @@ def _register_api(ctx: AppContext) -> None:
         """One study's counts."""
         return studies.study_stats(db, caller(ctx, request), int(study_id))
 
-    for fn in (study_create, study_list, study_link, study_close, study_stats):
+    @ui_errors
+    def study_me(request: gr.Request) -> dict:
+        """A study worker's own state: status, tasks done of the quota, the completion code once finished, and
+        while not yet qualified the qualification's questions (without their answers)."""
+        return workers.my_study(db, caller(ctx, request))
+
+    @ui_errors
+    def study_qualify(answers: dict, request: gr.Request) -> dict:
+        """A study worker's one try at the qualification: answers maps question id to the chosen option's index."""
+        me = caller(ctx, request)
+        study_id = workers.my_study(db, me)["study_id"]
+        worker, result = workers.take_qualification(db, me, study_id, {str(k): str(v) for k, v in answers.items()})
+        return {"status": worker.status, "right": result.right, "asked": result.asked, "passed": result.passed}
+
+    @ui_errors
+    def study_leave(request: gr.Request) -> dict:
+        """A study worker leaves (returns) their study; they cannot come back."""
+        me = caller(ctx, request)
+        return {"status": workers.leave_study(db, me, workers.my_study(db, me)["study_id"]).status}
+
+    for fn in (study_create, study_list, study_link, study_close, study_stats, study_me, study_qualify, study_leave):
         gr.api(fn, api_name=fn.__name__)

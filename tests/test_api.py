@@ -57,6 +57,9 @@ def test_every_named_endpoint_is_listed_and_ui_events_are_private(running):
         "study_link",
         "study_close",
         "study_stats",
+        "study_me",
+        "study_qualify",
+        "study_leave",
     ):
         assert f"/{name}" in listed and f"`{name}`" in readme
     assert not {"/planning_show", "/models_run", "/icl_ask", "/on_submit", "/on_run"} & listed

@@ -12,6 +12,7 @@ from conftest import seed_demo_media
 from e2e_helpers import ROOT, ApiClient, ApiError, app_in_process
 
 from backend.accounts import auth
+from backend.campaigns.qualification import draw_quiz
 
 
 @pytest.fixture(scope="module")
@@ -107,6 +108,22 @@ def test_study_endpoints_and_a_worker_arriving_over_http(running):
         forged = worker.get(visit.replace("sig=", "sig=0"))
         assert forged.status_code == 403 and "not valid" in forged.text
     assert admin.call("study_stats", study["id"])["started"] == 1
+    quiz = admin.call("study_create", "Quiz", "vqa", 1, 30, "OK2", "NO2", "", "prolific", 2, 1.0)
+    visit = admin.call("study_link", quiz["id"], running.url)["link"].replace("{{%PROLIFIC_PID%}}", "W2")
+    with httpx.Client(base_url=running.url) as worker:
+        assert 'data-state="started"' in worker.get(visit, follow_redirects=True).text
+
+        def call(name: str, *args) -> dict:
+            reply = worker.post(f"/gradio_api/run/{name}", json={"data": list(args), "session_hash": "w2"})
+            return reply.json()["data"][0]
+
+        me = call("study_me")
+        assert me["status"] == "started" and len(me["qualification"]) == 2
+        assert all(set(q) == {"id", "prompt", "options"} for q in me["qualification"])  # no answers
+        keys = {item.id: item.answer for item in draw_quiz("vqa", 2, quiz["id"], "W2")}
+        assert call("study_qualify", keys) == {"status": "qualified", "right": 2, "asked": 2, "passed": True}
+        assert call("study_leave") == {"status": "returned"}
+    assert admin.call("study_stats", quiz["id"])["returned"] == 1
     assert any(s["id"] == study["id"] for s in admin.call("study_list"))
     assert admin.call("study_close", study["id"])["status"] == "closed"
 

@@ -265,3 +265,20 @@ def study_view(database: Database, username: str) -> dict[str, Any] | None:
         "return_url": study.return_link(study.completion_code) if finished else None,
         "page": f"study/{study.id}/here",
     }
+
+
+def my_study(database: Database, username: str | None) -> dict[str, Any]:
+    """The signed-in study worker's own state (the ``study_me`` endpoint): :func:`study_view` plus, while they have
+    not taken the qualification, its questions without the answers."""
+    row = database.query_one("SELECT study_id FROM study_workers WHERE username = ?", (username or "",))
+    if row is None:
+        raise PermissionDenied("You are not in a crowd study: open your study link from the platform's page first.")
+    study, worker = worker_in_study(database, username, row["study_id"])
+    view = study_view(database, worker.username)
+    assert view is not None
+    if worker.status == "started":
+        view["qualification"] = [
+            {"id": item.id, "prompt": item.prompt, "options": list(item.options)} for item in quiz_for(study, worker)
+        ]
+        view["pass_mark"] = study.pass_mark
+    return view
