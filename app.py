@@ -22,6 +22,7 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 import gradio as gr  # noqa: E402
 
 from backend.accounts import auth  # noqa: E402
+from backend.campaigns.workers import study_view  # noqa: E402
 from backend.context import AppContext, build_context  # noqa: E402
 from backend.settings import Settings, load_settings  # noqa: E402
 from components import TABS, intents  # noqa: E402
@@ -29,6 +30,7 @@ from components.common import TabHandle, caller, esc  # noqa: E402
 from components.fastpath import fast_routes  # noqa: E402
 from components.invitations import invitation_routes  # noqa: E402
 from components.signin import build_signin, oauth_logout_routes  # noqa: E402
+from components.study_pages import study_routes  # noqa: E402
 
 APP_JS = """
 () => {
@@ -133,11 +135,15 @@ def build_demo(ctx: AppContext) -> gr.Blocks:
             text = f"Signed in as **{esc(user.username)}** ({user.role})"
             if user.has_role("admin") and ctx.notices:
                 text += "".join(f"\n\n> ⚠️ {esc(notice)}" for notice in ctx.notices)
-            # each role lands on the tab it works in; nothing is leased until an annotator is on the Annotate tab
+            # each role lands on the tab it works in (a crowd-study worker: their study's); nothing is leased
+            # until an annotator is on the Annotate tab
+            study = study_view(ctx.database, user.username)
+            if study:  # progress and, once done, the completion code are on the study page too
+                text += f' · <a href="{study["page"]}" id="study-page-link">your study page</a>'
             return [
                 text,
                 gr.update(visible=not oauth),
-                gr.Tabs(selected=LANDING_TAB[user.role]),
+                gr.Tabs(selected=study["work_tab"] if study else LANDING_TAB[user.role]),
                 *(gr.Tab(visible=user.has_role(h.min_role)) for h in handles),
             ]
 
@@ -183,7 +189,13 @@ def launch_kwargs(ctx: AppContext) -> dict:
         signin = build_signin(ctx)
         kwargs["auth_dependency"] = signin.user
         kwargs["app_kwargs"] = {
-            "routes": [*signin.routes(), *invitation_routes(signin), *kwargs["app_kwargs"]["routes"]],
+            # crowd workers arrive by study links and get the same sessions (components/study_pages.py)
+            "routes": [
+                *signin.routes(),
+                *invitation_routes(signin),
+                *study_routes(ctx),
+                *kwargs["app_kwargs"]["routes"],
+            ],
             "middleware": [signin.middleware()],
         }
     else:  # Sign in with Hugging Face: our /logout frees the person's leases before Gradio's would run

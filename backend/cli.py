@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "backend.planning.cli",
     "backend.icl.cli",
     "backend.campaigns.quality_cli",
+    "backend.campaigns.cli",
 )
 
 

@@ -53,3 +53,7 @@ class BackupError(CompStudioError):
 
 class InferenceError(CompStudioError):
     """A model call failed (server error, timeout, out of memory) after its retries."""
+
+
+class StudyLinkRefused(PermissionDenied):
+    """A crowd-study link that is forged, altered, for another study, or missing the worker's id."""

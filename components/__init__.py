@@ -12,4 +12,5 @@ TABS: tuple[tuple[str, str], ...] = (
     ("components.icl", "build_icl_tab"),
     ("components.models", "build_models_tab"),
     ("components.admin", "build_admin_tab"),
+    ("components.campaigns", "build_studies_tab"),
 )

@@ -16,6 +16,7 @@ from backend.intents import service
 from backend.intents.rules import accepted_forms
 from components.common import TabHandle, caller, esc, ui_errors
 from components.feedback import refused
+from components.study_pages import study_end, study_line
 
 INSTRUCTIONS = f"""
 Watch the video, read the actions below it, and answer: **what does the person want to do by taking
@@ -163,9 +164,9 @@ def _layout() -> IntentsView:
 
 def render(v: IntentsView, payload: dict[str, Any]) -> dict:
     """The tab's outputs, by component, for a ``next_intent_task`` / ``submit_intents`` payload."""
-    task = payload["task"]
+    task, study = payload["task"], payload.get("study")
     base = {
-        v.progress: _progress_line(payload["progress"]),
+        v.progress: study_line(study) if study else _progress_line(payload["progress"]),
         v.draft_status: "",
         v.message: "",
         v.start: gr.update(visible=False),
@@ -183,7 +184,9 @@ def render(v: IntentsView, payload: dict[str, Any]) -> dict:
             v.video: None,
             v.concrete: "",
             v.high_level: "",
-            v.details: f"### {esc(payload['paused'])}"
+            v.details: study_end(study, "intents")
+            if study
+            else f"### {esc(payload['paused'])}"
             if payload.get("paused")
             else "### Nothing left for you to annotate. Thank you!",
             v.player: gr.update(visible=False),

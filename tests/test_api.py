@@ -52,6 +52,14 @@ def test_every_named_endpoint_is_listed_and_ui_events_are_private(running):
         "vqa_export",
         "icl_answer",
         "planning_author",
+        "study_create",
+        "study_list",
+        "study_link",
+        "study_close",
+        "study_stats",
+        "study_me",
+        "study_qualify",
+        "study_leave",
     ):
         assert f"/{name}" in listed and f"`{name}`" in readme
     assert not {"/planning_show", "/models_run", "/icl_ask", "/on_submit", "/on_run"} & listed

@@ -26,9 +26,10 @@ def test_demo_admin_visits_every_tab_and_an_annotator_sees_only_annotation(setti
             "In-context examples",
             "Models",
             "Admin",
+            "Studies",
         ]
         annotator_page = browser.new_context().new_page()
         browser_login(annotator_page, running.url, "demo-annotator", passwords["demo-annotator"])
         seen = visit_every_tab(annotator_page)
-        assert "Admin" not in seen and "Models" not in seen and "Review" not in seen
+        assert "Admin" not in seen and "Models" not in seen and "Review" not in seen and "Studies" not in seen
         assert "Annotate intents" in seen

@@ -1,161 +1,150 @@
-"""Crowd-campaign admin work in a real browser (issue 16 §3-4): an admin blocks a worker (their lease is freed)
-and downloads the worker report as CSV; an invitation link signs a person up once, and is refused after."""
+"""A crowd campaign in a real browser (issue 16 §5, parts 1-2): an admin creates a study and copies its link; a
+worker arrives by it with Prolific parameters, passes the qualification, does the quota of intent tasks on the
+demo content and sees the completion code; a forged link is refused; the finished worker cannot restart."""
 
 from __future__ import annotations
 
-import csv
-import io
+import os
+import re
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
+from conftest import seed_demo_media
 from e2e_helpers import app_in_process, browser_login
 from playwright.sync_api import expect
+from test_browser_intents import CONCRETE, HIGH_LEVEL, watch_video
 
 from backend.accounts import auth
-from backend.intents import service
-from backend.settings import Settings
-from backend.storage import utcnow
-from backend.vilpact.importer import import_vilpact
-from tests.conftest import VILPACT_DATA
+from backend.campaigns import studies
+from backend.campaigns.qualification import draw_quiz
 
-PASSWORD = "password-boss"
-
-
-@pytest.fixture(scope="module")
-def running(tmp_path_factory):
-    settings = Settings(
-        data_dir=tmp_path_factory.mktemp("campaign-browser") / "data", demo_content=False, quality_pause_after=3
-    )
-    with app_in_process(settings) as app:
-        import_vilpact(app.ctx.database, VILPACT_DATA, annotators_per_sequence=2)
-        auth.add_user(app.ctx.database, "boss", "admin", PASSWORD)
-        with app.ctx.database.write() as db:
-            auth.insert_user(db.conn, "crowd-7", "annotator")
-        yield app
+NAME = "Pilot <b>bold</b>"
 
 
 @pytest.fixture
-def admin_page(running, browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 1000}, accept_downloads=True)
-    page = context.new_page()
-    browser_login(page, running.url, "boss", PASSWORD)
-    page.wait_for_selector("#whoami strong", timeout=60_000)
-    page.get_by_role("tab", name="Admin", exact=True).click()
-    yield page
-    context.close()
+def app(settings, demo_media_cache):
+    seed_demo_media(settings, demo_media_cache)
+    with app_in_process(settings.replace(demo_content=True)) as running:
+        auth.add_user(running.ctx.database, "boss", "admin", "password1")
+        yield running
 
 
-def test_admin_blocks_a_worker_and_downloads_the_report(admin_page, running, tmp_path):
-    page, db = admin_page, running.ctx.database
-    held = service.next_intent_task(db, running.ctx.settings, "crowd-7")["task"]["sequence_id"]
-    page.get_by_text("Crowd workers: report, payment CSV, blocking").click()
-    page.locator("#report-refresh").click()
-    expect(page.locator("#report-table")).to_contain_text("crowd-7", timeout=30_000)
-    page.get_by_label("Worker (user name)").fill("crowd-7")
-    page.get_by_label("Reason (for the audit log)").fill("copies the action names <b>")
-    page.locator("#worker-block").click()
-    expect(page.locator("#worker-message")).to_contain_text("Blocked crowd-7: 1 lease(s) freed", timeout=30_000)
-    expect(page.locator("#report-table")).to_contain_text("blocked")
-    live = db.scalar(
-        "SELECT count(*) FROM assignments WHERE item_id = ? AND status = 'leased' AND expires_at > ?",
-        (held, utcnow()),
+@pytest.fixture
+def shots(tmp_path) -> Path:
+    folder = Path(os.environ.get("COMPSTUDIO_SCREENSHOTS", tmp_path / "shots"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def create_study_in_browser(app, browser, shots: Path) -> str:
+    """The admin's side: the Studies tab, a new study, its link."""
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    browser_login(page, app.url, "boss", "password1")
+    page.get_by_role("tab", name="Studies", exact=True).click()
+    page.locator("#study-name input, #study-name textarea").fill(NAME)
+    page.locator("#study-tasks input").fill("2")
+    page.locator("#study-quiz-size input").fill("4")
+    page.locator("#study-pass-mark input").fill("0.75")
+    page.locator("#study-completion input, #study-completion textarea").fill("DONE42")
+    page.locator("#study-screenout input, #study-screenout textarea").fill("OUT7")
+    page.locator("#study-create").click()
+    link_box = page.locator("#study-link input, #study-link textarea")
+    expect(link_box).to_have_value(
+        re.compile(r"/study/1\?PROLIFIC_PID=\{\{%PROLIFIC_PID%\}\}.*&sig=[-\w]{32}$"), timeout=30_000
     )
-    assert live == 0 and db.scalar("SELECT disabled FROM users WHERE username = 'crowd-7'") == 1
-    page.locator("#report-download").click()
-    link = page.locator("#report-file a").first
-    expect(link).to_be_visible(timeout=30_000)
-    page.screenshot(path=str(tmp_path / "admin-workers.png"), full_page=True)
-    with page.expect_download(timeout=30_000) as download:
-        link.click()
-    text = download.value.path().read_text(encoding="utf-8")
-    rows = {r["username"]: r for r in csv.DictReader(io.StringIO(text))}
-    assert rows["crowd-7"]["state"] == "blocked" and rows["crowd-7"]["submitted"] == "0"
-    audit = db.query_one("SELECT actor, detail FROM audit_log WHERE action = 'quality.block'")
-    assert audit["actor"] == "boss" and "<b>" in audit["detail"]
+    expect(page.locator("#study-message")).to_contain_text("Created study 1")
+    expect(page.locator("#study-message b")).to_have_count(0)  # the name is escaped
+    expect(page.locator("#studies-table")).to_contain_text(NAME)
+    page.screenshot(path=str(shots / "admin-studies.png"), full_page=True)
+    link = link_box.input_value()
+    page.context.close()
+    return link
 
 
-def test_an_invitation_link_signs_up_once(admin_page, running, browser, tmp_path):
-    page = admin_page
-    page.get_by_text("Invitation links", exact=True).click()
-    page.locator("#invite-role input").click()
-    page.get_by_role("option", name="reviewer").click()
-    page.locator("#invite-create").click()
-    field = page.locator("#invite-link textarea, #invite-link input").first
-    page.wait_for_function(
-        "() => { const f = document.querySelector('#invite-link textarea, #invite-link input');"
-        " return f && f.value.includes('/invite?token='); }",
+def as_prolific_sends_it(link: str, pid: str) -> str:
+    return (
+        link.replace("{{%PROLIFIC_PID%}}", pid).replace("{{%STUDY_ID%}}", "STUDY9").replace("{{%SESSION_ID%}}", "SESS1")
+    )
+
+
+def pass_qualification(app, page, pid: str) -> None:
+    study = studies.get_study(app.ctx.database, 1)
+    items = draw_quiz(study.kind, study.qualification_size, study.id, pid)
+    expect(page.locator("#study-page")).to_have_attribute("data-state", "started", timeout=30_000)
+    expect(page.locator("#study-page strong")).to_contain_text(NAME)  # escaped, shown as typed
+    assert page.locator("#study-page fieldset").count() == 4
+    for item in items:
+        page.locator(f'input[name="{item.id}"][value="{item.answer}"]').check()
+
+
+def annotate_one(page) -> None:
+    expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=60_000)
+    watch_video(page)
+    expect(page.locator("#intent-submit")).to_be_enabled(timeout=15_000)
+    page.locator(CONCRETE).fill("S/He wants to get ready for the day")
+    page.locator(HIGH_LEVEL).fill("S/He is in a hurry")
+    page.locator("#intent-submit").click()
+
+
+def test_worker_arrives_qualifies_works_and_gets_the_completion_code(app, browser, shots):
+    link = create_study_in_browser(app, browser, shots)
+    worker_link = as_prolific_sends_it(link, "5f00aa11bb22cc33dd44ee55")
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+
+    page.goto(worker_link)
+    pass_qualification(app, page, "5f00aa11bb22cc33dd44ee55")
+    page.screenshot(path=str(shots / "qualification.png"), full_page=True)
+    page.locator("#study-quiz-submit").click()
+    expect(page.locator("#study-page")).to_have_attribute("data-state", "qualified", timeout=30_000)
+    assert page.url.endswith("/study/1/here")  # the signature is no longer in the address bar
+    expect(page.locator("#study-page")).to_contain_text("0 of 2 tasks done")
+    page.screenshot(path=str(shots / "qualified.png"), full_page=True)
+
+    page.locator("#study-start").click()
+    expect(page.locator("#whoami")).to_contain_text("s1-5f00aa11bb22cc33dd44ee55", timeout=60_000)
+    annotate_one(page)
+    expect(page.locator("#intent-progress")).to_contain_text("1 of 2 tasks done", timeout=30_000)
+    annotate_one(page)
+    expect(page.locator("#study-completion-code")).to_have_text("DONE42", timeout=30_000)
+    expect(page.locator("#intent-task")).to_contain_text("You have finished this study")
+    expect(page.locator("#study-return-link")).to_have_attribute(
+        "href", "https://app.prolific.com/submissions/complete?cc=DONE42"
+    )
+    expect(page.locator("#intent-video")).to_be_hidden()
+    page.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=30_000)
+    page.wait_for_function(  # the updated text has faded in (Gradio animates a Markdown's new content)
+        "() => { for (let n = document.querySelector('#study-completion-code'); n; n = n.parentElement)"
+        " { if (getComputedStyle(n).opacity !== '1') return false; } return true; }",
         timeout=30_000,
     )
-    link = field.input_value()
-    assert link.startswith(running.url)
-    guest = browser.new_context()
-    newcomer = guest.new_page()
-    newcomer.goto(link)
-    expect(newcomer.get_by_text("You are invited as reviewer")).to_be_visible()
-    newcomer.get_by_label("User name").fill("new-reviewer")
-    newcomer.get_by_label("Password (8 or more characters)").fill("chosen-password")
-    newcomer.screenshot(path=str(tmp_path / "invite-form.png"), full_page=True)
-    newcomer.get_by_role("button", name="Sign up").click()
-    expect(newcomer.locator("#whoami")).to_contain_text("new-reviewer", timeout=60_000)
-    expect(newcomer.locator("#whoami")).to_contain_text("reviewer")
-    guest.close()
-    again = browser.new_context()
-    second = again.new_page()
-    second.goto(link)
-    expect(second.locator("#invite-message")).to_contain_text("used already")
-    expect(second.get_by_role("button", name="Sign up")).to_have_count(0)
-    second.goto(link.split("token=")[0] + "token=forged-" + link.split("token=")[1][:10])
-    expect(second.locator("#invite-message")).to_contain_text("not valid")
-    again.close()
-    assert auth.get_user(running.ctx.database, "new-reviewer").role == "reviewer"
+    page.screenshot(path=str(shots / "completed.png"), full_page=True)
 
+    worker = app.ctx.database.query_one("SELECT * FROM study_workers")
+    assert worker["status"] == "finished"
+    assert '"STUDY_ID": "STUDY9"' in worker["params"] and '"SESSION_ID": "SESS1"' in worker["params"]
+    assert app.ctx.database.scalar("SELECT count(*) FROM annotations WHERE annotator = ?", (worker["username"],)) == 2
 
-def test_a_reviewer_sees_why_a_worker_was_paused_and_resumes_them(admin_page, running, browser, tmp_path):
-    page, db, settings = admin_page, running.ctx.database, running.ctx.settings
-    auth.add_user(db, "speedy", "annotator", "speedy-password")
-    for _ in range(settings.quality_pause_after):  # answers in well under the video's length
-        task = service.next_intent_task(db, settings, "speedy")["task"]
-        service.submit_intents(db, settings, "speedy", task["sequence_id"], "S/He wants to eat", "S/He is hungry")
-    worker_context = browser.new_context(viewport={"width": 1280, "height": 900})
-    worker = worker_context.new_page()
-    browser_login(worker, running.url, "speedy", "speedy-password")
-    expect(worker.locator("#intent-task")).to_contain_text("paused for a quality check", timeout=60_000)
-    worker.screenshot(path=str(tmp_path / "worker-paused.png"), full_page=True)
-    worker_context.close()
-    page.get_by_role("tab", name="Review", exact=True).click()
-    page.get_by_role("tab", name="Worker quality", exact=True).click()
-    page.locator("#flags-refresh").click()
-    table = page.locator("#flags-table")
-    expect(table).to_contain_text("too_fast", timeout=30_000)
-    expect(table).to_contain_text("the floor is")
-    expect(table).to_contain_text("paused")
-    page.screenshot(path=str(tmp_path / "review-flags.png"), full_page=True)
-    page.get_by_label("Paused worker").fill("speedy")
-    page.locator("#flags-resume").click()
-    expect(page.locator("#flags-message")).to_contain_text("Resumed speedy (3 flag(s) resolved)", timeout=30_000)
-    expect(table).not_to_contain_text("speedy")
-    assert service.next_intent_task(db, settings, "speedy")["task"] is not None
+    # the same worker id comes back in a fresh browser: the final page, no new start, no session
+    again = browser.new_context().new_page()
+    again.goto(worker_link)
+    expect(again.locator("#study-page")).to_have_attribute("data-state", "finished", timeout=30_000)
+    expect(again.locator("#study-code")).to_have_text("DONE42")
+    assert not [c for c in again.context.cookies() if c["name"].startswith("compstudio-session")]
+    again.screenshot(path=str(shots / "finished-again.png"), full_page=True)
+    assert app.ctx.database.scalar("SELECT count(*) FROM study_workers") == 1
 
-
-def test_named_endpoints_check_the_role(running):
-    from e2e_helpers import ApiClient, ApiError
-
-    auth.add_user(running.ctx.database, "api-worker", "annotator", "password-api")
-    worker = ApiClient(running.url, "api-worker", "password-api")
-    boss = ApiClient(running.url, "boss", PASSWORD)
-    try:
-        for name, args in (
-            ("worker_block", ("boss", "no")),
-            ("worker_report", (None,)),
-            ("quality_flags", (False,)),
-            ("invitation_create", ("admin",)),
-            ("gold_add", ("intent", ["2NZ5C"])),
-        ):
-            with pytest.raises(ApiError, match="role"):
-                worker.run(name, *args)
-        assert "api-worker" in {r["username"] for r in boss.run("worker_report", None)}
-        assert boss.run("worker_report_csv", None).startswith("username,state,submitted")
-        made = boss.run("invitation_create", "annotator")
-        assert "/invite?token=" in made["link"] and boss.run("invitation_list")[0]["used_by"] is None
-    finally:
-        worker.close()
-        boss.close()
+    # a forged signature, and this study's signature on another study's number, are refused
+    forged = browser.new_context().new_page()
+    query = urlsplit(worker_link).query
+    response = forged.goto(f"{app.url}/study/1?{query.replace('sig=', 'sig=X')}")
+    assert response is not None and response.status == 403
+    expect(forged.locator("#study-message")).to_contain_text("not valid")
+    forged.screenshot(path=str(shots / "forged.png"), full_page=True)
+    other = studies.create_study(
+        app.ctx.database, "boss", name="Other", kind="intents", tasks_per_worker=1, completion_code="X1"
+    )
+    response = forged.goto(f"{app.url}/study/{other.id}?{query}")
+    assert response is not None and response.status == 403
+    expect(forged.locator("#study-message")).to_contain_text("belongs to another study")
+    assert app.ctx.database.scalar("SELECT count(*) FROM study_workers") == 1

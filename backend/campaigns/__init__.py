@@ -1,1 +1,2 @@
-"""Crowd campaigns: studies, qualification, gold items, quality checks, worker reports."""
+"""Crowd campaigns (issue 16): studies, signed study links, the qualification, study workers, gold items,
+quality checks and worker reports."""

@@ -16,6 +16,7 @@ import sqlite_utils
 from backend import assignment
 from backend.accounts import auth
 from backend.campaigns import gold, quality
+from backend.campaigns import workers as study_workers
 from backend.errors import ValidationError
 from backend.intents.rules import check_intent_pair
 from backend.settings import Settings
@@ -60,14 +61,25 @@ def _reply(database: Database, settings: Settings, lease: assignment.Lease | Non
     reply: dict[str, Any] = {"task": task, "progress": progress(database, username)}
     if lease is None:  # a paused worker is told why instead of "nothing left"
         reply["paused"] = quality.paused_message(database, username)
+    study = study_workers.study_view(database, username)  # a crowd-study worker: their quota and completion code
+    if study is not None:
+        reply["study"] = study
     return reply
+
+
+def _next_lease(db: sqlite_utils.Database, settings: Settings, username: str) -> assignment.Lease | None:
+    """The next lease (gold items mixed in, quality checked first: backend/campaigns/gold.py), unless a
+    crowd-study worker's quota is done (backend/campaigns/workers.py). Inside write()."""
+    if not study_workers.may_hand_out(db, username, KIND):
+        return None
+    return gold.next_task(db, settings, KIND, username)
 
 
 def next_intent_task(database: Database, settings: Settings, username: str | None) -> dict[str, Any]:
     """The caller's current task (same one on reload) or a newly leased one; ``task`` is None when done."""
     username = auth.require_role(database, username, "annotator").username
     with database.write() as db:
-        lease = gold.next_task(db, settings, KIND, username)  # gold items mixed in, quality checked first
+        lease = _next_lease(db, settings, username)
     return _reply(database, settings, lease, username)
 
 
@@ -173,7 +185,7 @@ def submit_intents(
                 {"concrete_intent": concrete, "high_level_intent": high_level, "round": row["round"]},
             )
             annotation, duplicate = _stored(db, sequence_id, username), False
-        lease = gold.next_task(db, settings, KIND, username)  # same transaction
+        lease = _next_lease(db, settings, username)  # same transaction
     return {"stored": annotation, "duplicate": duplicate, **_reply(database, settings, lease, username)}
 
 

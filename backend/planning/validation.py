@@ -18,6 +18,7 @@ import sqlite_utils
 from backend import assignment
 from backend.accounts.auth import require_role
 from backend.campaigns import gold, quality
+from backend.campaigns.workers import may_hand_out
 from backend.errors import NotFound, ValidationError
 from backend.planning.questions import PlanningQuestion, get_question
 from backend.planning.results import bootstrap_accuracy
@@ -42,8 +43,10 @@ def next_question(
     username = require_role(database, username, "annotator").username
     if settings is not None:
         quality.ensure_active(database, username)
-    with database.write() as db:
-        if settings is not None:
+    with database.write() as db:  # a crowd-study worker: only while their quota is open (backend/campaigns)
+        if not may_hand_out(db, username, KIND):
+            lease = None
+        elif settings is not None:
             lease = gold.next_task(db, settings.replace(lease_minutes=lease_minutes), KIND, username)
         else:
             lease = assignment.next_task(db, KIND, username, lease_minutes)

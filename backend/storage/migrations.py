@@ -16,7 +16,18 @@ class Migration:
 
 
 def _collect() -> tuple[Migration, ...]:
-    from backend.storage.schema import backup, campaign_quality, core, icl, inference, planning, review, signin, vqa
+    from backend.storage.schema import (
+        backup,
+        campaign_quality,
+        campaigns,
+        core,
+        icl,
+        inference,
+        planning,
+        review,
+        signin,
+        vqa,
+    )
 
     return (
         tuple(core.MIGRATIONS)
@@ -27,6 +38,7 @@ def _collect() -> tuple[Migration, ...]:
         + tuple(inference.MIGRATIONS)
         + tuple(icl.MIGRATIONS)
         + tuple(signin.MIGRATIONS)
+        + tuple(campaigns.MIGRATIONS)
         + tuple(campaign_quality.MIGRATIONS)
     )
 

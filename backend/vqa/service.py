@@ -27,6 +27,7 @@ from backend import assignment
 from backend.accounts import auth
 from backend.accounts.auth import User
 from backend.campaigns import gold, quality
+from backend.campaigns.workers import may_hand_out
 from backend.errors import PermissionDenied, ValidationError
 from backend.settings import Settings
 from backend.storage import Database, audit, utcnow
@@ -382,7 +383,9 @@ def next_answer_task(
         }
     quality.ensure_active(database, user.username)
     with database.write() as db:
-        while True:
+        # a crowd-study worker gets items only while their quota is open (backend/campaigns/workers.py)
+        lease = None
+        while may_hand_out(db, user.username, ANSWER_KIND):
             lease = gold.next_task(db, settings, ANSWER_KIND, user.username)  # gold mixed in, quality checked
             if lease is None or not _has_seen_key(db, fetch_item(db, lease.item_id), user.username):
                 break

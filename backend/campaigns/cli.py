@@ -1,0 +1,65 @@
+"""``python -m backend study create|list|link|close|stats``: crowd studies from the operator's shell."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from backend.campaigns import links, studies
+
+
+def _study(args: argparse.Namespace) -> Any:
+    from backend.cli import context_from
+
+    database = context_from(args).database
+    if args.action == "create":
+        return studies.create_study(
+            database,
+            None,
+            name=args.name,
+            kind=args.kind,
+            tasks_per_worker=args.tasks,
+            time_limit_minutes=args.time_limit,
+            completion_code=args.completion_code,
+            screenout_code=args.screenout_code,
+            return_url=args.return_url,
+            platform=args.platform,
+            qualification_size=args.qualification_size,
+            pass_mark=args.pass_mark,
+            operator=True,
+        ).public()
+    if args.action == "list":
+        return studies.list_studies(database, None, operator=True)
+    if args.action == "link":
+        return links.link_for(database, None, args.study_id, args.base_url, operator=True)
+    if args.action == "close":
+        return studies.close_study(database, None, args.study_id, operator=True).public()
+    return studies.study_stats(database, None, args.study_id, operator=True)
+
+
+def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) -> None:
+    study = sub.add_parser("study", help="crowd studies: create, list, link, close, stats")
+    actions = study.add_subparsers(dest="action", required=True)
+    create = actions.add_parser("create", parents=[common], help="create a study (prints it, with its id)")
+    create.add_argument("--name", required=True)
+    create.add_argument("--kind", required=True, choices=studies.KINDS, help="the work: intents, planning or vqa")
+    create.add_argument("--tasks", type=int, required=True, help="tasks one worker does")
+    create.add_argument("--time-limit", type=int, default=60, help="minutes from the first visit (default 60)")
+    create.add_argument("--platform", default="prolific", choices=tuple(studies.PLATFORMS))
+    create.add_argument("--completion-code", default="", help="shown when a worker finishes")
+    create.add_argument("--screenout-code", default="", help="shown when a worker fails the qualification")
+    create.add_argument(
+        "--return-url",
+        default=None,
+        help="where finished workers go back to; {code} is replaced (default: the platform's)",
+    )
+    create.add_argument("--qualification-size", type=int, default=5, help="questions in the qualification (0: none)")
+    create.add_argument("--pass-mark", type=float, default=0.8, help="share of right answers needed (default 0.8)")
+    actions.add_parser("list", parents=[common], help="every study with its counts")
+    link = actions.add_parser("link", parents=[common], help="the study link to paste into the platform")
+    link.add_argument("study_id", type=int)
+    link.add_argument("--base-url", required=True, help="the app's public address, e.g. https://studio.example.org")
+    for name, text in (("close", "close a study (no new workers)"), ("stats", "started, qualified, finished, ...")):
+        p = actions.add_parser(name, parents=[common], help=text)
+        p.add_argument("study_id", type=int)
+    study.set_defaults(handler=_study)

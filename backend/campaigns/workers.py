@@ -1,0 +1,284 @@
+"""Study workers (issue 16 §1-2): arriving by a study link, the qualification, the quota, finishing.
+
+A worker's life in a study, one row of ``study_workers`` (status in brackets):
+
+1. the first visit of a valid link creates an annotator account bound to (study, platform worker id), with no
+   password (it signs in by the link only) [started]; with a qualification of size 0 they are qualified at once;
+2. the qualification: passing lets them into the pool [qualified]; failing shows the screen-out code, disables
+   the account, and they never get a task [screened_out];
+3. tasks of the study's kind are handed out (:func:`may_hand_out`, called by the hand-out inside its
+   transaction) until they submitted ``tasks_per_worker`` of them, or the study closes: then they see the
+   completion code [finished];
+4. leaving the study, or running past its time limit, ends it [returned].
+
+A worker id that reached screened_out, finished or returned is never let in again: its later visits show what
+it earned, and start nothing. Every change is audited; state changes run in one ``write()``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import sqlite_utils
+
+from backend import assignment
+from backend.accounts import sessions
+from backend.accounts.auth import insert_user
+from backend.campaigns.links import Visit
+from backend.campaigns.qualification import QuizItem, QuizResult, draw_quiz, score_quiz
+from backend.campaigns.studies import WORK_TAB, Study, get_study, study_from_row
+from backend.errors import PermissionDenied, ValidationError
+from backend.storage import Database, audit, utcnow
+
+ACTIVE = ("started", "qualified")
+ENDED = ("screened_out", "finished", "returned")
+_NAME_SAFE = re.compile(r"^[A-Za-z0-9_.@-]{1,48}$")
+
+
+@dataclass(frozen=True)
+class StudyWorker:
+    id: int
+    study_id: int
+    platform_worker_id: str
+    username: str
+    status: str
+    started_at: str
+    qualified_at: str | None
+    finished_at: str | None
+    quiz_score: float | None
+    params: dict[str, str]
+
+
+def _worker(row: Any) -> StudyWorker:
+    row = dict(row)
+    return StudyWorker(
+        **{k: row[k] for k in StudyWorker.__dataclass_fields__ if k != "params"}, params=json.loads(row["params"])
+    )
+
+
+def worker_username(study_id: int, worker_id: str) -> str:
+    """The account name of a study worker: ``s<study>-<platform id>``, or a digest of the id when it holds
+    characters an account name may not.
+
+    >>> worker_username(3, "5f2a9c")
+    's3-5f2a9c'
+    >>> worker_username(3, "a:b")
+    's3-w6783a31eabf68ccc'
+    """
+    if _NAME_SAFE.match(worker_id):
+        return f"s{study_id}-{worker_id}"
+    return f"s{study_id}-w{hashlib.sha256(worker_id.encode()).hexdigest()[:16]}"
+
+
+def _row_by_id(db: sqlite_utils.Database, study_id: int, worker_id: str) -> StudyWorker | None:
+    row = db.conn.execute(
+        "SELECT * FROM study_workers WHERE study_id = ? AND platform_worker_id = ?", (study_id, worker_id)
+    ).fetchone()
+    return _worker(row) if row else None
+
+
+def _row_by_user(db: sqlite_utils.Database, username: str) -> StudyWorker | None:
+    row = db.conn.execute("SELECT * FROM study_workers WHERE username = ?", (username,)).fetchone()
+    return _worker(row) if row else None
+
+
+def submitted(db: sqlite_utils.Database, username: str, study: Study) -> int:
+    """Tasks of the study's kind this worker submitted (their account belongs to this study only)."""
+    return int(
+        db.conn.execute(
+            "SELECT count(*) FROM assignments WHERE annotator = ? AND kind = ? AND status = 'submitted'",
+            (username, study.pool_kind),
+        ).fetchone()[0]
+    )
+
+
+def _set_status(db: sqlite_utils.Database, worker: StudyWorker, status: str, reason: str) -> StudyWorker:
+    now = utcnow()
+    db.conn.execute("UPDATE study_workers SET status = ?, finished_at = ? WHERE id = ?", (status, now, worker.id))
+    if status in ("screened_out", "returned"):  # out of the pool for good: no session, no lease, no sign-in
+        db.conn.execute("UPDATE users SET disabled = 1 WHERE username = ?", (worker.username,))
+        sessions.end_all_in(db, worker.username)
+        assignment.release_leases(db, worker.username)
+    audit(db, worker.username, f"study.{status}", str(worker.study_id), {"reason": reason})
+    return _row_by_user(db, worker.username)  # type: ignore[return-value]
+
+
+def refresh_in(db: sqlite_utils.Database, study: Study, worker: StudyWorker) -> StudyWorker:
+    """Apply what time and the study did to an active worker: the study closed (finished), the time limit
+    passed (returned), the quota is done (finished). Inside ``write()``."""
+    if worker.status not in ACTIVE:
+        return worker
+    if study.status == "closed":
+        return _set_status(db, worker, "finished", "study closed")
+    deadline = datetime.fromisoformat(worker.started_at) + timedelta(minutes=study.time_limit_minutes)
+    if datetime.now(UTC) > deadline:
+        return _set_status(db, worker, "returned", "time limit passed")
+    if worker.status == "qualified" and submitted(db, worker.username, study) >= study.tasks_per_worker:
+        return _set_status(db, worker, "finished", "quota done")
+    return worker
+
+
+@dataclass(frozen=True)
+class Arrival:
+    study: Study
+    worker: StudyWorker
+    token: str | None  # a new session for the cookie; None when the worker's part has ended
+    first_visit: bool
+
+
+def _new_worker(db: sqlite_utils.Database, study: Study, visit: Visit) -> StudyWorker:
+    if study.status != "open":
+        raise PermissionDenied("This study is closed and takes no new workers. Please return it on the platform.")
+    username = worker_username(study.id, visit.worker_id)
+    if not insert_user(db.conn, username, "annotator", source="study"):  # the name is taken by another account
+        username = worker_username(study.id, f"{visit.worker_id}:{utcnow()}")
+        insert_user(db.conn, username, "annotator", source="study")
+    now = utcnow()
+    qualified = study.qualification_size == 0
+    db.conn.execute(
+        """INSERT INTO study_workers (study_id, platform_worker_id, username, status, started_at, qualified_at, params)
+           VALUES (?, ?, ?, ?, ?, ?, ?)""",
+        (
+            study.id,
+            visit.worker_id,
+            username,
+            "qualified" if qualified else "started",
+            now,
+            now if qualified else None,
+            json.dumps(visit.params),
+        ),
+    )
+    audit(db, username, "study.arrive", str(study.id), {"platform_worker_id": visit.worker_id, **visit.params})
+    return _row_by_id(db, study.id, visit.worker_id)  # type: ignore[return-value]
+
+
+def arrive(database: Database, study: Study, visit: Visit, session_hours: float, address: str) -> Arrival:
+    """A checked visit of the study link (backend/campaigns/links.py:verify_visit). The first visit creates the
+    worker and their account; a later one continues. While the worker is active the visit opens a session
+    (the caller sets its cookie); after their part ended it opens none. One transaction."""
+    with database.write() as db:
+        study = study_from_row(db.conn.execute("SELECT * FROM studies WHERE id = ?", (study.id,)).fetchone())
+        worker = _row_by_id(db, study.id, visit.worker_id)
+        first = worker is None
+        worker = _new_worker(db, study, visit) if worker is None else refresh_in(db, study, worker)
+        disabled = db.conn.execute("SELECT disabled FROM users WHERE username = ?", (worker.username,)).fetchone()[0]
+        if worker.status in ACTIVE and disabled:
+            raise PermissionDenied(
+                "Your part in this study was stopped by its researchers. Please contact them through the platform."
+            )
+        token = sessions.create_in(db, worker.username, session_hours, address) if worker.status in ACTIVE else None
+    return Arrival(study, worker, token, first)
+
+
+def worker_in_study(database: Database, username: str | None, study_id: int) -> tuple[Study, StudyWorker]:
+    """The signed-in worker of this study, brought up to date (time limit, quota, closing)."""
+    study = get_study(database, study_id)
+    with database.write() as db:
+        worker = _row_by_user(db, username) if username else None
+        if worker is None or worker.study_id != study.id:
+            raise PermissionDenied("Open this study from its link on the platform's page (your visit has no study).")
+        worker = refresh_in(db, study, worker)
+    return study, worker
+
+
+def quiz_for(study: Study, worker: StudyWorker) -> list[QuizItem]:
+    return draw_quiz(study.kind, study.qualification_size, study.id, worker.platform_worker_id)
+
+
+def take_qualification(
+    database: Database, username: str | None, study_id: int, answers: dict[str, str]
+) -> tuple[StudyWorker, QuizResult]:
+    """Score the worker's one try at the qualification: qualified, or screened out (account disabled)."""
+    study, worker = worker_in_study(database, username, study_id)
+    items = quiz_for(study, worker)
+    result = score_quiz(items, answers, study.pass_mark)
+    with database.write() as db:
+        current = _row_by_user(db, worker.username)
+        if current is None or current.status != "started":
+            raise ValidationError("You have already taken this study's qualification; it can be taken once.")
+        kept = {item.id: str(answers.get(item.id, ""))[:4] for item in items}
+        db.conn.execute(
+            "UPDATE study_workers SET quiz_score = ?, quiz_answers = ? WHERE id = ?",
+            (result.score, json.dumps(kept), current.id),
+        )
+        audit(db, current.username, "study.qualification", str(study.id), {"right": result.right, "of": result.asked})
+        if result.passed:
+            db.conn.execute(
+                "UPDATE study_workers SET status = 'qualified', qualified_at = ? WHERE id = ?", (utcnow(), current.id)
+            )
+            updated = _row_by_user(db, current.username)
+        else:
+            updated = _set_status(db, current, "screened_out", f"qualification {result.right}/{result.asked}")
+    assert updated is not None
+    return updated, result
+
+
+def leave_study(database: Database, username: str | None, study_id: int) -> StudyWorker:
+    """The worker leaves (returns) the study: their leases are freed and the account closed."""
+    study, worker = worker_in_study(database, username, study_id)
+    with database.write() as db:
+        return _set_status(db, worker, "returned", "left the study") if worker.status in ACTIVE else worker
+
+
+def may_hand_out(db: sqlite_utils.Database, username: str, pool_kind: str) -> bool:
+    """Whether the hand-out may lease a task of ``pool_kind`` to ``username``; call it inside the hand-out's
+    ``write()``. Anyone who is not a study worker: True. A study worker: only while qualified, in time, under
+    the quota and in an open study, and only for their study's kind (False otherwise, and their status is
+    brought up to date); before the qualification, or after screening out or returning: PermissionDenied."""
+    worker = _row_by_user(db, username)
+    if worker is None:
+        return True
+    row = db.conn.execute("SELECT * FROM studies WHERE id = ?", (worker.study_id,)).fetchone()
+    study, before = study_from_row(row), worker.status
+    worker = refresh_in(db, study, worker)  # a change made now must be kept: no raising after it
+    if worker.status == "started":
+        raise PermissionDenied("Take the study's qualification first: open your study link again.")
+    if worker.status in ("screened_out", "returned") and worker.status == before:
+        raise PermissionDenied("Your part in this study has ended; there are no more tasks for you.")
+    return worker.status == "qualified" and study.pool_kind == pool_kind
+
+
+def study_view(database: Database, username: str) -> dict[str, Any] | None:
+    """What a worker's task page says about their study (None for anyone who is no study worker): tasks done
+    of the quota and, once finished, the completion code and the return link."""
+    worker_row = database.query_one("SELECT * FROM study_workers WHERE username = ?", (username,))
+    if worker_row is None:
+        return None
+    worker = _worker(worker_row)
+    study = get_study(database, worker.study_id)
+    done = submitted(database.db, username, study)
+    finished = worker.status == "finished"
+    return {
+        "study_id": study.id,
+        "name": study.name,
+        "kind": study.kind,
+        "work_tab": WORK_TAB[study.kind],
+        "status": worker.status,
+        "done": min(done, study.tasks_per_worker),
+        "quota": study.tasks_per_worker,
+        "completion_code": study.completion_code if finished else None,
+        "return_url": study.return_link(study.completion_code) if finished else None,
+        "page": f"study/{study.id}/here",
+    }
+
+
+def my_study(database: Database, username: str | None) -> dict[str, Any]:
+    """The signed-in study worker's own state (the ``study_me`` endpoint): :func:`study_view` plus, while they have
+    not taken the qualification, its questions without the answers."""
+    row = database.query_one("SELECT study_id FROM study_workers WHERE username = ?", (username or "",))
+    if row is None:
+        raise PermissionDenied("You are not in a crowd study: open your study link from the platform's page first.")
+    study, worker = worker_in_study(database, username, row["study_id"])
+    view = study_view(database, worker.username)
+    assert view is not None
+    if worker.status == "started":
+        view["qualification"] = [
+            {"id": item.id, "prompt": item.prompt, "options": list(item.options)} for item in quiz_for(study, worker)
+        ]
+        view["pass_mark"] = study.pass_mark
+    return view

@@ -1,0 +1,286 @@
+"""The pages a crowd worker sees around the app (issue 16 §1-2): arriving by a study link, the
+qualification, the completion or screen-out code. Plain server-rendered pages like the login page
+(components/signin.py): no scripts, every text escaped, one form post each.
+
+* ``GET /study/<id>?<platform parameters>&sig=...``: checks the link (backend/campaigns/links.py), creates
+  or continues the worker (backend/campaigns/workers.py), sets the session cookie and sends them on to
+  ``/study/<id>/here``; a refused link gets a page saying why (403), and a worker whose part has ended gets
+  their final page without being signed in;
+* ``GET /study/<id>/here``: where the signed-in worker stands: the qualification, the way to their tasks,
+  or the completion code with the platform's return link;
+* ``POST /study/<id>/qualification`` and ``POST /study/<id>/leave``.
+
+The tabs show a worker's quota and completion code through :func:`study_line` and :func:`study_end`.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from backend.accounts import sessions
+from backend.campaigns import workers
+from backend.campaigns.links import verify_visit
+from backend.campaigns.studies import Study, get_study
+from backend.campaigns.workers import StudyWorker
+from backend.context import AppContext
+from backend.errors import CompStudioError, NotFound, PermissionDenied
+from components.common import esc
+from components.signin import _same_origin
+
+MTURK_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
+STYLE = """
+body {font-family: system-ui, -apple-system, "Segoe UI", sans-serif; background: #f6f7fb; color: #1f2937;
+  margin: 0; display: flex; justify-content: center; padding: 2rem 1rem}
+main {background: #fff; border: 1px solid #e5e7eb; border-radius: 12px; padding: 2rem; max-width: 42rem;
+  width: 100%; box-shadow: 0 1px 3px rgba(0, 0, 0, .06)}
+h1 {margin: 0 0 .5rem; font-size: 1.5rem} p, li {line-height: 1.5}
+fieldset {border: 1px solid #e5e7eb; border-radius: 8px; margin: 1rem 0; padding: .8rem 1rem}
+legend {font-weight: 600; padding: 0 .3rem} label {display: block; margin: .35rem 0}
+.button {display: inline-block; margin-top: 1rem; padding: .7rem 1.2rem; font-size: 1rem; font-weight: 600;
+  color: #fff; background: #4338ca; border: 0; border-radius: 6px; cursor: pointer; text-decoration: none}
+.secondary {background: #fff; color: #374151; border: 1px solid #9ca3af; font-weight: 400}
+.code {font-size: 1.6rem; font-weight: 700; letter-spacing: .05em; background: #f3f4f6; padding: .3rem .8rem;
+  border-radius: 6px; display: inline-block}
+.error {background: #fef2f2; color: #991b1b; border: 1px solid #fecaca; padding: .7rem; border-radius: 6px}
+"""
+TEMPLATE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title} · CompStudio</title><style>{style}</style></head>
+<body><main id="study-page" data-state="{state}"><h1>{title}</h1>
+{body}
+</main></body></html>
+"""
+
+
+def page(title: str, body: str, *, state: str, status: int = 200, form_hosts: tuple[str, ...] = ()) -> HTMLResponse:
+    """A study page: ``title`` is escaped here, ``body`` must already be escaped HTML."""
+    headers = {
+        "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
+        f"form-action 'self' {' '.join(form_hosts)}; frame-ancestors 'none'; base-uri 'none'".replace("  ", " "),
+        "X-Frame-Options": "DENY",
+        "Cache-Control": "no-store",
+        "Referrer-Policy": "no-referrer",  # the study link (with its signature) is not passed on
+    }
+    text = TEMPLATE.format(title=html.escape(title), style=STYLE, state=state, body=body)
+    return HTMLResponse(text, status_code=status, headers=headers)
+
+
+def refused(message: str, status: int) -> HTMLResponse:
+    return page(
+        "This study link cannot be used",
+        f'<p class="error" role="alert" id="study-message">{html.escape(message)}</p>',
+        state="refused",
+        status=status,
+    )
+
+
+def _code_block(label: str, code: str, link: str, link_text: str) -> str:
+    parts = []
+    if code:
+        parts.append(f'<p>{html.escape(label)}</p><p><span class="code" id="study-code">{html.escape(code)}</span></p>')
+    if link:
+        parts.append(
+            f'<p><a class="button" id="study-return" href="{html.escape(link)}">{html.escape(link_text)}</a></p>'
+        )
+    return "".join(parts)
+
+
+def _mturk_submit(study: Study, worker: StudyWorker) -> tuple[str, tuple[str, ...]]:
+    """Mechanical Turk's ExternalQuestion: the HIT is submitted by a form post to turkSubmitTo."""
+    target, assignment_id = worker.params.get("turkSubmitTo", "").rstrip("/"), worker.params.get("assignmentId", "")
+    if study.platform != "mturk" or target not in MTURK_HOSTS or not assignment_id:
+        return "", ()
+    form = (
+        f'<form method="post" action="{html.escape(target)}/mturk/externalSubmit">'
+        f'<input type="hidden" name="assignmentId" value="{html.escape(assignment_id, quote=True)}">'
+        f'<input type="hidden" name="completion_code" value="{html.escape(study.completion_code, quote=True)}">'
+        '<button class="button" type="submit" id="study-mturk-submit">Submit the HIT on Mechanical Turk</button></form>'
+    )
+    return form, (target,)
+
+
+def final_page(study: Study, worker: StudyWorker) -> HTMLResponse:
+    """The page of a worker whose part has ended (finished, screened out, returned)."""
+    if worker.status == "finished":
+        form, hosts = _mturk_submit(study, worker)
+        body = "<p>You have finished this study. Thank you for your work!</p>" + _code_block(
+            "Your completion code:",
+            study.completion_code,
+            study.return_link(study.completion_code),
+            "Return to the platform",
+        )
+        return page("Study complete", body + form, state="finished", form_hosts=hosts)
+    if worker.status == "screened_out":
+        body = (
+            "<p>Thank you for taking the qualification. Your answers did not reach this study's pass mark, so we "
+            "cannot offer you its tasks. You cannot take it again.</p>"
+            + _code_block(
+                "Your screen-out code:",
+                study.screenout_code,
+                study.return_link(study.screenout_code),
+                "Return to the platform",
+            )
+        )
+        return page("Thank you", body, state="screened_out")
+    body = "<p>You have left this study, or its time limit passed. It cannot be started again.</p>"
+    return page("Study ended", body, state="returned")
+
+
+def _quiz_page(study: Study, worker: StudyWorker) -> HTMLResponse:
+    items = workers.quiz_for(study, worker)
+    fields = []
+    for number, item in enumerate(items, start=1):
+        options = "".join(
+            f'<label><input type="radio" name="{html.escape(item.id)}" value="{index}" required> '
+            f"{html.escape(option)}</label>"
+            for index, option in enumerate(item.options)
+        )
+        fields.append(
+            f"<fieldset><legend>Question {number}</legend><p>{html.escape(item.prompt)}</p>{options}</fieldset>"
+        )
+    need = -(-round(study.pass_mark * len(items) * 1000) // 1000)  # ceil without float noise
+    body = (
+        f"<p>Welcome to <strong>{html.escape(study.name)}</strong>. Before the tasks, a short qualification on the "
+        f"instructions: {len(items)} questions; {need} right answers let you in. You have one try.</p>"
+        '<form method="post" action="qualification" id="study-quiz">'
+        + "".join(fields)
+        + '<button class="button" type="submit" id="study-quiz-submit">Send my answers</button></form>'
+    )
+    return page("Qualification", body, state="started")
+
+
+def _working_page(study: Study, worker: StudyWorker, done: int) -> HTMLResponse:
+    body = (
+        f"<p>You are in <strong>{html.escape(study.name)}</strong>: {done} of {study.tasks_per_worker} tasks done. "
+        f"You have {study.time_limit_minutes} minutes from your first visit. When you have done your tasks, the "
+        "page shows your completion code.</p>"
+        '<p><a class="button" id="study-start" href="../../">Go to your tasks</a></p>'
+        '<form method="post" action="leave"><button class="button secondary" type="submit" id="study-leave">'
+        "Leave the study (you cannot come back)</button></form>"
+    )
+    return page("Your tasks", body, state="qualified")
+
+
+@dataclass(frozen=True)
+class StudyPages:
+    ctx: AppContext
+    cookie: str
+
+    def _user(self, request: Request) -> str | None:
+        return sessions.user_for(self.ctx.database, request.cookies.get(self.cookie))
+
+    def _state_page(self, study: Study, worker: StudyWorker) -> HTMLResponse:
+        if worker.status == "started":
+            return _quiz_page(study, worker)
+        if worker.status == "qualified":
+            return _working_page(study, worker, workers.submitted(self.ctx.database.db, worker.username, study))
+        return final_page(study, worker)
+
+    async def arrive(self, request: Request) -> Response:
+        db, study_id = self.ctx.database, int(request.path_params["study_id"])
+        address = request.client.host if request.client else "unknown"
+        try:
+            study = get_study(db, study_id)
+            visit = verify_visit(db, study, dict(request.query_params))
+            if visit.preview:
+                body = f"<p>{html.escape(study.name)}: accept the HIT to start. You will first take a short qualification.</p>"
+                return page("Preview", body, state="preview")
+            arrival = await anyio.to_thread.run_sync(
+                workers.arrive, db, study, visit, self.ctx.settings.session_hours, address
+            )
+        except NotFound as exc:
+            return refused(str(exc)[:1].upper() + str(exc)[1:] + ".", 404)
+        except PermissionDenied as exc:
+            return refused(str(exc), 403)
+        if arrival.token is None:
+            return final_page(arrival.study, arrival.worker)
+        response = RedirectResponse(f"{study_id}/here", status_code=303)
+        response.set_cookie(
+            self.cookie,
+            arrival.token,
+            max_age=int(self.ctx.settings.session_hours * 3600),
+            path="/",
+            httponly=True,
+            samesite="lax",
+            secure=request.url.scheme == "https",
+        )
+        return response
+
+    async def here(self, request: Request) -> Response:
+        try:
+            study, worker = await anyio.to_thread.run_sync(
+                workers.worker_in_study, self.ctx.database, self._user(request), int(request.path_params["study_id"])
+            )
+        except CompStudioError as exc:
+            return refused(str(exc), 403)
+        return self._state_page(study, worker)
+
+    async def qualification(self, request: Request) -> Response:
+        if not _same_origin(request):
+            return refused("Answers sent from another site are refused.", 403)
+        form = await request.form()
+        answers = {str(key): str(value) for key, value in form.items()}
+        study_id = int(request.path_params["study_id"])
+        try:
+            worker, _ = await anyio.to_thread.run_sync(
+                workers.take_qualification, self.ctx.database, self._user(request), study_id, answers
+            )
+        except CompStudioError as exc:
+            return refused(str(exc), 403)
+        if worker.status == "qualified":
+            return RedirectResponse("here", status_code=303)
+        return final_page(get_study(self.ctx.database, study_id), worker)
+
+    async def leave(self, request: Request) -> Response:
+        if not _same_origin(request):
+            return refused("Leaving from another site is refused.", 403)
+        study_id = int(request.path_params["study_id"])
+        try:
+            worker = await anyio.to_thread.run_sync(
+                workers.leave_study, self.ctx.database, self._user(request), study_id
+            )
+        except CompStudioError as exc:
+            return refused(str(exc), 403)
+        return final_page(get_study(self.ctx.database, study_id), worker)
+
+    def routes(self) -> list[Route]:
+        return [
+            Route("/study/{study_id:int}", self.arrive, methods=["GET"]),
+            Route("/study/{study_id:int}/here", self.here, methods=["GET"]),
+            Route("/study/{study_id:int}/qualification", self.qualification, methods=["POST"]),
+            Route("/study/{study_id:int}/leave", self.leave, methods=["POST"]),
+        ]
+
+
+def study_routes(ctx: AppContext) -> list[Route]:
+    return StudyPages(ctx, sessions.cookie_name(ctx.database)).routes()
+
+
+# -- what the task tabs say to a study worker --------------------------------------------------------------
+def study_line(study: dict[str, Any]) -> str:
+    """A study worker's progress line, e.g. "**Study Pilot:** 1 of 3 tasks done"."""
+    return f"**Study {esc(study['name'])}:** {study['done']} of {study['quota']} tasks done"
+
+
+def study_end(study: dict[str, Any], tab: str) -> str:
+    """What a study worker's task tab ``tab`` shows when no task is handed out: the completion code and the
+    return link once finished, else why there is none."""
+    if study["status"] != "finished":
+        if study["work_tab"] != tab:
+            return f"### No task here for your study. Its tasks are on the **{esc(study['work_tab'])}** tab."
+        return "### No task is free for you right now. Please try again in a few minutes."
+    lines = ["### You have finished this study. Thank you!"]
+    if study["completion_code"]:
+        lines.append(
+            f'Your completion code: <strong id="study-completion-code">{esc(study["completion_code"])}</strong>'
+        )
+    if study["return_url"]:
+        lines.append(f'<a id="study-return-link" href="{html.escape(study["return_url"])}">Return to the platform</a>')
+    return "\n\n".join(lines)
