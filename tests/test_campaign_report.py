@@ -8,7 +8,7 @@ import io
 import pytest
 from campaign_helpers import add_people, context_from_template, last_sequences, release_as_reference, template_database
 
-from backend.campaigns import gold, report
+from backend.campaigns import gold, report, studies
 from backend.errors import NotFound, PermissionDenied
 from backend.intents import service
 from tests.conftest import VILPACT_DATA
@@ -47,15 +47,16 @@ def test_report_counts_real_tasks_gold_apart_and_exports_csv(template, tmp_path)
 def test_report_per_study_joins_study_workers_by_user_name(template, tmp_path):
     ctx = context_from_template(template, tmp_path / "data")
     add_people(ctx.database, ["p1", "p2"])
-    with pytest.raises(NotFound, match="studies"):
-        report.worker_report(ctx.database, "boss", "S1")
-    with ctx.database.write() as db:  # the table backend/campaigns/studies.py owns, as it will look
+    with pytest.raises(NotFound, match="no study 1"):
+        report.worker_report(ctx.database, "boss", "1")
+    study = studies.create_study(ctx.database, "boss", name="Pilot", kind="intents", tasks_per_worker=2)
+    with ctx.database.write() as db:  # p1 arrived by the study link (backend/campaigns/workers.py writes this row)
         db.conn.execute(
-            "CREATE TABLE study_workers (study_id TEXT, worker_id TEXT, username TEXT, status TEXT, "
-            "started_at TEXT, finished_at TEXT, params TEXT)"
+            "INSERT INTO study_workers (study_id, platform_worker_id, username, status, started_at) "
+            "VALUES (?, 'PID1', 'p1', 'started', '2026-11-30T10:00:00+00:00')",
+            (study.id,),
         )
-        db.conn.execute("INSERT INTO study_workers (study_id, worker_id, username) VALUES ('S1', 'PID1', 'p1')")
-    assert [r["username"] for r in report.worker_report(ctx.database, "boss", "S1")] == ["p1"]
+    assert [r["username"] for r in report.worker_report(ctx.database, "boss", str(study.id))] == ["p1"]
 
 
 def test_cli_gold_and_workers_commands(template, tmp_path, capsys):

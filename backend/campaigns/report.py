@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import csv
 import io
-import sqlite3
 from datetime import UTC, datetime
 from typing import Any
 
 from backend.accounts import auth
 from backend.campaigns.quality import gold_accuracy
-from backend.errors import NotFound
 from backend.storage import Database
 
 COLUMNS = (
@@ -69,11 +67,11 @@ def _workers(database: Database, study_id: str | None) -> list[str]:
             "UNION SELECT username FROM users WHERE role = 'annotator' AND source != 'imported' ORDER BY 1"
         )
         return [r["name"] for r in rows]
-    try:
-        rows = database.query("SELECT username FROM study_workers WHERE study_id = ? ORDER BY username", (study_id,))
-    except sqlite3.OperationalError as exc:
-        raise NotFound("studies are not set up in this database (no study_workers table)") from exc
-    return [r["username"] for r in rows if r["username"]]
+    from backend.campaigns.studies import get_study
+
+    study = get_study(database, int(study_id))  # NotFound, said plainly, for a study that does not exist
+    rows = database.query("SELECT username FROM study_workers WHERE study_id = ? ORDER BY username", (study.id,))
+    return [r["username"] for r in rows]
 
 
 def _worker_row(database: Database, name: str, now: str) -> dict[str, Any]:
