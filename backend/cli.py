@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "backend.vqa.cli",
     "backend.planning.cli",
     "backend.icl.cli",
+    "backend.reporting.cli",
 )
 
 
