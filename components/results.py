@@ -51,6 +51,11 @@ def _frame(report: Report, name: str) -> pd.DataFrame:
     return pd.DataFrame(table.rows, columns=table.columns) if table else pd.DataFrame()
 
 
+def _shown(report: Report, name: str) -> gr.Dataframe:
+    table = report.table(name)
+    return gr.Dataframe(value=_frame(report, name), label=table.title, visible=True)
+
+
 def _report_panel(ctx: AppContext) -> gr.Dropdown:
     gr.Markdown(
         "Choose models and build one report of what is stored for them: planning accuracy plain and circular with "
@@ -64,7 +69,9 @@ def _report_panel(ctx: AppContext) -> gr.Dropdown:
     message = gr.Markdown(elem_id="results-message")
     with gr.Row():
         download = gr.DownloadButton("Download report (zip)", elem_id="results-download", visible=False)
-    frames = {name: gr.Dataframe(interactive=False, label=name, elem_id=f"results-{name}") for name in REPORT_TABLES}
+    frames = {  # shown once a report is built, titled by its table
+        name: gr.Dataframe(interactive=False, elem_id=f"results-{name}", visible=False) for name in REPORT_TABLES
+    }
     charts = gr.HTML(elem_id="results-charts")
     files = gr.File(
         label="Every export (CSV, Markdown, LaTeX, JSON, PNG, SVG)", file_count="multiple", interactive=False
@@ -74,7 +81,7 @@ def _report_panel(ctx: AppContext) -> gr.Dropdown:
     def on_build(chosen: list[str] | None, request: gr.Request) -> dict:
         report = build_report(ctx, caller(ctx, request), chosen or [])
         written = _export(report, "report-")
-        out: dict[Any, Any] = {frames[name]: _frame(report, name) for name in REPORT_TABLES}
+        out: dict[Any, Any] = {frames[name]: _shown(report, name) for name in REPORT_TABLES}
         return out | {
             message: f"Report built: {len(report.tables)} tables, {len(report.charts)} charts.",
             charts: charts_html(report),
@@ -107,8 +114,8 @@ def _grid_panel(ctx: AppContext) -> gr.Dropdown:
         limit = gr.Number(label="Only the first N items (empty: all)", precision=0, value=None, elem_id="grid-limit")
         run = gr.Button("Run the grid", variant="primary", elem_id="grid-run")
     message = gr.Markdown(elem_id="grid-message")
-    side = gr.Dataframe(interactive=False, label="Side by side", elem_id="grid-table")
-    pairs = gr.Dataframe(interactive=False, label="Paired tests", elem_id="grid-pairs")
+    side = gr.Dataframe(interactive=False, label="Side by side", elem_id="grid-table", visible=False)
+    pairs = gr.Dataframe(interactive=False, label="Paired tests", elem_id="grid-pairs", visible=False)
     chart = gr.HTML(elem_id="grid-chart")
     download = gr.DownloadButton("Download grid (zip)", elem_id="grid-download", visible=False)
 
@@ -122,8 +129,8 @@ def _grid_panel(ctx: AppContext) -> gr.Dropdown:
         common = result["comparison"]["common_items"]
         return {
             message: f"Grid of {len(result['values'])} values; paired on {common} items every value answered.",
-            side: _frame(report, "grid"),
-            pairs: _frame(report, "grid_pairs"),
+            side: _shown(report, "grid"),
+            pairs: _shown(report, "grid_pairs"),
             chart: charts_html(report),
             download: gr.DownloadButton(value=written["zip"], visible=True),
         }

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from backend.reporting.plots import BarChart
-from backend.reporting.tables import Table, pct
+from backend.reporting.tables import Report, Table, pct
 from backend.vqa.categories import CATEGORIES, SHORT_NAMES
 
 
@@ -95,3 +95,13 @@ def below_chance_report(analysis: Mapping[str, Any]) -> tuple[list[Table], dict[
         [{k: row[k] for k in keep} for row in analysis["below_chance"]],
     )
     return [options, categories, questions], below_chance_charts(options, categories)
+
+
+def below_chance_export(analysis: Mapping[str, Any]) -> Report:
+    """The A.4 tables and charts as a report (:func:`backend.reporting.exports.write_report` writes CSV,
+    Markdown, LaTeX, JSON, PNG and SVG)."""
+    tables, charts = below_chance_report(analysis)
+    summary = {k: v for k, v in analysis.items() if k != "per_question"}
+    return Report(
+        "Questions below chance (MMComposition appendix A.4)", tuple(tables), dict(charts), {"below_chance": summary}
+    )

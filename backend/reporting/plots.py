@@ -144,7 +144,7 @@ def layout_bars(chart: BarChart) -> Figure:
     top = 34 + legend_h + 8
     bottom = top + 220
     shapes: list[Shape] = [*legend, *_ticks(top, bottom, left, width - right, chart.y_max)]
-    shapes.append(Label(14, (top + bottom) / 2, chart.y_label, 10, "middle"))
+    shapes.append(Label(left - 6, top - 12, chart.y_label, 10, "end"))
     bar_w = (group - 12) / max(len(series), 1)
     for c_index, category in enumerate(chart.categories):
         x0 = left + group * c_index + 6
@@ -179,16 +179,20 @@ def layout_intervals(chart: IntervalChart) -> Figure:
             Label(x, bottom + 12, f"{chart.x_max * step / 4:g}", 10),
         ]
     shapes.append(Label((left + width - right) / 2, bottom + 28, chart.x_label, 10))
+
+    def at(value: float) -> float:
+        return left + scale * min(max(value, 0.0), chart.x_max)
+
     for r_index, label in enumerate(labels):
         y0 = top + row * r_index
         shapes.append(Label(left - 6, y0 + row / 2, label, 10, "end"))
         for point in (p for p in chart.points if p.label == label):
             s_index = names.index(point.series)
-            data = (("label", label), ("series", point.series), ("value", f"{point.value:g}"))
-            data += (("low", f"{point.low:g}"), ("high", f"{point.high:g}"))
-            x = lambda v: left + scale * min(max(v, 0.0), chart.x_max)  # noqa: E731
+            data: tuple[tuple[str, str], ...] = (("label", label), ("series", point.series))
+            data += (("value", f"{point.value:g}"), ("low", f"{point.low:g}"), ("high", f"{point.high:g}"))
             fill = PALETTE[s_index % len(PALETTE)]
-            shapes.append(Interval(x(point.value), x(point.low), x(point.high), y0 + 11 + 12 * s_index, fill, data))
+            y = y0 + 11 + 12 * s_index
+            shapes.append(Interval(at(point.value), at(point.low), at(point.high), y, fill, data))
     return Figure(width, int(bottom + 40), chart.title, tuple(shapes))
 
 
