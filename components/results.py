@@ -111,7 +111,7 @@ def _grid_panel(ctx: AppContext) -> gr.Dropdown:
         )
     with gr.Row():
         values = gr.Textbox(label="Values (comma-separated)", value="frames,text", elem_id="grid-values")
-        limit = gr.Number(label="Only the first N items (empty: all)", precision=0, value=None, elem_id="grid-limit")
+        limit = gr.Number(label="Only the first N items (0: all)", precision=0, value=0, elem_id="grid-limit")
         run = gr.Button("Run the grid", variant="primary", elem_id="grid-run")
     message = gr.Markdown(elem_id="grid-message")
     side = gr.Dataframe(interactive=False, label="Side by side", elem_id="grid-table", visible=False)

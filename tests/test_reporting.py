@@ -45,6 +45,7 @@ def demo(tmp_path_factory):
     run_model(ctx, "rev", "random")
     run_model(ctx, "rev", "random", blind=True)
     evaluate_by_category(ctx, "random", {"n": 2}, limit=6)
+    evaluate_by_category(ctx, "random", {"n": "2", "order": "structure_closer"}, limit=6)  # the same setting, named so
     return ctx
 
 

@@ -209,7 +209,7 @@ def grid_report(result: dict[str, Any]) -> Report:
             "ci95 low": pct(run["ci95"][0]),
             "ci95 high": pct(run["ci95"][1]),
             "n": run["n"],
-            f"{run['metric']} (mean)": round(run["score"], 4),
+            f"{run['metric']} (mean, %)": pct(run["score"]),
             "answered (%)": pct(run["answered_rate"]),
             "refused (%)": pct(run["refusal_rate"]),
             "unparsed (%)": pct(run["parse_failure_rate"]),

@@ -188,7 +188,10 @@ def _icl_runs(ctx: AppContext, models: Sequence[str]) -> list[tuple[str, dict | 
         if run["benchmark"] != "icl" or run["model"] not in models or run["status"] != "finished":
             continue
         options = run["options"] or {}
-        key = json.dumps([run["model"], options.get("load_options"), options.get("limit")], sort_keys=True)
+        loaded = options.get("load_options") or {}
+        # one entry per setting as the report names it (``n=4`` from the command line is the same run as 4)
+        same = [setting_label(loaded), loaded.get("bank"), loaded.get("tests"), options.get("limit")]
+        key = json.dumps([run["model"], *same], sort_keys=True, default=str)
         seen.setdefault(key, (run["model"], options.get("load_options"), options.get("limit")))
     return list(seen.values())
 
