@@ -165,7 +165,7 @@ def _register_api(ctx: AppContext) -> None:
 
 
 def build_results_tab(ctx: AppContext) -> TabHandle:
-    with gr.Tab("Results", id="results") as tab:
+    with gr.Tab("Results", id="results", visible=False) as tab:  # shown to reviewers by app.py on load
         with gr.Tabs():
             with gr.Tab("Report", id="results-report"):
                 report_models = _report_panel(ctx)
