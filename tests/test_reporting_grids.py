@@ -45,6 +45,9 @@ def test_image_size_grid_matches_the_worked_example(ctx, reviewer, tmp_path):
     # each value is its own prediction in the store: a second grid computes nothing
     again = run_grid(ctx, reviewer, "sighted", "toy-colors", "image_size", "32,64,128", limit=16)
     assert [r["newly_computed"] for r in again["runs"].values()] == [0, 0, 0]
+    smaller = run_grid(ctx, reviewer, "sighted", "toy-colors", "image_size", "32,64", limit=8)
+    assert smaller["comparison"]["common_items"] == 8  # the first 8 items only, though 16 are stored
+    assert [r["correct"] for r in smaller["runs"].values()] == [4, 8]
     hashes = ctx.database.query("SELECT DISTINCT settings_hash FROM predictions WHERE model = 'sighted'")
     assert len(hashes) == 3
     report = grid_report(result)
@@ -84,3 +87,15 @@ def test_grid_needs_a_reviewer(ctx, reviewer):
     auth.add_user(ctx.database, "ann", "annotator", "password1")
     with pytest.raises(PermissionDenied):
         run_grid(ctx, "ann", "sighted", "toy-colors", "image_size", "32,64")
+
+
+def test_frames_and_image_size_reach_the_run_settings_not_the_app_s(ctx, reviewer):
+    from backend.inference.registry import get_spec
+    from backend.reporting.grids import grid_point
+
+    point = grid_point(ctx, "sighted", "vilpact-planning", "frames", "4", {})
+    assert point.ctx.settings.planning_frames == 4 and get_spec(point.ctx, "sighted").frames_per_video == 4
+    sized = grid_point(ctx, "sighted", "toy-colors", "image_size", "96", {})
+    assert get_spec(sized.ctx, "sighted").max_image_side == 96
+    assert get_spec(ctx, "sighted").max_image_side == 32 and ctx.settings.planning_frames == 8  # untouched
+    assert get_spec(point.ctx, "sighted").fingerprint() != get_spec(ctx, "sighted").fingerprint()

@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 from conftest import seed_demo_media
-from e2e_helpers import app_in_process, browser_login
+from e2e_helpers import ApiClient, ApiError, app_in_process, browser_login
 from playwright.sync_api import expect
 
 from backend.accounts import auth
@@ -106,3 +106,16 @@ def test_vqa_leaderboard_draws_the_below_chance_charts(browser, running, shots):
     expect(page.locator("#vqa-below-chance-charts rect.bar").first).to_be_visible()
     expect(page.locator("#vqa-below-chance-download")).to_be_visible()
     page.locator("#vqa-below-chance-charts").screenshot(path=str(shots / "vqa-below-chance.png"))
+
+
+def test_named_endpoints_check_the_role_and_say_what_is_wrong(running):
+    auth.add_user(running.ctx.database, "ann", "annotator", PASSWORD)
+    boss = ApiClient(running.url, "boss", PASSWORD)
+    report = boss.call("results_report", ["random"])
+    assert "random" in report["planning"]["runs"] and report["tables"]["vqa"]["rows"][0]["run"] == "Random choice"
+    with pytest.raises(ApiError, match="choose at least one model"):
+        boss.call("results_report", [])
+    with pytest.raises(ApiError, match="reviewer role"):
+        ApiClient(running.url, "ann", PASSWORD).call("results_report", ["random"])
+    grid = boss.call("results_grid", "random", "vqa", "input", "frames,text", 5)
+    assert grid["comparison"]["common_items"] == 5

@@ -24,9 +24,10 @@ def stored_outcomes(
     model: str,
     load_options: dict[str, Any] | None = None,
     key: Callable[[EvalItem], str] | None = None,
+    limit: int | None = None,
 ) -> dict[str, bool]:
     """Item id (or ``key(item)``, to pair items across settings that name them apart) -> right, for the items
-    ``model`` has a stored, non-failed answer for."""
+    (the first ``limit`` of them) ``model`` has a stored, non-failed answer for."""
     from backend.inference.benchmarks import get_benchmark
     from backend.inference.registry import get_spec
     from backend.inference.runner import effective_params, prepare
@@ -35,7 +36,7 @@ def stored_outcomes(
     bench, spec = get_benchmark(ctx, benchmark), get_spec(ctx, model)
     stored = lookup(ctx.database, spec.name, bench.name, settings_hash(spec, effective_params(bench, spec)))
     out = {}
-    for prepared in prepare(bench, bench.load_items(ctx, **(load_options or {}))):
+    for prepared in prepare(bench, bench.load_items(ctx, **(load_options or {}))[:limit]):
         row = stored.get((prepared.item.item_id, prepared.prompt_hash))
         if row is not None and row.status != "error":
             out[key(prepared.item) if key else prepared.item.item_id] = (row.score or 0.0) >= 1.0

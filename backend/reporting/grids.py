@@ -171,7 +171,7 @@ def run_grid(
         summary = run_eval(
             point.ctx, point.benchmark, model, limit=limit, actor=user.username, load_options=point.load_options
         )
-        found = stored_outcomes(point.ctx, point.benchmark, model, point.load_options, key=underlying_item)
+        found = stored_outcomes(point.ctx, point.benchmark, model, point.load_options, underlying_item, limit)
         outcomes[point.label] = found
         accuracy = bootstrap_accuracy(list(found.values()), samples)
         reported = summary.as_dict()
