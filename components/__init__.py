@@ -10,6 +10,7 @@ TABS: tuple[tuple[str, str], ...] = (
     ("components.planning", "build_planning_tab"),
     ("components.vqa", "build_vqa_tab"),
     ("components.icl", "build_icl_tab"),
+    ("components.results", "build_results_tab"),
     ("components.models", "build_models_tab"),
     ("components.admin", "build_admin_tab"),
     ("components.campaigns", "build_studies_tab"),

@@ -16,12 +16,15 @@ from backend.context import AppContext
 from backend.errors import CompStudioError
 from backend.inference.comparison import COMPARISON_COLUMNS, comparison_rows
 from backend.inference.registry import model_names
+from backend.reporting.below_chance import below_chance_export
+from backend.reporting.exports import write_report
 from backend.vqa import compose, io, models, runs, service
 from backend.vqa.difficulty import LEVELS
 from backend.vqa.permissions import set_permission
 from components import vqa_api
 from components.common import TabHandle, caller, esc, ui_errors
 from components.feedback import refusal
+from components.results import charts_html
 from components.vqa_authoring import author_panel, item_image, letter_choices, question_md
 from components.vqa_chart import category_chart_html
 from components.vqa_verify import verify_counts, verify_panel
@@ -304,6 +307,10 @@ def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
     with gr.Accordion("Questions where models score below chance (appendix A.4, reviewers)", open=False):
         analyse = gr.Button("Analyse")
         analysis_md = gr.Markdown()
+        below_charts = gr.HTML(elem_id="vqa-below-chance-charts")
+        below_download = gr.DownloadButton(
+            "Download the tables and charts (CSV, PNG, SVG, ...)", elem_id="vqa-below-chance-download", visible=False
+        )
         below = gr.Dataframe(interactive=False)
 
     def render(rows: list[dict[str, Any]], comparison: dict | None = None) -> dict:
@@ -322,17 +329,20 @@ def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
     @ui_errors
     def on_analyse(request: gr.Request) -> tuple:
         out = runs.low_cpv_analysis(db, caller(ctx, request))
+        report = below_chance_export(out)  # appendix A.4's charts (issue 18), exported with the tables
+        written = write_report(report, Path(tempfile.mkdtemp(prefix="vqa-below-chance-")))
         summary = (
             f"{len(out['below_chance'])} of {out['questions']} questions have a mean score across "
             f"{len(out['models'])} model runs below their category's random score. Option counts (all): "
             f"{out['option_counts']}; below chance: {out['option_counts_below']}. Difficulty (all): "
             f"{out['difficulty']}; below chance: {out['difficulty_below']}."
         )
-        return esc(summary), pd.DataFrame(out["below_chance"])
+        download = gr.DownloadButton(value=written["zip"], visible=True)
+        return esc(summary), charts_html(report), download, pd.DataFrame(out["below_chance"])
 
     outputs = [table, chart, download, compared]
     refresh.click(on_refresh, None, outputs, api_visibility="private")
-    analyse.click(on_analyse, None, [analysis_md, below], api_visibility="private")
+    analyse.click(on_analyse, None, [analysis_md, below_charts, below_download, below], api_visibility="private")
     return {"render": render, "outputs": outputs}
 
 

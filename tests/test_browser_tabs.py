@@ -24,6 +24,7 @@ def test_demo_admin_visits_every_tab_and_an_annotator_sees_only_annotation(setti
             "Planning",
             "Compositional VQA",
             "In-context examples",
+            "Results",
             "Models",
             "Admin",
             "Studies",

@@ -10,17 +10,24 @@ blind baselines.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from backend.context import AppContext
+    from backend.inference.benchmarks import EvalItem
 
 
 def stored_outcomes(
-    ctx: AppContext, benchmark: str, model: str, load_options: dict[str, Any] | None = None
+    ctx: AppContext,
+    benchmark: str,
+    model: str,
+    load_options: dict[str, Any] | None = None,
+    key: Callable[[EvalItem], str] | None = None,
+    limit: int | None = None,
 ) -> dict[str, bool]:
-    """Item id -> right, for the items ``model`` has a stored, non-failed answer for."""
+    """Item id (or ``key(item)``, to pair items across settings that name them apart) -> right, for the items
+    (the first ``limit`` of them) ``model`` has a stored, non-failed answer for."""
     from backend.inference.benchmarks import get_benchmark
     from backend.inference.registry import get_spec
     from backend.inference.runner import prepare, store_key
@@ -29,10 +36,10 @@ def stored_outcomes(
     bench, spec = get_benchmark(ctx, benchmark), get_spec(ctx, model)
     stored = lookup(ctx.database, spec.name, bench.name, store_key(ctx, bench, spec))
     out = {}
-    for prepared in prepare(bench, bench.load_items(ctx, **(load_options or {})), ctx.digests):
+    for prepared in prepare(bench, bench.load_items(ctx, **(load_options or {}))[:limit], ctx.digests):
         row = stored.get((prepared.item.item_id, prepared.prompt_hash))
         if row is not None and row.status != "error":
-            out[prepared.item.item_id] = (row.score or 0.0) >= 1.0
+            out[key(prepared.item) if key else prepared.item.item_id] = (row.score or 0.0) >= 1.0
     return out
 
 
