@@ -120,14 +120,7 @@ class ApiClient:
     """
 
     def __init__(self, url: str, username: str, password: str, timeout: float = 30.0):
-        self.url = url
-        parts = urlsplit(url)
-        self._host, self._port, self._timeout = parts.hostname, parts.port, timeout
-        self._conn = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
-        self._http: httpx.Client | None = None
-        # one Gradio session per client, as the browser and gradio_client do: without it the server sets up
-        # a fresh session for every call (measured here: ~50 ms instead of ~7 ms per call)
-        self.session_hash = uuid.uuid4().hex
+        self._open(url, timeout)
         status, headers, body = self._request(
             "POST",
             "/login",
@@ -136,6 +129,31 @@ class ApiClient:
         )
         if status != 200:
             raise PermissionError(f"login failed for {username}: {status} {body[:200]!r}")
+        self._keep_cookies(headers)
+
+    @classmethod
+    def by_link(cls, link: str, timeout: float = 30.0) -> ApiClient:
+        """Signed in as a crowd worker arriving by a study link (its 303 sets the session cookie)."""
+        parts = urlsplit(link)
+        client = cls.__new__(cls)
+        client._open(f"{parts.scheme}://{parts.netloc}", timeout)
+        status, headers, body = client._request("GET", f"{parts.path}?{parts.query}")
+        if status != 303:
+            raise PermissionError(f"the study link was refused: {status} {body[:200]!r}")
+        client._keep_cookies(headers)
+        return client
+
+    def _open(self, url: str, timeout: float) -> None:
+        self.url = url
+        parts = urlsplit(url)
+        self._host, self._port, self._timeout = parts.hostname, parts.port, timeout
+        self._conn = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
+        self._http: httpx.Client | None = None
+        # one Gradio session per client, as the browser and gradio_client do: without it the server sets up
+        # a fresh session for every call (measured here: ~50 ms instead of ~7 ms per call)
+        self.session_hash = uuid.uuid4().hex
+
+    def _keep_cookies(self, headers: list[tuple[str, str]]) -> None:
         self.cookies = dict(
             value.split(";", 1)[0].split("=", 1) for key, value in headers if key.lower() == "set-cookie"
         )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import http.client
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from e2e_helpers import ApiClient, ApiError
@@ -48,10 +49,15 @@ def _caller(client: ApiClient, mode: str):
     return lambda name, *args: client.run(name, *args, route=route)
 
 
-def _client(url: str, name: str, password: str, deadline: float) -> ApiClient:
+# How an annotator gets a signed-in client: by default the login form with (name, password); a crowd worker
+# arrives by their study link instead (tests/test_campaign_load.py).
+Connect = Callable[[], ApiClient]
+
+
+def _client(connect: Connect, deadline: float) -> ApiClient:
     while True:
         try:
-            return ApiClient(url, name, password)
+            return connect()
         except (OSError, http.client.HTTPException, PermissionError):
             if time.monotonic() > deadline:
                 raise
@@ -69,10 +75,12 @@ def run_annotator(
     mode: str = "lean",
     think_s: float = 0.0,
     ready: threading.Barrier | None = None,
+    connect: Connect | None = None,
 ) -> None:
     """Submit ``submissions`` annotations (or stop when ``stop`` is set / nothing is left / past ``deadline``)."""
+    connect = connect or (lambda: ApiClient(url, name, password))
     try:
-        _run_annotator(url, name, password, submissions, result, deadline, stop, mode, think_s, ready)
+        _run_annotator(connect, submissions, result, deadline, stop, mode, think_s, ready)
     finally:
         result.finished = time.perf_counter()
         if ready is not None and not result.started:
@@ -80,9 +88,7 @@ def run_annotator(
 
 
 def _run_annotator(
-    url: str,
-    name: str,
-    password: str,
+    connect: Connect,
     submissions: int,
     result: AnnotatorResult,
     deadline: float,
@@ -91,7 +97,7 @@ def _run_annotator(
     think_s: float,
     ready: threading.Barrier | None,
 ) -> None:
-    client = _client(url, name, password, deadline)
+    client = _client(connect, deadline)
     call = _caller(client, mode)
     queued = mode == "queued"
     task = None
@@ -132,7 +138,7 @@ def _run_annotator(
                 return
             time.sleep(0.2)
             client.close()
-            client = _client(url, name, password, deadline)
+            client = _client(connect, deadline)
             call = _caller(client, mode)
         except ApiError as exc:
             result.errors.append(str(exc))
@@ -149,7 +155,9 @@ def run_annotators(
     stop: threading.Event | None = None,
     mode: str = "lean",
     think_s: float = 0.0,
+    connect: Callable[[str], ApiClient] | None = None,
 ) -> list[AnnotatorResult]:
+    """``connect(name)``, when given, signs an annotator in (else the login form with ``password``)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     results = [AnnotatorResult(name) for name in names]
@@ -157,7 +165,9 @@ def run_annotators(
     ready = threading.Barrier(len(names))
     threads = [
         threading.Thread(
-            target=run_annotator, args=(url, r.name, password, submissions, r, deadline, stop, mode, think_s, ready)
+            target=run_annotator,
+            args=(url, r.name, password, submissions, r, deadline, stop, mode, think_s, ready),
+            kwargs={"connect": (lambda name=r.name: connect(name)) if connect else None},
         )
         for r in results
     ]

@@ -1,10 +1,11 @@
 """A bounded crowd-campaign load test (issue 16 §5) against ``python app.py`` in its own process, loopback only.
 
-50 workers arrive at once, each does 10 intent tasks over the real ViLPAct
-pool (N = 3) with gold sequences mixed in at 1 in 5, through the named endpoints (tests/load_driver.py).
-Without studies: the study-link variant joins this once studies exist. Checked afterwards in the database:
-every acknowledged submission is stored, no sequence holds more than N, nobody is twice on a sequence, gold
-sequences never count toward N and each worker got exactly the gold items the rate promises.
+50 workers arrive at once by a Prolific study link (no account beforehand), pass the qualification, and each
+does the study's quota of 10 intent tasks over the real ViLPAct pool (N = 3) with gold sequences mixed in at
+1 in 5, through the named endpoints (tests/load_driver.py). Checked afterwards in the database: every
+acknowledged submission is stored, no sequence holds more than N, nobody is twice on a sequence, gold sequences
+never count toward N, each worker got exactly the gold items the rate promises, and every worker finished with
+the completion code.
 """
 
 from __future__ import annotations
@@ -14,22 +15,23 @@ from collections import Counter
 
 import pytest
 from campaign_helpers import last_sequences, release_as_reference
-from e2e_helpers import free_port, kill_hard, start_app_process, wait_http_ok
+from e2e_helpers import ApiClient, free_port, kill_hard, start_app_process, wait_http_ok
 from load_driver import run_annotators
 
 from backend.accounts import auth
-from backend.campaigns import gold
+from backend.campaigns import gold, links, studies, workers
+from backend.campaigns.qualification import draw_quiz
 from backend.context import build_context
 from backend.settings import Settings
 from backend.vilpact.importer import import_vilpact
 
-WORKERS, TASKS, N, GOLD_RATE, GOLD_ITEMS, PASSWORD = 50, 10, 3, 0.2, 10, "crowd-password"
+WORKERS, TASKS, N, GOLD_RATE, GOLD_ITEMS, QUIZ = 50, 10, 3, 0.2, 10, 2
 ENV = {
     "COMPSTUDIO_DEMO_CONTENT": "false",
     "COMPSTUDIO_GOLD_RATE": str(GOLD_RATE),
     "COMPSTUDIO_SPEED_FLOOR_SHARE": "0",  # scripted workers answer at once; the floor is tested elsewhere
 }
-NAMES = [f"crowd{i:02d}" for i in range(WORKERS)]
+PIDS = [f"PROLIFIC{i:02d}" for i in range(WORKERS)]  # the platform's worker ids
 
 
 @pytest.fixture
@@ -37,31 +39,51 @@ def campaign(tmp_path, vilpact_dir):
     settings = Settings(data_dir=tmp_path / "data", demo_content=False)
     ctx = build_context(settings)
     import_vilpact(ctx.database, vilpact_dir, annotators_per_sequence=N)
-    hashed = auth.hash_password(PASSWORD)  # one hash for all (each costs ~0.1 s here; users import is tested apart)
     with ctx.database.write() as db:
-        for name in NAMES:
-            auth.insert_user(db.conn, name, "annotator", password_hash=hashed)
         auth.insert_user(db.conn, "rev", "reviewer")
+        auth.insert_user(db.conn, "boss", "admin")
     gold_ids = last_sequences(ctx.database, GOLD_ITEMS)
     release_as_reference(ctx.database, gold_ids)
     gold.add_gold(ctx.database, "rev", "intent", gold_ids)
+    study = studies.create_study(
+        ctx.database, "boss", name="Load", kind="intents", tasks_per_worker=TASKS, completion_code="LOAD-OK",
+        qualification_size=QUIZ, pass_mark=1.0,
+    )  # fmt: skip
     ctx.database.close()
-    return settings.data_dir, set(gold_ids)
+    return settings.data_dir, set(gold_ids), study
 
 
-def test_fifty_workers_ten_tasks_each_with_gold_mixed_in(campaign, tmp_path):
-    data_dir, gold_ids = campaign
+def _arrive(base_url: str, data_dir, study):
+    """connect(pid) for the load driver: the worker's study link, then the qualification (answered right) once."""
+    ctx = build_context(Settings(data_dir=data_dir, demo_content=False))
+    link_of = {pid: links.worker_link(ctx.database, study, base_url, pid, STUDY_ID="S", SESSION_ID=pid) for pid in PIDS}
+    ctx.database.close()
+
+    def connect(pid: str) -> ApiClient:
+        client = ApiClient.by_link(link_of[pid])
+        if client.run("study_me")["status"] == "started":  # a retry after a dropped connection skips this
+            keys = {item.id: item.answer for item in draw_quiz("intents", QUIZ, study.id, pid)}
+            assert client.run("study_qualify", keys)["passed"]
+        return client
+
+    return connect
+
+
+def test_fifty_workers_by_study_link_ten_tasks_each_with_gold_mixed_in(campaign, tmp_path):
+    data_dir, gold_ids, study = campaign
     port = free_port()
+    url = f"http://127.0.0.1:{port}"
     process = start_app_process(data_dir, port, env=ENV, log=tmp_path / "app.log")
     try:
-        wait_http_ok(f"http://127.0.0.1:{port}/", timeout=90)
+        wait_http_ok(f"{url}/", timeout=90)
         started = time.perf_counter()
-        results = run_annotators(f"http://127.0.0.1:{port}", NAMES, PASSWORD, TASKS, timeout=240)
-        print(f"\n{WORKERS} workers x {TASKS} tasks: {time.perf_counter() - started:.1f} s with sign-ins")
+        results = run_annotators(url, PIDS, "", TASKS, timeout=240, connect=_arrive(url, data_dir, study))
+        print(f"\n{WORKERS} workers x {TASKS} tasks: {time.perf_counter() - started:.1f} s with arrivals")
     finally:
         kill_hard(process)
     assert [r.errors for r in results if r.errors] == []
-    acknowledged = {(s, r.name) for r in results for s in r.acknowledged}
+    name_of = {pid: workers.worker_username(study.id, pid) for pid in PIDS}
+    acknowledged = {(s, name_of[r.name]) for r in results for s in r.acknowledged}
     assert len(acknowledged) == WORKERS * TASKS
 
     ctx = build_context(Settings(data_dir=data_dir, demo_content=False))
@@ -84,8 +106,13 @@ def test_fifty_workers_ten_tasks_each_with_gold_mixed_in(campaign, tmp_path):
     gold_tasks = db.query("SELECT t.status FROM tasks t JOIN gold_items g ON g.kind = t.kind AND g.item_id = t.item_id")
     assert len(gold_tasks) == GOLD_ITEMS and {t["status"] for t in gold_tasks} == {"gold"}
     gold_per_worker = Counter(r["annotator"] for r in db.query("SELECT annotator FROM gold_answers"))
-    for name in NAMES:
+    for name in name_of.values():
         expected = sum(gold.gold_due(p, GOLD_RATE, gold.phase_of(name)) for p in range(1, TASKS + 1))
         done = sum(1 for s, who in acknowledged if who == name and s in gold_ids)
         assert done == expected and gold_per_worker[name] >= expected, name
     assert sum(gold_per_worker.values()) >= WORKERS * TASKS * GOLD_RATE
+    # every worker's quota is done: finished, with the completion code on their page
+    finished = db.query("SELECT username, status FROM study_workers WHERE study_id = ?", (study.id,))
+    assert sorted(r["username"] for r in finished) == sorted(name_of.values())
+    assert {r["status"] for r in finished} == {"finished"}
+    assert workers.study_view(db, name_of[PIDS[0]])["completion_code"] == "LOAD-OK"
