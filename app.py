@@ -225,6 +225,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     parser.add_argument("--data-dir", type=Path, default=None, help="data folder (default ./data; COMPSTUDIO_DATA_DIR)")
     args = parser.parse_args(argv)
     from backend.inference import hardware  # noqa: F401  (registers the spaces.GPU wrapper before launch on ZeroGPU)
+    from backend.inference.store import close_interrupted_runs
     from backend.operations import start as space_start
     from backend.operations.service import stop_on_sigterm
 
@@ -244,6 +245,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     gc.collect()
     gc.freeze()
     ctx.database.start_checkpointer()
+    close_interrupted_runs(ctx.database)  # batch runs a crash cut short: failed, to be resumed
     ctx.backup.start()
     stop_on_sigterm(ctx.backup)
     from backend.inference.warmup import start_warm_up

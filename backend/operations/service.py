@@ -51,6 +51,8 @@ class BackupService:
         return backups_dir(self.settings)
 
     def start(self) -> BackupService:
+        for stale in self.directory.glob(".*.partial"):  # a snapshot cut short by a crash (kill -9)
+            stale.unlink(missing_ok=True)
         if self.settings.hub_backup_repo and self.hub is None:
             try:
                 self.hub = HubBackup(self.settings, self.database, api=self.hf_api)
