@@ -228,6 +228,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     from backend.inference.store import close_interrupted_runs
     from backend.operations import start as space_start
     from backend.operations.service import stop_on_sigterm
+    from components.idle_sessions import start_idle_session_sweep
 
     mark_matplotlib_absent()
     settings = load_settings(host=args.host, port=args.port, data_dir=args.data_dir)
@@ -251,6 +252,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     from backend.inference.warmup import start_warm_up
 
     start_warm_up(ctx, ready=lambda: demo.is_running)  # the planning baselines, once the server is serving
+    start_idle_session_sweep(demo, ctx.settings.session_idle_minutes)  # memory of closed tabs and old clients
     try:
         demo.launch(server_name=ctx.settings.host, server_port=ctx.settings.port, ssr_mode=False, **launch_kwargs(ctx))
     finally:

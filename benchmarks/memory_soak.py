@@ -6,8 +6,9 @@ resident memory after the first ``--warm`` submissions, after the run, and their
 
 ``--mode`` picks how a submission is sent (see tests/load_driver.py): ``lean`` (one call, the lean route),
 ``gradio`` (one call through Gradio's own route) or ``queued`` (two calls through Gradio's queue).
-``--fresh-sessions`` gives every call a new Gradio session (a client that sends no ``session_hash``, or a
-browser tab reloaded for each task), the worst case for Gradio's per-session state.
+Each annotator keeps one Gradio session (as one open browser tab does); ``--fresh-sessions`` gives every call
+a new one (a script that sends no ``session_hash``, or a tab reloaded for each task), the worst case for
+Gradio's per-session state.
 
 Usage: ``HF_HUB_OFFLINE=1 nice -n 10 .venv/bin/python benchmarks/memory_soak.py [--submissions 20000]``
 """
@@ -19,6 +20,7 @@ import os
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,20 +62,26 @@ def wait_for_warm_up(log: Path, timeout: float = 300.0) -> None:
 
 
 def drive(url: str, names: list[str], each: int, mode: str, fresh_sessions: bool) -> int:
-    """``each`` submissions per annotator; returns how many were acknowledged (raises on errors)."""
+    """``each`` submissions per annotator; returns how many were acknowledged (raises on errors).
+
+    Each annotator keeps one Gradio session for the whole run (``session_hash`` derived from the name), as
+    one open browser tab does, unless ``fresh_sessions``: then every call starts a new one."""
+    original_init, original_post = ApiClient.__init__, ApiClient._json_post
+
+    def one_session(self, url, username, password, timeout=30.0):
+        original_init(self, url, username, password, timeout)
+        self.session_hash = uuid.uuid5(uuid.NAMESPACE_DNS, username).hex
+
+    def fresh(self, path, payload):
+        return original_post(self, path, {**payload, "session_hash": uuid.uuid4().hex})
+
+    ApiClient.__init__ = one_session  # type: ignore[method-assign]
     if fresh_sessions:
-        original = ApiClient._json_post
-
-        def fresh(self, path, payload):  # a new Gradio session for every call
-            payload = {**payload, "session_hash": os.urandom(8).hex()}
-            return original(self, path, payload)
-
         ApiClient._json_post = fresh  # type: ignore[method-assign]
     try:
         results = run_annotators(url, names, PASSWORD, each, timeout=7200, mode=mode)
     finally:
-        if fresh_sessions:
-            ApiClient._json_post = original  # type: ignore[method-assign]
+        ApiClient.__init__, ApiClient._json_post = original_init, original_post  # type: ignore[method-assign]
     errors = [e for r in results for e in r.errors]
     if errors:
         raise SystemExit(f"annotators failed: {errors[:3]}")
