@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import resource
 import sqlite3
+import time
 
 import pytest
 from e2e_helpers import ApiClient, ApiError, free_port, kill_hard, start_app_process, wait_http_ok
@@ -19,6 +20,7 @@ from review_helpers import add_people, add_sequences
 from backend.context import build_context
 from backend.errors import StorageFull
 from backend.intents import service as intents
+from backend.operations.backup import backups_dir, check_snapshot
 from backend.settings import Settings
 from backend.storage import Database
 
@@ -80,7 +82,8 @@ def test_real_server_with_a_full_disk_refuses_clearly_keeps_serving_and_recovers
     add_people(ctx.database, annotators=["ann"], password=PASSWORD)
     ctx.database.close()
     port, url = free_port(), ""
-    process = start_app_process(settings.data_dir, port, env={"COMPSTUDIO_DEMO_CONTENT": "false"})
+    env = {"COMPSTUDIO_DEMO_CONTENT": "false", "COMPSTUDIO_BACKUP_EVERY_MINUTES": str(1 / 60)}  # snapshots too
+    process = start_app_process(settings.data_dir, port, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_http_ok(url + "/", timeout=120)
@@ -112,6 +115,14 @@ def test_real_server_with_a_full_disk_refuses_clearly_keeps_serving_and_recovers
         stored = {r[0] for r in check.execute("SELECT sequence_id FROM annotations WHERE source = 'live'")}
         assert stored == set(acknowledged) | {task["sequence_id"]}
         assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        lifted = check.execute("SELECT max(at) FROM backup_runs").fetchone()[0] or ""
+        deadline = time.monotonic() + 60
+        while not check.execute("SELECT 1 FROM backup_runs WHERE ok = 1 AND at > ?", (lifted,)).fetchone():
+            assert time.monotonic() < deadline, "the backup loop did not take a snapshot once space returned"
+            time.sleep(0.2)
         check.close()
+        folder = backups_dir(settings)
+        assert not list(folder.glob(".*.partial"))  # snapshots refused by the full disk left nothing behind
+        assert all(check_snapshot(p) is None for p in folder.iterdir())
     finally:
         kill_hard(process)
