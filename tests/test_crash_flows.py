@@ -138,10 +138,20 @@ def _signed_in(url: str, name: str, deadline: float) -> ApiClient:
             time.sleep(0.2)
 
 
-def _work(url: str, worker: Worker, flow: Callable[[ApiClient], Step], deadline: float) -> None:
-    """EACH tasks: ask, then send the submit until its reply arrives. After a crash the client signs in again
-    and sends the very same submit (it may have been stored without the reply reaching the client)."""
+def _work(
+    url: str,
+    worker: Worker,
+    flow: Callable[[ApiClient], Step],
+    deadline: float,
+    signed_in: threading.Barrier,
+    go: threading.Event,
+) -> None:
+    """Sign in, wait for the start, then EACH tasks: ask, then send the submit until its reply arrives. After a
+    crash the client signs in again and sends the very same submit (it may have been stored without the reply
+    reaching the client)."""
     client = _signed_in(url, worker.name, deadline)
+    signed_in.wait(timeout=max(1.0, deadline - time.monotonic()))
+    go.wait(timeout=max(1.0, deadline - time.monotonic()))
     while len(worker.acknowledged) < EACH and time.monotonic() < deadline:
         try:
             step = flow(client)
@@ -212,16 +222,19 @@ def crashed(tmp_path_factory):
         flows = [(n, _answer) for n in ANSWERERS] + [(n, _verify) for n in VERIFIERS]
         flows += [(n, _check) for n in CHECKERS] + [(n, _review) for n in REVIEWERS]
         workers = {name: Worker(name) for name, _ in flows} | {"boss": Worker("boss")}
-        threads = [threading.Thread(target=_work, args=(url, workers[n], f, deadline)) for n, f in flows]
+        signed_in, go = threading.Barrier(len(flows) + 1), threading.Event()  # scrypt sign-ins are slow
+        threads = [threading.Thread(target=_work, args=(url, workers[n], f, deadline, signed_in, go)) for n, f in flows]
         threads.append(threading.Thread(target=_model_run, args=(url, workers["boss"], deadline)))
         watch = sqlite3.connect(settings.db_path)
         try:
+            for thread in threads[:-1]:
+                thread.start()
+            signed_in.wait(timeout=120)
             threads[-1].start()  # the model run first: the kill must land in the middle of it
             while _predictions(watch) < 1:
                 assert time.monotonic() < deadline, "the model run never stored a prediction"
                 time.sleep(0.05)
-            for thread in threads[:-1]:
-                thread.start()
+            go.set()  # then everyone else, all at once
             while _stored(watch) < len(flows) * EACH // 3:
                 assert time.monotonic() < deadline, "the load never reached a third of its work"
                 time.sleep(0.05)
