@@ -36,9 +36,11 @@ def sweep_idle_sessions(holder: Any, idle: datetime.timedelta, now: datetime.dat
     return evicted
 
 
-def start_idle_session_sweep(demo: Any, idle_minutes: float, every_s: float = 60.0) -> threading.Thread:
-    """Run :func:`sweep_idle_sessions` every ``every_s`` on a daemon thread, once the app has a state holder."""
+def start_idle_session_sweep(demo: Any, idle_minutes: float, every_s: float | None = None) -> threading.Thread:
+    """Run :func:`sweep_idle_sessions` on a daemon thread, once the app has a state holder: every ``every_s``
+    (default: a minute, or half the idle time when that is shorter)."""
     idle = datetime.timedelta(minutes=idle_minutes)
+    every_s = every_s or min(60.0, idle_minutes * 30)
     stop = threading.Event()
 
     def run() -> None:
