@@ -317,5 +317,18 @@ def test_backup_snapshots_are_whole_after_the_crash(crashed):
     folder = backups_dir(crashed["settings"])
     snapshots = [p for p in folder.iterdir() if not p.name.startswith(".")]
     assert snapshots  # the loop took snapshots while the load ran
-    assert [check_snapshot(p) for p in snapshots] == [None] * len(snapshots)
-    assert not list(folder.glob(".*.partial"))  # a snapshot cut short by the crash was cleared at restart
+    assert [check_snapshot(p) for p in snapshots] == [None] * len(snapshots)  # a snapshot's name means whole
+    service = build_context(crashed["settings"]).backup  # what the app starts (the last kill may cut one short)
+    service.start()
+    service.stop(final_snapshot=False)
+    assert not list(folder.glob(".*.partial"))  # a snapshot cut short by a kill is cleared at the next start
+
+
+def test_a_partial_snapshot_left_by_a_kill_is_cleared_at_start(ctx):
+    folder = backups_dir(ctx.settings)
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / ".compstudio-20261130T120000000000.db.partial"
+    partial.write_bytes(b"half a snapshot")
+    ctx.backup.start()
+    ctx.backup.stop(final_snapshot=False)
+    assert not partial.exists()
