@@ -239,8 +239,10 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     parser.add_argument("--data-dir", type=Path, default=None, help="data folder (default ./data; COMPSTUDIO_DATA_DIR)")
     args = parser.parse_args(argv)
     from backend.inference import hardware  # noqa: F401  (registers the spaces.GPU wrapper before launch on ZeroGPU)
+    from backend.inference.store import close_interrupted_runs
     from backend.operations import start as space_start
     from backend.operations.service import stop_on_sigterm
+    from components.idle_sessions import start_idle_session_sweep
 
     mark_matplotlib_absent()
     settings = load_settings(host=args.host, port=args.port, data_dir=args.data_dir)
@@ -258,11 +260,13 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     gc.collect()
     gc.freeze()
     ctx.database.start_checkpointer()
+    close_interrupted_runs(ctx.database)  # batch runs a crash cut short: failed, to be resumed
     ctx.backup.start()
     stop_on_sigterm(ctx.backup)
     from backend.inference.warmup import start_warm_up
 
     start_warm_up(ctx, ready=lambda: demo.is_running)  # the planning baselines, once the server is serving
+    start_idle_session_sweep(demo, ctx.settings.session_idle_minutes)  # memory of closed tabs and old clients
     try:
         demo.launch(server_name=ctx.settings.host, server_port=ctx.settings.port, ssr_mode=False, **launch_kwargs(ctx))
     finally:

@@ -57,3 +57,17 @@ class InferenceError(CompStudioError):
 
 class StudyLinkRefused(PermissionDenied):
     """A crowd-study link that is forged, altered, for another study, or missing the worker's id."""
+
+
+class StorageFull(CompStudioError):
+    """The server could not write to its disk (the file system is full, or a file reached its size limit).
+
+    Raised by ``Database.write()`` in place of SQLite's "database or disk is full" / disk I/O error; the
+    transaction was rolled back, so nothing was half-written, and the next write works once space returns."""
+
+    def __init__(self, detail: str = ""):
+        self.detail = detail
+        super().__init__(
+            "Nothing was saved: the server's disk is full (or a file reached its size limit). "
+            "Your entry is still here: try again in a few minutes, and tell an admin to free space in the data folder."
+        )

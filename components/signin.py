@@ -32,6 +32,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from backend.accounts import sessions, signin
 from backend.context import AppContext
+from backend.errors import StorageFull
 from components.fastpath import LazyLimiter
 
 ABOUT = (
@@ -155,16 +156,21 @@ class SignIn:
         form = await request.form()
         username, password = str(form.get("username") or ""), str(form.get("password") or "")
         address = request.client.host if request.client else "unknown"
-        result = await anyio.to_thread.run_sync(
-            signin.sign_in,
-            self.ctx.database,
-            self.ctx.settings,
-            username,
-            password[:1024],
-            address,
-            limiter=self.limiter.get(),
-        )
         html_reply = _wants_html(request)
+        try:
+            result = await anyio.to_thread.run_sync(
+                signin.sign_in,
+                self.ctx.database,
+                self.ctx.settings,
+                username,
+                password[:1024],
+                address,
+                limiter=self.limiter.get(),
+            )
+        except StorageFull as exc:  # a sign-in writes (session, audit): say so, not a bare 500
+            if html_reply:
+                return self.page(username=username.strip()[:200], error=str(exc), status=503)
+            return JSONResponse({"detail": str(exc)}, status_code=503)
         if not result.ok:
             if html_reply:
                 reply: Response = self.page(username=username.strip()[:200], error=result.message, status=result.status)

@@ -1,5 +1,5 @@
-"""The VQA tab's named JSON endpoints for scripts: answering (never returns a key before the answer), the
-leaderboard, a live model answer, a batch run, the difficulty vote, and the export of verified items.
+"""The VQA tab's named JSON endpoints for scripts: answering (never returns a key before the answer), verifying,
+the leaderboard, a live model answer, a batch run, the difficulty vote, and the export of verified items.
 Every backend function checks the caller's role."""
 
 from __future__ import annotations
@@ -28,6 +28,36 @@ def register(ctx: AppContext) -> None:
     def vqa_submit_answer(item_id: str, answer: list[str], request: gr.Request) -> dict:
         """Store your answer (letters) to the item you were handed; returns the key and your score."""
         return service.submit_answer(db, settings, caller(ctx, request), item_id, answer)
+
+    @ui_errors
+    def vqa_next_verification(request: gr.Request) -> dict:
+        """Your current item to verify (with its key: verifiers judge it) or a new one; null when none is left.
+        Needs the author permission; nobody verifies their own items."""
+        return service.next_verification(db, settings, caller(ctx, request))
+
+    @ui_errors
+    def vqa_submit_verification(
+        item_id: str,
+        decision: str,
+        compositional: bool,
+        key_correct: bool,
+        note: str,
+        changes: dict | None,
+        request: gr.Request,
+    ) -> dict:
+        """Accept, edit (with the corrected fields in ``changes``) or reject the item you were handed; a
+        repeated submit returns the stored outcome."""
+        return service.submit_verification(
+            db,
+            settings,
+            caller(ctx, request),
+            item_id,
+            decision,
+            compositional=bool(compositional),
+            key_correct=bool(key_correct),
+            note=note or "",
+            changes=changes or None,
+        )
 
     @ui_errors
     def vqa_leaderboard(request: gr.Request) -> list[dict]:
@@ -63,7 +93,14 @@ def register(ctx: AppContext) -> None:
         panel null: the vqa_panel setting."""
         return models.vote_difficulty(ctx, caller(ctx, request), panel or None)
 
-    for fn in (vqa_next_answer, vqa_submit_answer, vqa_leaderboard, vqa_levels):
+    for fn in (
+        vqa_next_answer,
+        vqa_submit_answer,
+        vqa_next_verification,
+        vqa_submit_verification,
+        vqa_leaderboard,
+        vqa_levels,
+    ):
         gr.api(fn, api_name=fn.__name__, queue=False)
     gr.api(vqa_export, api_name="vqa_export")
     for fn in (vqa_model_answer, vqa_model_run, vqa_vote):

@@ -50,6 +50,8 @@ def test_every_named_endpoint_is_listed_and_ui_events_are_private(running):
         "review_submit",
         "review_export",
         "vqa_export",
+        "vqa_next_verification",
+        "vqa_submit_verification",
         "icl_answer",
         "planning_author",
         "study_create",

@@ -148,6 +148,20 @@ def finish_run(database: Database, run_id: int, summary: dict, status: str = "fi
         )
 
 
+def close_interrupted_runs(database: Database) -> int:
+    """Mark runs left ``running`` by a process that died (kill -9, power loss) as failed; returns how many.
+
+    Call once at the app's start, before it serves: no run of this process can be in flight then. Their
+    predictions are kept; the same run started again resumes from them. (A batch run started from the command
+    line beside the starting app would be marked too, and then finish as usual.)"""
+    with database.write() as db:
+        cur = db.conn.execute(
+            "UPDATE eval_runs SET status = 'failed', finished_at = ?, summary = ? WHERE status = 'running'",
+            (utcnow(), json.dumps({"error": "interrupted: the server stopped during the run; run it again to resume"})),
+        )
+        return cur.rowcount
+
+
 def list_runs(database: Database, limit: int = 50) -> list[dict[str, Any]]:
     rows = database.query("SELECT * FROM eval_runs ORDER BY id DESC LIMIT ?", (limit,))
     for row in rows:

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from backend.errors import BackupError
+from backend.errors import BackupError, StorageFull
 from backend.storage import Database, audit, utcnow
 
 if TYPE_CHECKING:
@@ -242,7 +242,7 @@ def record_run(
     try:
         with database.write() as db:
             _insert_run(db, kind, ok, file, size, detail)
-    except sqlite3.Error:
+    except (sqlite3.Error, StorageFull):
         log.exception("could not record the %s backup run", kind)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.accounts import auth
-from backend.errors import BackupError
+from backend.errors import BackupError, StorageFull
 from backend.operations.backup import (
     Snapshot,
     backup_status,
@@ -51,6 +51,8 @@ class BackupService:
         return backups_dir(self.settings)
 
     def start(self) -> BackupService:
+        for stale in self.directory.glob(".*.partial"):  # a snapshot cut short by a crash (kill -9)
+            stale.unlink(missing_ok=True)
         if self.settings.hub_backup_repo and self.hub is None:
             try:
                 self.hub = HubBackup(self.settings, self.database, api=self.hf_api)
@@ -116,7 +118,7 @@ class BackupService:
             if skip_unchanged and self._unchanged() and list_snapshots(self.directory):
                 return None
             return self.snapshot_now()
-        except (BackupError, sqlite3.Error, OSError) as exc:
+        except (BackupError, StorageFull, sqlite3.Error, OSError) as exc:
             log.exception("backup failed")
             record_run(self.database, "local", False, detail=str(exc))
             return None

@@ -14,7 +14,9 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -26,7 +28,22 @@ from typing import Any
 
 import sqlite_utils
 
+from backend.errors import StorageFull
 from backend.storage.migrations import MIGRATIONS
+
+_log = logging.getLogger(__name__)
+_log = logging.getLogger(__name__)
+_SQLITE_FULL, _SQLITE_IOERR = 13, 10  # primary result codes (the low byte of an extended code)
+_NO_SPACE = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
+
+
+def disk_full(exc: BaseException) -> bool:
+    """True for a failed write because the disk is full or a file hit its size limit: SQLite's
+    SQLITE_FULL / SQLITE_IOERR (a short or refused write), or an ``OSError`` ENOSPC / EFBIG / EDQUOT."""
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        return code is not None and (code & 0xFF) in (_SQLITE_FULL, _SQLITE_IOERR)
+    return isinstance(exc, OSError) and exc.errno in _NO_SPACE
 
 
 def utcnow() -> str:
@@ -124,17 +141,22 @@ class Database:
     def write(self) -> Iterator[sqlite_utils.Database]:
         """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on any exception). Not re-entrant.
 
-        Keep the body short: it holds the process's write lock and SQLite's."""
+        Keep the body short: it holds the process's write lock and SQLite's. A write that fails because the
+        disk is full raises ``StorageFull`` (a message for the person) after the rollback."""
         db = self.db
         with self._write_lock:
             db.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield db
-            except BaseException:
-                db.conn.execute("ROLLBACK")
-                raise
-            else:
                 db.conn.execute("COMMIT")
+            except BaseException as exc:
+                if db.conn.in_transaction:  # SQLite may already have rolled back (e.g. after SQLITE_FULL)
+                    with contextlib.suppress(sqlite3.Error):
+                        db.conn.execute("ROLLBACK")
+                if disk_full(exc):
+                    _log.error("a write to %s failed, nothing was saved: %s", self.path, exc)
+                    raise StorageFull(str(exc)) from exc
+                raise
 
     def query(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
         return [dict(row) for row in self.conn.execute(sql, params).fetchall()]
