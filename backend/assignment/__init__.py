@@ -28,7 +28,7 @@ from backend.storage import audit, utcnow
 class Lease:
     kind: str
     item_id: str
-    round: int
+    review_round: int  # the column `round`: ViLPAct's review round this lease belongs to
     annotator: str
     leased_at: str
     expires_at: str

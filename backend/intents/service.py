@@ -35,7 +35,7 @@ def _task_view(database: Database, settings: Settings, lease: assignment.Lease, 
     )
     return {
         "sequence_id": sequence.id,
-        "round": lease.round,
+        "round": lease.review_round,
         "scene": sequence.scene,
         "source": sequence.source,
         "actions": [{"class_id": a.class_id, "name": a.name, "start": a.start, "end": a.end} for a in sequence.actions],

@@ -55,11 +55,11 @@ def semantic_agreement(
     for index, row in enumerate(rows):
         groups.setdefault((row["sequence_id"], row["round"]), []).append(index)
     result = []
-    for (sequence_id, round_), indices in groups.items():
+    for (sequence_id, review_round), indices in groups.items():
         result.append(
             {
                 "sequence_id": sequence_id,
-                "round": round_,
+                "round": review_round,
                 "annotations": len(indices),
                 "concrete_similarity": mean_pairwise_cosine(concrete[indices]),
                 "high_level_similarity": mean_pairwise_cosine(high_level[indices]),

@@ -40,7 +40,7 @@ KIND = "review"
 INTENT_KIND = "intent"
 
 
-def review_item_id(sequence_id: str, round_: int) -> str:
+def review_item_id(sequence_id: str, review_round: int) -> str:
     """The pool item of one sequence round.
 
     >>> review_item_id("2NZ5C", 2)
@@ -48,12 +48,12 @@ def review_item_id(sequence_id: str, round_: int) -> str:
     >>> split_item_id('2NZ5C@2')
     ('2NZ5C', 2)
     """
-    return f"{sequence_id}@{round_}"
+    return f"{sequence_id}@{review_round}"
 
 
 def split_item_id(item_id: str) -> tuple[str, int]:
-    sequence_id, _, round_ = item_id.rpartition("@")
-    return sequence_id, int(round_)
+    sequence_id, _, review_round = item_id.rpartition("@")
+    return sequence_id, int(review_round)
 
 
 def wants_check(item_id: str, share: float) -> bool:
@@ -97,11 +97,11 @@ class FinalChoice:
     high_level_intent: str | None = None
 
 
-def round_annotations(database: Database, sequence_id: str, round_: int) -> list[dict[str, Any]]:
+def round_annotations(database: Database, sequence_id: str, review_round: int) -> list[dict[str, Any]]:
     return database.query(
         """SELECT id, annotator, concrete_intent, high_level_intent, seconds_spent, submitted_at FROM annotations
            WHERE sequence_id = ? AND round = ? AND source = 'live' ORDER BY submitted_at, id""",
-        (sequence_id, round_),
+        (sequence_id, review_round),
     )
 
 
@@ -115,14 +115,14 @@ def _history(database: Database, sequence_id: str) -> list[dict[str, Any]]:
 
 
 def item_view(
-    database: Database, settings: Settings, sequence_id: str, round_: int, show_names: bool = False
+    database: Database, settings: Settings, sequence_id: str, review_round: int, show_names: bool = False
 ) -> dict[str, Any]:
     """What a reviewer sees: video, timeline and the round's intents side by side (names hidden by default)."""
     sequence = get_sequence(database, sequence_id)
     video = servable_video(settings, sequence.video_id, sequence.video_path)
     task = database.query_one("SELECT guidance FROM tasks WHERE kind = ? AND item_id = ?", (INTENT_KIND, sequence_id))
     annotations = []
-    for index, row in enumerate(round_annotations(database, sequence_id, round_)):
+    for index, row in enumerate(round_annotations(database, sequence_id, review_round)):
         annotations.append(
             {
                 "annotation_id": row["id"],
@@ -133,13 +133,13 @@ def item_view(
         )
     return {
         "sequence_id": sequence.id,
-        "round": round_,
+        "round": review_round,
         "max_rounds": settings.review_max_rounds,
         "scene": sequence.scene,
         "timeline": sequence.timeline(),
         "video": str(video) if video else None,
         "video_missing": video is None,
-        "guidance": task["guidance"] if task and round_ > 1 else None,
+        "guidance": task["guidance"] if task and review_round > 1 else None,
         "annotations": annotations,
         "history": _history(database, sequence_id),
     }
@@ -150,20 +150,20 @@ def view_item(
     settings: Settings,
     username: str | None,
     sequence_id: str,
-    round_: int,
+    review_round: int,
     show_names: bool = False,
 ) -> dict[str, Any]:
     """A review item for a reviewer (e.g. redrawn with the annotator names shown)."""
     auth.require_role(database, username, "reviewer")
-    return item_view(database, settings, sequence_id, round_, show_names=show_names)
+    return item_view(database, settings, sequence_id, review_round, show_names=show_names)
 
 
 def _annotated_by(db: sqlite_utils.Database, item_id: str, username: str) -> bool:
-    sequence_id, round_ = split_item_id(item_id)
+    sequence_id, review_round = split_item_id(item_id)
     return (
         db.conn.execute(
             "SELECT 1 FROM annotations WHERE sequence_id = ? AND round = ? AND annotator = ? AND source = 'live'",
-            (sequence_id, round_, username),
+            (sequence_id, review_round, username),
         ).fetchone()
         is not None
     )
@@ -272,11 +272,13 @@ def _final_rows(
     return rows
 
 
-def _guidance(db: sqlite_utils.Database, sequence_id: str, round_: int, judged: dict[int, Judgment], note: str) -> str:
+def _guidance(
+    db: sqlite_utils.Database, sequence_id: str, review_round: int, judged: dict[int, Judgment], note: str
+) -> str:
     previous = db.conn.execute(
         "SELECT guidance FROM tasks WHERE kind = ? AND item_id = ?", (INTENT_KIND, sequence_id)
     ).fetchone()
-    lines = [f"Round {round_} review: no intent was judged reasonable."]
+    lines = [f"Round {review_round} review: no intent was judged reasonable."]
     if note.strip():
         lines.append(f"- {note.strip()}")
     lines += [f"- {j.comment.strip()}" for j in judged.values() if j.comment.strip()]
@@ -288,7 +290,7 @@ def _apply_outcome(
     db: sqlite_utils.Database,
     settings: Settings,
     sequence_id: str,
-    round_: int,
+    review_round: int,
     accepted: bool,
     judged: dict[int, Judgment],
     note: str,
@@ -298,20 +300,20 @@ def _apply_outcome(
             "UPDATE tasks SET status = 'accepted' WHERE kind = ? AND item_id = ?", (INTENT_KIND, sequence_id)
         )
         return "accepted"
-    if round_ >= settings.review_max_rounds:
+    if review_round >= settings.review_max_rounds:
         db.conn.execute(
             "UPDATE tasks SET status = 'discarded' WHERE kind = ? AND item_id = ?", (INTENT_KIND, sequence_id)
         )
         return "discarded"
     db.conn.execute(
         "UPDATE tasks SET round = ?, status = 'open', guidance = ? WHERE kind = ? AND item_id = ?",
-        (round_ + 1, _guidance(db, sequence_id, round_, judged, note), INTENT_KIND, sequence_id),
+        (review_round + 1, _guidance(db, sequence_id, review_round, judged, note), INTENT_KIND, sequence_id),
     )
     # Whoever held the task without submitting has seen it: close those leases so round r+1 goes to new people.
     db.conn.execute(
         """UPDATE assignments SET status = 'skipped', finished_at = ?, skip_reason = ?
            WHERE kind = ? AND item_id = ? AND status = 'leased'""",
-        (utcnow(), f"round {round_} closed by review", INTENT_KIND, sequence_id),
+        (utcnow(), f"round {review_round} closed by review", INTENT_KIND, sequence_id),
     )
     return "returned"
 
@@ -321,7 +323,7 @@ def submit_review(
     settings: Settings,
     username: str | None,
     sequence_id: str,
-    round_: int,
+    review_round: int,
     judgments: list[Judgment],
     final: FinalChoice | None = None,
     note: str = "",
@@ -331,19 +333,20 @@ def submit_review(
     A repeated submit (a client retry) returns the stored review with ``"duplicate": true``.
     """
     username = auth.require_role(database, username, "reviewer").username
-    annotations = round_annotations(database, sequence_id, round_)
+    annotations = round_annotations(database, sequence_id, review_round)
     judged = _check_judgments(annotations, judgments)
-    item = review_item_id(sequence_id, round_)
+    item = review_item_id(sequence_id, review_round)
     with database.write() as db:
         row, already = assignment.claim_for_submit(db, KIND, item, username)
         if already:
             stored = db.conn.execute(
                 "SELECT * FROM reviews WHERE sequence_id = ? AND round = ? AND reviewer = ?",
-                (sequence_id, round_, username),
+                (sequence_id, review_round, username),
             ).fetchone()
             return {"review": dict(stored), "duplicate": True}
         decided = db.conn.execute(
-            "SELECT 1 FROM reviews WHERE sequence_id = ? AND round = ? AND role = 'decision'", (sequence_id, round_)
+            "SELECT 1 FROM reviews WHERE sequence_id = ? AND round = ? AND role = 'decision'",
+            (sequence_id, review_round),
         ).fetchone()
         role = "check" if decided else "decision"
         accepted = any(j.reasonable for j in judged.values())
@@ -355,12 +358,14 @@ def submit_review(
         now = utcnow()
         spent = (datetime.fromisoformat(now) - datetime.fromisoformat(row["leased_at"])).total_seconds()
         outcome = (
-            _apply_outcome(db, settings, sequence_id, round_, accepted, judged, note) if role == "decision" else None
+            _apply_outcome(db, settings, sequence_id, review_round, accepted, judged, note)
+            if role == "decision"
+            else None
         )
         review_id = db.conn.execute(
             """INSERT INTO reviews (sequence_id, round, reviewer, role, outcome, note, submitted_at, seconds_spent)
                VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-            (sequence_id, round_, username, role, outcome, note.strip()[:2000] or None, now, spent),
+            (sequence_id, review_round, username, role, outcome, note.strip()[:2000] or None, now, spent),
         ).lastrowid
         db.conn.executemany(
             "INSERT INTO review_judgments (review_id, annotation_id, reasonable, comment) VALUES (?, ?, ?, ?)",
@@ -381,7 +386,7 @@ def submit_review(
                     **final_row,
                     "sequence_id": sequence_id,
                     "position": position,
-                    "round": round_,
+                    "round": review_round,
                     "review_id": review_id,
                     "now": now,
                 },
@@ -404,12 +409,12 @@ def submit_review(
 
 
 def skip_review(
-    database: Database, settings: Settings, username: str | None, sequence_id: str, round_: int, reason: str
+    database: Database, settings: Settings, username: str | None, sequence_id: str, review_round: int, reason: str
 ) -> dict[str, Any]:
     """Give a review item back with a reason (for example, a conflict of interest)."""
     username = auth.require_role(database, username, "reviewer").username
     with database.write() as db:
-        assignment.skip(db, KIND, review_item_id(sequence_id, round_), username, reason)
+        assignment.skip(db, KIND, review_item_id(sequence_id, review_round), username, reason)
     return next_review(database, settings, username)
 
 
