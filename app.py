@@ -25,6 +25,7 @@ from backend.accounts import auth  # noqa: E402
 from backend.context import AppContext, build_context  # noqa: E402
 from backend.settings import Settings, load_settings  # noqa: E402
 from components import TABS, intents  # noqa: E402
+from components.access import guard_events  # noqa: E402
 from components.common import TabHandle, caller, esc  # noqa: E402
 from components.fastpath import fast_routes  # noqa: E402
 from components.signin import build_signin, oauth_logout_routes  # noqa: E402
@@ -144,6 +145,7 @@ def build_demo(ctx: AppContext) -> gr.Blocks:
             if handle.on_load:
                 fn, outputs = handle.on_load
                 demo.load(fn, None, outputs, api_visibility="private")
+    guard_events(ctx, demo)  # the access table (backend/accounts/access.py) before every handler
     demo.queue(default_concurrency_limit=4)
     return demo
 
