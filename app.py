@@ -174,6 +174,9 @@ def launch_kwargs(ctx: AppContext) -> dict:
         "head": HEAD,
         "footer_links": ["api"],
         "state_session_capacity": ctx.settings.session_capacity,
+        # every upload (images, CSV, JSONL, zip): larger files get 413 and the page says so; each gr.File
+        # also names its file types, which Gradio checks on the server
+        "max_file_size": int(ctx.settings.max_upload_mb * 1024 * 1024),
         # raw-HTTP calls of the annotation endpoints skip Gradio's per-call machinery (components/fastpath.py)
         "app_kwargs": {"routes": fast_routes(intents.api_endpoints(ctx))},
     }
