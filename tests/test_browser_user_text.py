@@ -5,6 +5,11 @@ such text at all (their rules refuse it), which the test checks too."""
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
+from pathlib import Path
+
 import pytest
 from e2e_helpers import app_in_process, browser_login
 from playwright.sync_api import expect
@@ -12,6 +17,8 @@ from review_helpers import PASSWORD, add_people, add_sequences
 
 from backend.accounts import auth
 from backend.errors import ValidationError
+from backend.icl.grammar import parse_sentence
+from backend.icl.store import import_set
 from backend.inference import service as inference
 from backend.intents import service as intents
 from backend.review import service as review
@@ -39,6 +46,8 @@ INJECTED = """() => ({
     (el) => (el.getAttribute('href') || el.getAttribute('src') || '').trim().toLowerCase().startsWith('javascript:')
   ).length,
 })"""
+SHOTS = Path(os.environ.get("COMPSTUDIO_SHOTS", tempfile.gettempdir())) / "user-text"
+TREE = parse_sentence("A rose was helped by a dog .").to_json()
 CLEAN = {"elements": 0, "ran": False, "javascript_links": 0}
 
 
@@ -84,6 +93,14 @@ def app(tmp_path_factory):
             images=images,
         )
         inference.save_model(ctx, "boss", {"name": "payload-path", "backend": "openai", "path": PAYLOADS[0]})
+        for kind in ("bank", "tests"):  # an in-context bank and test set whose inputs are the payloads
+            lines = [  # a supplied parse tree lets the input be any text (the grammar would refuse these)
+                {"input": f"Form one: {p} .", "output": "HELP ( DOG , ROSE , NONE )", "input_tree": TREE}
+                for p in PAYLOADS
+            ]
+            path = ctx.settings.data_dir / f"payload-{kind}.jsonl"
+            path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+            import_set(database, "boss", path, f"payload-{kind}", kind, category="payload" if kind == "tests" else None)
         yield running
 
 
@@ -135,6 +152,8 @@ def _every_tab(app, page, dialogs: list[str], seen: set[str] | None = None, keys
 
 
 def _assert_clean(page, dialogs: list[str], where: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{''.join(c if c.isalnum() else '-' for c in where)}.png"), full_page=True)
     assert page.evaluate(INJECTED) == CLEAN, where
     assert dialogs == [], f"{where}: a dialog fired: {dialogs}"
 
@@ -159,6 +178,11 @@ def test_annotator_sees_the_review_comments_as_text(app, browser):
     expect(page.locator("#intent-task")).to_contain_text("S1", timeout=30_000)
     expect(page.locator("body")).to_contain_text("data-xss", timeout=30_000)
     _assert_clean(page, dialogs, "annotate intents with guidance")
+    page.get_by_role("tab", name="In-context examples").click()  # the payload bank's examples for a payload case
+    expect(page.locator("#icl_case input")).not_to_have_value("", timeout=30_000)
+    page.locator("#icl_run").click()
+    expect(page.locator("#icl_table")).to_contain_text("onerror", timeout=60_000)
+    _assert_clean(page, dialogs, "in-context examples")
     _every_tab(app, page, dialogs)
     _assert_clean(page, dialogs, "every tab, as annotator")
 
