@@ -131,8 +131,12 @@ def _page(app, browser, user: str):
     return page, dialogs
 
 
+# each visible tab as "<first tab of its tab bar> / <its label>" (the VQA tab has its own "Models" and "Admin")
 VISIBLE_TABS = """() => [...document.querySelectorAll('[role=tab]')].filter((e) => e.offsetParent !== null)
-  .map((e) => e.id || e.innerText.trim())"""
+  .map((e) => (e.closest('[role=tablist]') || e.parentElement).querySelector('[role=tab]').innerText.trim() + ' / ' + e.innerText.trim())"""
+CLICK_TAB = """(key) => [...document.querySelectorAll('[role=tab]')].filter((e) => e.offsetParent !== null)
+  .find((e) => (e.closest('[role=tablist]') || e.parentElement).querySelector('[role=tab]').innerText.trim() + ' / ' + e.innerText.trim() === key)
+  .click()"""
 
 
 def _every_tab(app, page, dialogs: list[str], seen: set[str] | None = None, keys: list[str] | None = None) -> None:
@@ -143,8 +147,7 @@ def _every_tab(app, page, dialogs: list[str], seen: set[str] | None = None, keys
             continue
         seen.add(key)
         before = set(page.evaluate(VISIBLE_TABS))
-        tab = page.locator(f"[id='{key}']") if key.endswith("-button") else page.get_by_role("tab", name=key)
-        tab.filter(visible=True).first.click()
+        page.evaluate(CLICK_TAB, key)
         page.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=60_000)
         _assert_clean(page, dialogs, f"tab {key}")
         opened = [k for k in page.evaluate(VISIBLE_TABS) if k not in before]
