@@ -26,6 +26,7 @@ from backend.campaigns.workers import study_view  # noqa: E402
 from backend.context import AppContext, build_context  # noqa: E402
 from backend.settings import Settings, load_settings  # noqa: E402
 from components import TABS, intents  # noqa: E402
+from components.access import guard_events  # noqa: E402
 from components.common import TabHandle, caller, esc  # noqa: E402
 from components.fastpath import fast_routes  # noqa: E402
 from components.invitations import invitation_routes  # noqa: E402
@@ -152,6 +153,7 @@ def build_demo(ctx: AppContext) -> gr.Blocks:
             if handle.on_load:
                 fn, outputs = handle.on_load
                 demo.load(fn, None, outputs, api_visibility="private")
+    guard_events(ctx, demo)  # the access table (backend/accounts/access.py) before every handler
     demo.queue(default_concurrency_limit=4)
     return demo
 
@@ -180,6 +182,9 @@ def launch_kwargs(ctx: AppContext) -> dict:
         "head": HEAD,
         "footer_links": ["api"],
         "state_session_capacity": ctx.settings.session_capacity,
+        # every upload (images, CSV, JSONL, zip): larger files get 413 and the page says so; each gr.File
+        # also names its file types, which Gradio checks on the server
+        "max_file_size": int(ctx.settings.max_upload_mb * 1024 * 1024),
         # raw-HTTP calls of the annotation endpoints skip Gradio's per-call machinery (components/fastpath.py)
         "app_kwargs": {"routes": fast_routes(intents.api_endpoints(ctx))},
     }

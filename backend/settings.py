@@ -416,6 +416,22 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "COMPSTUDIO_INVITATION_DAYS",
         "How long a one-time invitation link stays valid.",
     ),
+    SettingSpec(
+        "import_dir",
+        str,
+        "",
+        "COMPSTUDIO_IMPORT_DIR",
+        "The only folder on the server the web app's importers read (admins' imports by path). "
+        "Empty: `<data_dir>/imports`. A relative path typed in the page is taken inside it. The CLI's "
+        "imports, run by someone on the server, are not limited.",
+    ),
+    SettingSpec(
+        "max_upload_mb",
+        float,
+        50.0,
+        "COMPSTUDIO_MAX_UPLOAD_MB",
+        "Largest file the web app accepts in an upload, in megabytes (larger ones are refused with a message).",
+    ),
 )
 
 _SPECS = {spec.name: spec for spec in SETTINGS}
@@ -476,6 +492,8 @@ class Settings:
     speed_floor_seconds: float = 3.0
     quality_pause_after: int = 0
     invitation_days: float = 7.0
+    import_dir: str = ""
+    max_upload_mb: float = 50.0
 
     @property
     def db_path(self) -> Path:
@@ -485,6 +503,11 @@ class Settings:
     def media_dir(self) -> Path:
         """The only folder the web server serves files from."""
         return self.data_dir / "media"
+
+    @property
+    def import_root(self) -> Path:
+        """The only folder the web app's importers read from (setting ``import_dir``)."""
+        return Path(self.import_dir) if self.import_dir else self.data_dir / "imports"
 
     @property
     def effective_auth_mode(self) -> str:
@@ -534,6 +557,8 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
         raise SettingsError("vqa_verifiers and vqa_answers_per_item must be at least 1")
     if settings.review_max_rounds < 1 or not 0 <= settings.review_check_share <= 1:
         raise SettingsError("review_max_rounds must be at least 1 and review_check_share between 0 and 1")
+    if settings.max_upload_mb <= 0:
+        raise SettingsError("max_upload_mb must be more than 0")
     if settings.inspection_sample_size < 1:
         raise SettingsError("inspection_sample_size must be at least 1")
     if not 0 <= settings.gold_rate < 1 or not 0 <= settings.gold_accuracy_threshold <= 1:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 import tempfile
@@ -32,8 +33,9 @@ PRIVATE: EventOptions = {"api_visibility": "private"}
 def _import_panel(ctx: AppContext) -> None:
     gr.Markdown(
         "The folder of ViLPAct's released `data/` (classes, `gt_act_seq/all_gt_seq.csv`, splits) on the "
-        "server, and optionally a folder of Charades `<id>.mp4` videos. A malformed file is named with "
-        "its line; nothing is imported then. Re-importing is safe."
+        "server, and optionally a folder of Charades `<id>.mp4` videos, both inside the import folder "
+        f"<code>{html.escape(str(ctx.settings.import_root))}</code> (setting `import_dir`; a relative path is taken inside it). "
+        "A malformed file is named with its line; nothing is imported then. Re-importing is safe."
     )
     with gr.Row():
         root = gr.Textbox(label="ViLPAct data folder", elem_id="import-root")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import seed_demo_media
+from conftest import VILPACT_DATA, seed_demo_media
 from e2e_helpers import app_in_process, browser_login
 from playwright.sync_api import expect
 
@@ -18,7 +18,8 @@ HIGH_LEVEL = "#high-level-intent textarea, #high-level-intent input"
 @pytest.fixture
 def app(settings, demo_media_cache):
     seed_demo_media(settings, demo_media_cache)
-    with app_in_process(settings.replace(demo_content=True)) as running:
+    # the Admin tab imports only below import_dir: the shipped release lies in assets/
+    with app_in_process(settings.replace(demo_content=True, import_dir=str(VILPACT_DATA.parent))) as running:
         for name, role in (("ann1", "annotator"), ("ann2", "annotator"), ("ann3", "annotator"), ("boss", "admin")):
             auth.add_user(running.ctx.database, name, role, "password1")
         yield running
@@ -131,3 +132,6 @@ def test_admin_imports_vilpact_in_the_browser(app, browser, vilpact_dir):
     page.locator("#import-root textarea, #import-root input").fill(str(vilpact_dir / "nowhere"))
     page.locator("#import-button").click()
     expect(page.get_by_text("not a folder. Nothing was imported.")).to_be_visible(timeout=30_000)
+    page.locator("#import-root textarea, #import-root input").fill(str(app.ctx.settings.data_dir))  # outside it
+    page.locator("#import-button").click()
+    expect(page.get_by_text("is outside it")).to_be_visible(timeout=30_000)

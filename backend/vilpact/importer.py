@@ -29,6 +29,7 @@ from backend import assignment
 from backend.accounts import auth
 from backend.accounts.auth import insert_user
 from backend.errors import ImportFileError
+from backend.import_paths import inside_import_dir
 from backend.settings import Settings
 from backend.storage import Database, audit, utcnow
 from backend.vilpact.released_rows import SEQUENCE_COLUMNS, physical_lines, store_released_rows
@@ -335,12 +336,13 @@ def import_vilpact(
 def import_release(
     database: Database, settings: Settings, username: str | None, root: str, videos: str | None = None
 ) -> dict[str, Any]:
-    """An admin's import from the web app: the same import as the CLI's, behind the admin role."""
+    """An admin's import from the web app: the same import as the CLI's, behind the admin role, reading
+    only below the import folder (setting ``import_dir``; backend/import_paths.py)."""
     admin = auth.require_role(database, username, "admin")
     report = import_vilpact(
         database,
-        Path(root),
-        videos=Path(videos) if videos else None,
+        inside_import_dir(settings, root),
+        videos=inside_import_dir(settings, videos) if videos else None,
         actor=admin.username,
         annotators_per_sequence=settings.annotators_per_sequence,
     )
