@@ -15,6 +15,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
+from backend.accounts import auth
 from backend.context import AppContext
 from backend.inference.benchmarks import list_benchmarks
 from backend.inference.registry import model_names
@@ -174,6 +175,10 @@ def build_results_tab(ctx: AppContext) -> TabHandle:
         _register_api(ctx)
 
     def on_load(request: gr.Request) -> dict:
+        """Every page load: the model lists for reviewers; nothing for anyone else (the tab is hidden)."""
+        user = auth.get_user(ctx.database, caller(ctx, request) or "")
+        if user is None or user.disabled or not user.has_role("reviewer"):
+            return {report_models: gr.update(), grid_model: gr.update()}
         names = model_names(ctx)
         return {report_models: gr.Dropdown(choices=names), grid_model: gr.Dropdown(choices=names)}
 
