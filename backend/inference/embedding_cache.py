@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from backend.inference.embeddings import embed_texts
+from backend.inference.embeddings import EmbeddingModels
 
 log = logging.getLogger(__name__)
 
@@ -27,10 +27,11 @@ def _digest(text: str) -> str:
 
 
 class EmbeddingCache:
-    """``cache(texts) -> n x d`` L2-normalised rows, as :func:`embed_texts` with ``model``, remembered on disk."""
+    """``cache(texts) -> n x d`` L2-normalised rows, as ``embeddings.embed(texts, model)``, remembered on disk."""
 
-    def __init__(self, folder: Path, model: str | None) -> None:
+    def __init__(self, folder: Path, model: str | None, embeddings: EmbeddingModels) -> None:
         self.model = model
+        self.embeddings = embeddings
         self.path = Path(folder) / f"{_digest(model or 'default')[:16]}.npz"
         self._vectors: dict[str, np.ndarray] | None = None
         self._lock = threading.Lock()
@@ -56,12 +57,12 @@ class EmbeddingCache:
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
         if not texts:
-            return embed_texts([], model=self.model)
+            return self.embeddings.embed([], model=self.model)
         with self._lock:
             vectors = self._load()
             missing = sorted({t for t in texts if _digest(t) not in vectors})
             if missing:
-                for text, vector in zip(missing, embed_texts(missing, model=self.model), strict=True):
+                for text, vector in zip(missing, self.embeddings.embed(missing, model=self.model), strict=True):
                     vectors[_digest(text)] = vector
                 self._save(vectors)
             return np.stack([vectors[_digest(t)] for t in texts])

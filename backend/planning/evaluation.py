@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem
+from backend.inference.embeddings import MINILM_HUB_ID, EmbeddingModels
 from backend.inference.registry import ModelRegistry, ModelSpec
 from backend.inference.request import GenerationParams, Request, text, video
 from backend.planning.catalog import Catalog, load_catalog
@@ -180,6 +181,13 @@ class _KnowledgeBackend(ABC):
 
 
 class NSPlanLiteBackend(_KnowledgeBackend):
+    """``embeddings``: the app's sentence encoders (``AppContext.embeddings``, handed over by the registry);
+    without them the backend loads its own."""
+
+    def __init__(self, spec: ModelSpec, embeddings: EmbeddingModels | None = None) -> None:
+        super().__init__(spec)
+        self.embeddings = embeddings or EmbeddingModels(str(spec.options.get("embedding_model") or MINILM_HUB_ID))
+
     def build(self, database: Database) -> NSPlanLite:
         from backend.inference.embedding_cache import EmbeddingCache
         from backend.planning.baselines import BigramPrior, NSPlanLite
@@ -193,7 +201,8 @@ class NSPlanLiteBackend(_KnowledgeBackend):
         )
         return NSPlanLite(
             kb,
-            EmbeddingCache(Path(database.path).parent / "cache" / "embeddings", model_name),  # kept across restarts
+            # kept across restarts; the encoder is the app's (AppContext.embeddings, through the registry)
+            EmbeddingCache(Path(database.path).parent / "cache" / "embeddings", model_name, self.embeddings),
             intent_weight=float(self.spec.options["intent_weight"]),
             top_k=int(self.spec.options["top_k"]),
             prior=prior,
@@ -233,7 +242,7 @@ class BigramPriorBackend(_KnowledgeBackend):
 
 def provide_models(registry: ModelRegistry, settings: Settings) -> None:
     """The planning baselines as in-process models of ``registry`` (see ``PROVIDER_MODULES``)."""
-    registry.register_backend("nsplan-lite", NSPlanLiteBackend)
+    registry.register_backend("nsplan-lite", lambda spec: NSPlanLiteBackend(spec, registry.embeddings))
     registry.register_backend("bigram-prior", BigramPriorBackend)
     registry.register_model(
         ModelSpec(
