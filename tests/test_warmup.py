@@ -86,3 +86,31 @@ def test_an_unreadable_embedding_cache_is_rebuilt(tmp_path, caplog):
     assert cache(["S/He is reading a book."]).shape[0] == 1
     assert any("unreadable" in r.getMessage() for r in caplog.records)
     assert EmbeddingCache(tmp_path, MINILM_HUB_ID, encoders)(["S/He is reading a book."]).shape[0] == 1
+
+
+def test_the_bundled_vectors_cover_the_demo_content_and_match_the_encoder(tmp_path, monkeypatch):
+    """A fresh app's first nsplan-lite answer needs no encoder (issue 17): assets/embeddings holds the vector of
+    every text nsplan-lite embeds on the demo content, as the encoder returns it."""
+    from backend.context import build_context
+    from backend.inference import embedding_cache
+    from backend.inference.embeddings import EmbeddingModels
+    from backend.planning.evaluation import nsplan_texts
+    from backend.vilpact.demo import ensure_vilpact_demo
+
+    ctx = build_context(Settings(data_dir=tmp_path / "data", demo_content=False))
+    ensure_vilpact_demo(ctx)
+    texts = nsplan_texts(ctx.database)
+    model = ctx.settings.embedding_model
+    assert len(texts) > 2000
+
+    def no_encoder(*args, **kwargs):
+        raise AssertionError("a demo text is missing from assets/embeddings: run scripts/bundle_embeddings.py")
+
+    fresh = EmbeddingModels(model)
+    monkeypatch.setattr(fresh, "embed", no_encoder)
+    bundled = embedding_cache.EmbeddingCache(tmp_path / "cache", model, fresh)(texts)  # an empty data cache
+    assert bundled.shape == (len(texts), 384)
+    sample = [0, len(texts) // 2, len(texts) - 1]
+    encoded = EmbeddingModels(model).embed([texts[i] for i in sample], model=model)
+    assert np.allclose(bundled[sample], encoded, atol=1e-5)
+    ctx.database.close()

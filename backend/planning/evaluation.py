@@ -212,7 +212,7 @@ class NSPlanLiteBackend(_KnowledgeBackend):
     def warm(self, database: Database) -> None:
         """Also embed the intents of the questions that count, so that a live Ask embeds nothing."""
         super().warm(database)
-        self._model_for(str(database.path)).prepare([q.intent for q in list_questions(database)])
+        self._model_for(str(database.path)).prepare(question_intents(database))
 
     def answer_items(self, items: Sequence[EvalItem], params: GenerationParams) -> list[str]:
         for db_path in {i.meta["db_path"] for i in items if i.meta.get("db_path")}:
@@ -224,6 +224,20 @@ class NSPlanLiteBackend(_KnowledgeBackend):
 
         scores = model.score_choices(item.meta["observed"], item.meta["intent"], item.meta["choices"])
         return pick(scores, item.meta["question_id"])
+
+
+def question_intents(database: Database) -> list[str]:
+    """The intents of the planning questions that count: nsplan-lite's queries."""
+    return [q.intent for q in list_questions(database)]
+
+
+def nsplan_texts(database: Database) -> list[str]:
+    """Every text nsplan-lite embeds for ``database`` before its first answer, sorted: the knowledge base's
+    intents and the questions' intents (what the warm-up prepares; ``scripts/bundle_embeddings.py``)."""
+    from backend.planning.knowledge import build_knowledge_base
+
+    kb_intents = {t for entry in build_knowledge_base(database) for t in entry.intents}
+    return sorted(kb_intents | {t for t in question_intents(database) if t.strip()})
 
 
 class BigramPriorBackend(_KnowledgeBackend):
