@@ -7,8 +7,9 @@ Playwright) does what a person does and each wait is timed from the click to wha
   the first request of the login page on);
 * tab switch: a tab clicked → its panel shown with nothing pending;
 * valid intent submit → next task shown, with ``--load`` scripted annotators submitting at the same time;
-* rejected submit → its message shown;
-* review "Next item" → the item shown;
+* rejected submit → its message shown beside the fields, and → its toast;
+* review "Next item" → the item shown (a fresh reviewer each run, items waiting for review seeded);
+* the floor Gradio sets for one click: the plain app's button → its output, through the queue and without it;
 * first answer of the in-process baseline nsplan-lite after the app answers HTTP (over the API).
 
 The plain app is the floor Gradio itself sets: one Blocks, two tabs, one load event, the same login form.
@@ -103,6 +104,10 @@ def start_plain_app() -> tuple[str, object]:
         with gr.Tabs():
             with gr.Tab("First"):
                 gr.Textbox(label="Text")
+                for key, queue in (("click_queued", True), ("click_direct", False)):
+                    button = gr.Button(key, elem_id=key)
+                    out = gr.Textbox(label=f"{key} output", elem_id=f"{key}-out")
+                    button.click(lambda text: str(int(text or 0) + 1), out, out, queue=queue)
             with gr.Tab("Second"):
                 gr.Textbox(label="More text")
 
@@ -123,15 +128,31 @@ def start_plain_app() -> tuple[str, object]:
 
 
 def measure_plain(browser, url: str, runs: int) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {"signin": [], "bytes": [], "tab": []}
+    out: dict[str, list[float]] = {"signin": [], "bytes": [], "tab": [], "click_queued": [], "click_direct": []}
     for _ in range(runs):
         seconds, size, page = sign_in(browser, url, "plain-user", PASSWORD)
         out["signin"].append(seconds)
         out["bytes"].append(size)
         for label in ("Second", "First"):
             out["tab"].append(tab_switch(page, label))
+        for key in ("click_queued", "click_direct"):
+            out[key].append(plain_click(page, key))
         page.context.close()
     return out
+
+
+def plain_click(page, key: str) -> float:
+    """The plain app's echo button (queued, or ``queue=False``) clicked until its output shows the new count."""
+    output = page.locator(f"#{key}-out textarea, #{key}-out input").first
+    before = output.input_value()
+    return timed(
+        page.locator(f"#{key}").click,
+        lambda: page.wait_for_function(
+            "([sel, before]) => { const el = document.querySelector(sel); return el && el.value && el.value !== before; }",
+            arg=[f"#{key}-out textarea, #{key}-out input", before],
+            timeout=30_000,
+        ),
+    )
 
 
 def tab_switch(page, label: str) -> float:
@@ -150,7 +171,10 @@ def tab_switch(page, label: str) -> float:
 
 
 # -- CompStudio ---------------------------------------------------------------------------------------------
-def prepare_data(data_dir: Path, load: int) -> None:
+SEEDERS = [f"speed-seeder-{i}" for i in range(3)]
+
+
+def prepare_data(data_dir: Path, load: int, review_items: int = 0) -> None:
     from backend.accounts import auth
     from backend.context import build_context
     from backend.settings import Settings
@@ -160,9 +184,42 @@ def prepare_data(data_dir: Path, load: int) -> None:
     import_vilpact(ctx.database, ROOT / "assets" / "vilpact", annotators_per_sequence=3)
     for name in ["speed-annotator", "speed-annotator-2", *(f"load{i:02d}" for i in range(load))]:
         auth.add_user(ctx.database, name, "annotator", PASSWORD)
-    auth.add_user(ctx.database, "speed-reviewer", "reviewer", PASSWORD)
+    for index in range(review_items):
+        auth.add_user(ctx.database, f"speed-reviewer-{index}", "reviewer", PASSWORD)
+    for name in SEEDERS:
+        auth.add_user(ctx.database, name, "annotator", PASSWORD)
     auth.add_user(ctx.database, "speed-admin", "admin", PASSWORD)
     ctx.database.close()
+
+
+def seed_review_items(url: str, wanted: int) -> None:
+    """Three annotators complete rounds over the API until ``wanted`` items wait for review (after the first
+    baseline answer is measured: the fresh start has the demo content only)."""
+    seeders = [ApiClient(url, name, PASSWORD) for name in SEEDERS]
+    done: list[set[str]] = [set() for _ in seeders]
+    for _ in range(wanted * 20):
+        if len(set.intersection(*done)) >= wanted:  # N = 3: a sequence all three annotated is a complete round
+            return
+        for client, mine in zip(seeders, done, strict=True):
+            task = client.run("intent_next")["task"]
+            if task is not None:
+                client.run("intent_submit", task["sequence_id"], *VALID)
+                mine.add(task["sequence_id"])
+    raise RuntimeError(f"could not seed {wanted} review items")
+
+
+def review_next(browser, url: str, username: str) -> float:
+    """A reviewer on the Review tab clicks "Next item" until the item is shown."""
+    _, _, page = sign_in(browser, url, username, PASSWORD)
+    page.get_by_role("tab", name="Review", exact=True).click()
+    page.locator("#review-next").wait_for(state="visible", timeout=30_000)
+    wait_idle(page)
+    seconds = timed(
+        page.locator("#review-next").click,
+        lambda: page.locator("#review-item h3").filter(has_text="Sequence").wait_for(state="visible", timeout=30_000),
+    )
+    page.context.close()
+    return seconds
 
 
 def first_baseline_answer(url: str, started: float) -> float:
@@ -183,16 +240,22 @@ def submit_intents(page, texts: tuple[str, str]) -> None:
     page.locator("#intent-submit").click()
 
 
-def annotator_waits(page) -> tuple[float, float]:
-    """A rejected submit until its message shows, then a valid one until the next task shows."""
+def annotator_waits(page) -> tuple[float, float, float]:
+    """A rejected submit until its message shows beside the fields and until its toast shows, then a valid
+    one until the next task shows."""
     page.get_by_role("tab", name="Annotate intents").click()
     page.wait_for_selector("#intent-sequence", state="attached", timeout=30_000)
     page.wait_for_function("() => (document.querySelector('#intent-sequence')?.textContent || '').trim() !== ''")
     before = intent_text(page, "#intent-sequence")
     toast = page.locator(".toast-body")
-    rejected = timed(
-        lambda: submit_intents(page, REJECTED), lambda: toast.first.wait_for(state="visible", timeout=30_000)
-    )
+    message = page.locator("#intent-message p")
+    start = time.perf_counter()
+    submit_intents(page, REJECTED)
+    message.first.wait_for(state="visible", timeout=30_000)
+    rejected = time.perf_counter() - start
+    toast.first.wait_for(state="visible", timeout=30_000)
+    toasted = time.perf_counter() - start
+    wait_idle(page)
     page.evaluate("() => document.querySelectorAll('.toast-close').forEach(b => b.click())")
     next_shown = (
         "(before) => { const t = (document.querySelector('#intent-sequence')?.textContent || '').trim();"
@@ -201,11 +264,12 @@ def annotator_waits(page) -> tuple[float, float]:
     submitted = timed(
         lambda: submit_intents(page, VALID), lambda: page.wait_for_function(next_shown, arg=before, timeout=30_000)
     )
-    return rejected, submitted
+    return rejected, toasted, submitted
 
 
 def measure_compstudio(browser, url: str, runs: int) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {"signin": [], "bytes": [], "tab": [], "submit": [], "rejected": [], "next": []}
+    keys = ("signin", "bytes", "tab", "submit", "rejected", "toast", "review_next")
+    out: dict[str, list[float]] = {key: [] for key in keys}
     for index in range(runs):
         seconds, size, page = sign_in(browser, url, "speed-admin", PASSWORD)
         out["signin"].append(seconds)
@@ -216,10 +280,12 @@ def measure_compstudio(browser, url: str, runs: int) -> dict[str, list[float]]:
         page.context.close()
         user = "speed-annotator" if index % 2 == 0 else "speed-annotator-2"
         _, _, page = sign_in(browser, url, user, PASSWORD)
-        rejected, submitted = annotator_waits(page)
+        rejected, toasted, submitted = annotator_waits(page)
         out["rejected"].append(rejected)
+        out["toast"].append(toasted)
         out["submit"].append(submitted)
         page.context.close()
+        out["review_next"].append(review_next(browser, url, f"speed-reviewer-{index}"))
     return out
 
 
@@ -228,9 +294,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--load", type=int, default=10, help="scripted annotators working (a submit every 2 s each)")
     args = parser.parse_args()
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="page-speed-") as tmp:
         data_dir = Path(tmp) / "data"
-        prepare_data(data_dir, args.load)
+        prepare_data(data_dir, args.load, review_items=args.runs)
         port = free_port()
         env = {"COMPSTUDIO_REQUIRE_FULL_VIEW": "false", "COMPSTUDIO_DEMO_CONTENT": "true"}
         process = start_app_process(data_dir, port, env=env, log=Path(tmp) / "app.log")
@@ -238,6 +305,7 @@ def main() -> None:
         try:
             wait_http_ok(url + "/", timeout=300)
             first = first_baseline_answer(url, time.perf_counter())
+            seed_review_items(url, args.runs)
             plain_url, plain = start_plain_app()
             stop = threading.Event()
             load = threading.Thread(
@@ -262,19 +330,28 @@ def main() -> None:
         finally:
             kill_hard(process)
     print(f"\npage speed, {args.runs} runs each, {args.load} scripted annotators working (a submit every 2 s each)")
+    loads = " / ".join(", ".join(f"{x:.2f}" for x in avg[:2]) for avg in (load_before, os.getloadavg()))
+    print(f"load average (1 min, 5 min) at start / at end: {loads}")
     print(f"{'wait':42s} {'plain p50 / p95 ms':>20s} {'ours p50 / p95 ms':>20s} {'ratio p50':>10s}")
+    print("(plain column of the click rows: the plain app's button -> its output, queued for the submit and the")
+    print(" toast, queue=False for the message by the fields and Next item, which skip the queue in ours too)")
     rows = [
         ("sign-in -> page ready", "signin"),
         ("tab switch", "tab"),
-        ("valid intent submit -> next task", "submit"),
-        ("rejected submit -> its message", "rejected"),
+        ("valid intent submit -> next task", "submit", "click_queued"),
+        ("rejected submit -> message by the fields", "rejected", "click_direct"),
+        ("rejected submit -> its toast", "toast", "click_queued"),
+        ("review Next item -> item shown", "review_next", "click_direct"),
     ]
     result = {}
-    for label, key in rows:
-        plain_cell = summary(plain_figures[key]) if key in plain_figures else "-"
-        ratio = (statistics.median(ours[key]) / statistics.median(plain_figures[key])) if key in plain_figures else None
-        print(f"{label:42s} {plain_cell:>20s} {summary(ours[key]):>20s} {f'{ratio:.2f}x' if ratio else '-':>10s}")
+    for label, key, *floor in rows:
+        plain_key = floor[0] if floor else key
+        plain_cell = summary(plain_figures[plain_key])
+        ratio = statistics.median(ours[key]) / statistics.median(plain_figures[plain_key])
+        print(f"{label:42s} {plain_cell:>20s} {summary(ours[key]):>20s} {f'{ratio:.2f}x':>10s}")
         result[key] = {"ours_ms": [round(v * 1000) for v in ours[key]]}
+    for key in ("click_queued", "click_direct"):
+        print(f"{'plain app button -> output, ' + key:42s} {summary(plain_figures[key]):>20s}")
     kb = (statistics.median(plain_figures["bytes"]) / 1024, statistics.median(ours["bytes"]) / 1024)
     print(f"{'bytes transferred at sign-in (KB)':42s} {kb[0]:>20.0f} {kb[1]:>20.0f} {kb[1] / kb[0]:>9.2f}x")
     print(f"{'first nsplan-lite answer after HTTP up (s)':42s} {'-':>20s} {first:>20.2f}")
