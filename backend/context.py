@@ -9,6 +9,7 @@ from typing import Any
 from backend.icl.service import IclWorkspace
 from backend.inference.benchmarks import BenchmarkRegistry
 from backend.inference.digests import FileDigests
+from backend.inference.embeddings import EmbeddingModels
 from backend.inference.registry import ModelPool, ModelRegistry
 from backend.operations.service import BackupService
 from backend.settings import Settings
@@ -23,6 +24,7 @@ class AppContext:
     pool: ModelPool  # the loaded models
     benchmarks: BenchmarkRegistry
     icl: IclWorkspace  # loaded in-context example sets and prepared selectors
+    embeddings: EmbeddingModels  # sentence encoders shared by nsplan-lite, review agreement, the ICL selectors
     backup: BackupService  # snapshots (and Hub push); app.py starts it, commands leave it stopped
     notices: tuple[str, ...] = ()  # start-up notices for admins (ephemeral storage, what was restored)
     digests: FileDigests = field(default_factory=FileDigests)  # media and weights digests, once per file version
@@ -38,14 +40,16 @@ def build_context(settings: Settings, *, notices: tuple[str, ...] = (), hf_api: 
     settings.media_dir.mkdir(parents=True, exist_ok=True)
     database = Database(settings.db_path, busy_timeout_ms=settings.busy_timeout_ms)
     database.migrate()
-    models = ModelRegistry(settings)
+    embeddings = EmbeddingModels(settings.embedding_model)
+    models = ModelRegistry(settings, embeddings=embeddings)
     return AppContext(
         settings=settings,
         database=database,
         models=models,
         pool=ModelPool(models),
         benchmarks=BenchmarkRegistry(),
-        icl=IclWorkspace(settings.data_dir / "cache" / "icl"),
+        icl=IclWorkspace(settings.data_dir / "cache" / "icl", embeddings),
+        embeddings=embeddings,
         backup=BackupService(settings, database, hf_api=hf_api),
         notices=notices,
     )

@@ -1,14 +1,17 @@
 """The waits a person feels in the browser: CompStudio against a plain Gradio app, same machine, same run.
 
 Issue 17. Both apps run on loopback with the same kind of password login; a real browser (Debian chromium,
-Playwright) does what a person does and each wait is timed from the click to what the person waits for:
+Playwright) does what a person does and each wait is timed from the click to what the person waits for (the
+click waits on the page's own clock, from the click event to the first animation frame showing the result, so
+Playwright's checks before a click are not counted; sign-in from Playwright's click, as the page is replaced):
 
 * sign-in → page ready: "Login" clicked → the tabs shown and "Signed in as" filled (bytes transferred from
   the first request of the login page on);
 * tab switch: a tab clicked → its panel shown with nothing pending;
 * valid intent submit → next task shown, with ``--load`` scripted annotators submitting at the same time;
-* rejected submit → its message shown;
-* review "Next item" → the item shown;
+* rejected submit → its message shown beside the fields, and → its toast;
+* review "Next item" → the item shown (a fresh reviewer each run, items waiting for review seeded);
+* the floor Gradio sets for one click: the plain app's button → its output, through the queue and without it;
 * first answer of the in-process baseline nsplan-lite after the app answers HTTP (over the API).
 
 The plain app is the floor Gradio itself sets: one Blocks, two tabs, one load event, the same login form.
@@ -89,22 +92,98 @@ def wait_idle(page) -> None:
     page.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=60_000)
 
 
-def timed(action: Callable[[], None], until: Callable[[], None]) -> float:
-    start = time.perf_counter()
-    action()
-    until()
-    return time.perf_counter() - start
+ARM_CLICK = """() => {
+  window.__clickedAt = null;
+  if (!window.__clickWatch) {
+    window.__clickWatch = true;
+    document.addEventListener('click', () => { window.__clickedAt ??= performance.now(); }, {capture: true});
+  }
+}"""
+
+
+def click_until(page, locator, condition_js: str, arg: object = None) -> float:
+    """Seconds from the click's event in the page to the animation frame in which ``condition_js(arg)`` first
+    holds, both read from the page's clock: what a person waits, without Playwright's own checks before a click
+    (which grow with the page's size and the machine's load)."""
+    page.evaluate(ARM_CLICK)
+    locator.click()
+    return seconds_until(page, condition_js, arg)
+
+
+def seconds_until(page, condition_js: str, arg: object = None) -> float:
+    page.wait_for_function(
+        f"(arg) => {{ if (({condition_js})(arg)) {{ window.__doneAt = performance.now(); return true; }} return false; }}",
+        arg=arg,
+        polling="raf",
+        timeout=30_000,
+    )
+    return page.evaluate("() => (window.__doneAt - window.__clickedAt) / 1000")
+
+
+def visible_js(selector: str) -> str:
+    return (
+        f"() => [...document.querySelectorAll({selector!r})].some(e => e.offsetParent !== null && e.textContent.trim())"
+    )
 
 
 # -- the plain app ----------------------------------------------------------------------------------------
-def start_plain_app() -> tuple[str, object]:
+# one widget per component type of ours, for the plain app with as many components (layout blocks are left out)
+WIDGETS: dict[str, Callable[[], object]] = {
+    "markdown": lambda: gr.Markdown("Some **text**."),
+    "button": lambda: gr.Button("Button"),
+    "textbox": lambda: gr.Textbox(label="Text"),
+    "dropdown": lambda: gr.Dropdown(["a", "b"], label="Choose"),
+    "number": lambda: gr.Number(label="Number"),
+    "dataframe": lambda: gr.Dataframe(label="Table"),
+    "checkbox": lambda: gr.Checkbox(label="Tick"),
+    "radio": lambda: gr.Radio(["a", "b"], label="One"),
+    "file": lambda: gr.File(label="File"),
+    "video": lambda: gr.Video(label="Video"),
+    "json": lambda: gr.JSON(label="JSON"),
+    "image": lambda: gr.Image(label="Image"),
+    "html": lambda: gr.HTML("<p>html</p>"),
+    "checkboxgroup": lambda: gr.CheckboxGroup(["a", "b"], label="Many"),
+    "code": lambda: gr.Code(label="Code"),
+    "downloadbutton": lambda: gr.DownloadButton("Download"),
+    "nativeplot": lambda: gr.BarPlot(label="Plot"),
+    "accordion": lambda: gr.Accordion("More", open=False),
+}
+
+
+def our_component_types(url: str) -> dict[str, int]:
+    """Component types and counts of our page, as the signed-in admin's browser receives them."""
+    config = ApiClient(url, "speed-admin", PASSWORD).http.get(url + "/config").json()
+    counts: dict[str, int] = {}
+    for component in config["components"]:
+        if component["type"] in WIDGETS:
+            counts[component["type"]] = counts.get(component["type"], 0) + 1
+    return counts
+
+
+def start_plain_app(components: dict[str, int] | None = None, tabs: int = 7) -> tuple[str, object]:
+    """The plain app: two tabs and one text box each, or, with ``components``, that many of each type spread
+    over ``tabs`` tabs (Gradio's cost of a page as large as ours, with one load event)."""
     with gr.Blocks(title="plain") as demo:
         who = gr.Markdown(elem_id="whoami")
         with gr.Tabs():
-            with gr.Tab("First"):
-                gr.Textbox(label="Text")
-            with gr.Tab("Second"):
-                gr.Textbox(label="More text")
+            if components:
+                kinds = [kind for kind, count in components.items() for _ in range(count)]
+                for index in range(tabs):
+                    with gr.Tab("First" if index == 0 else "Second" if index == 1 else f"Tab {index + 1}"):
+                        for kind in kinds[index::tabs]:
+                            widget = WIDGETS[kind]()
+                            if kind == "accordion":
+                                with widget:  # type: ignore[attr-defined]
+                                    gr.Markdown("inside")
+            else:
+                with gr.Tab("First"):
+                    gr.Textbox(label="Text")
+                    for key, queue in (("click_queued", True), ("click_direct", False)):
+                        button = gr.Button(key, elem_id=key)
+                        out = gr.Textbox(label=f"{key} output", elem_id=f"{key}-out")
+                        button.click(lambda text: str(int(text or 0) + 1), out, out, queue=queue)
+                with gr.Tab("Second"):
+                    gr.Textbox(label="More text")
 
         def on_load(request: gr.Request):
             return f"Signed in as **{request.username}**"
@@ -122,35 +201,46 @@ def start_plain_app() -> tuple[str, object]:
     return f"http://127.0.0.1:{port}", demo
 
 
-def measure_plain(browser, url: str, runs: int) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {"signin": [], "bytes": [], "tab": []}
+def measure_plain(browser, url: str, runs: int, clicks: bool = True) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {"signin": [], "bytes": [], "tab": [], "click_queued": [], "click_direct": []}
     for _ in range(runs):
         seconds, size, page = sign_in(browser, url, "plain-user", PASSWORD)
         out["signin"].append(seconds)
         out["bytes"].append(size)
         for label in ("Second", "First"):
             out["tab"].append(tab_switch(page, label))
+        for key in ("click_queued", "click_direct") if clicks else ():
+            out[key].append(plain_click(page, key))
         page.context.close()
     return out
 
 
+def plain_click(page, key: str) -> float:
+    """The plain app's echo button (queued, or ``queue=False``) clicked until its output shows the new count."""
+    output = page.locator(f"#{key}-out textarea, #{key}-out input").first
+    before = output.input_value()
+    return click_until(
+        page,
+        page.locator(f"#{key}"),
+        "([sel, before]) => { const el = document.querySelector(sel); return el && el.value && el.value !== before; }",
+        [f"#{key}-out textarea, #{key}-out input", before],
+    )
+
+
 def tab_switch(page, label: str) -> float:
     tab = page.get_by_role("tab", name=label, exact=True)
-
-    def shown() -> None:
-        page.wait_for_function(
-            "(label) => [...document.querySelectorAll('[role=tab]')].some(t => t.textContent.trim() === label "
-            "&& t.getAttribute('aria-selected') === 'true')",
-            arg=label,
-            timeout=30_000,
-        )
-        wait_idle(page)
-
-    return timed(tab.click, shown)
+    selected_and_idle = (
+        "(label) => [...document.querySelectorAll('[role=tab]')].some(t => t.textContent.trim() === label "
+        "&& t.getAttribute('aria-selected') === 'true') && !document.querySelector('.pending, .generating')"
+    )
+    return click_until(page, tab, selected_and_idle, label)
 
 
 # -- CompStudio ---------------------------------------------------------------------------------------------
-def prepare_data(data_dir: Path, load: int) -> None:
+SEEDERS = [f"speed-seeder-{i}" for i in range(3)]
+
+
+def prepare_data(data_dir: Path, load: int, review_items: int = 0) -> None:
     from backend.accounts import auth
     from backend.context import build_context
     from backend.settings import Settings
@@ -160,9 +250,40 @@ def prepare_data(data_dir: Path, load: int) -> None:
     import_vilpact(ctx.database, ROOT / "assets" / "vilpact", annotators_per_sequence=3)
     for name in ["speed-annotator", "speed-annotator-2", *(f"load{i:02d}" for i in range(load))]:
         auth.add_user(ctx.database, name, "annotator", PASSWORD)
-    auth.add_user(ctx.database, "speed-reviewer", "reviewer", PASSWORD)
+    for index in range(review_items):
+        auth.add_user(ctx.database, f"speed-reviewer-{index}", "reviewer", PASSWORD)
+    for name in SEEDERS:
+        auth.add_user(ctx.database, name, "annotator", PASSWORD)
     auth.add_user(ctx.database, "speed-admin", "admin", PASSWORD)
     ctx.database.close()
+
+
+def seed_review_items(url: str, wanted: int) -> None:
+    """Three annotators complete rounds over the API until ``wanted`` items wait for review (after the first
+    baseline answer is measured: the fresh start has the demo content only)."""
+    seeders = [ApiClient(url, name, PASSWORD) for name in SEEDERS]
+    done: list[set[str]] = [set() for _ in seeders]
+    for _ in range(wanted * 20):
+        if len(set.intersection(*done)) >= wanted:  # N = 3: a sequence all three annotated is a complete round
+            return
+        for client, mine in zip(seeders, done, strict=True):
+            task = client.run("intent_next")["task"]
+            if task is not None:
+                client.run("intent_submit", task["sequence_id"], *VALID)
+                mine.add(task["sequence_id"])
+    raise RuntimeError(f"could not seed {wanted} review items")
+
+
+def review_next(browser, url: str, username: str) -> float:
+    """A reviewer on the Review tab clicks "Next item" until the item is shown."""
+    _, _, page = sign_in(browser, url, username, PASSWORD)
+    page.get_by_role("tab", name="Review", exact=True).click()
+    page.locator("#review-next").wait_for(state="visible", timeout=30_000)
+    wait_idle(page)
+    item_shown = "() => (document.querySelector('#review-item h3')?.textContent || '').includes('Sequence')"
+    seconds = click_until(page, page.locator("#review-next"), item_shown)
+    page.context.close()
+    return seconds
 
 
 def first_baseline_answer(url: str, started: float) -> float:
@@ -177,35 +298,37 @@ def intent_text(page, selector: str) -> str:
     return page.locator(selector).inner_text().strip()
 
 
-def submit_intents(page, texts: tuple[str, str]) -> None:
+def fill_intents(page, texts: tuple[str, str]) -> None:
+    """Type both intents and wait until the draft saves they start are done (the person has stopped typing)."""
     page.locator("#concrete-intent textarea, #concrete-intent input").first.fill(texts[0])
     page.locator("#high-level-intent textarea, #high-level-intent input").first.fill(texts[1])
-    page.locator("#intent-submit").click()
+    wait_idle(page)
 
 
-def annotator_waits(page) -> tuple[float, float]:
-    """A rejected submit until its message shows, then a valid one until the next task shows."""
+def annotator_waits(page) -> tuple[float, float, float]:
+    """A rejected submit until its message shows beside the fields and until its toast shows, then a valid
+    one until the next task shows."""
     page.get_by_role("tab", name="Annotate intents").click()
     page.wait_for_selector("#intent-sequence", state="attached", timeout=30_000)
     page.wait_for_function("() => (document.querySelector('#intent-sequence')?.textContent || '').trim() !== ''")
     before = intent_text(page, "#intent-sequence")
-    toast = page.locator(".toast-body")
-    rejected = timed(
-        lambda: submit_intents(page, REJECTED), lambda: toast.first.wait_for(state="visible", timeout=30_000)
-    )
+    fill_intents(page, REJECTED)
+    rejected = click_until(page, page.locator("#intent-submit"), visible_js("#intent-message p"))
+    toasted = seconds_until(page, visible_js(".toast-body"))
+    wait_idle(page)
     page.evaluate("() => document.querySelectorAll('.toast-close').forEach(b => b.click())")
     next_shown = (
         "(before) => { const t = (document.querySelector('#intent-sequence')?.textContent || '').trim();"
         " return t !== '' && t !== before; }"
     )
-    submitted = timed(
-        lambda: submit_intents(page, VALID), lambda: page.wait_for_function(next_shown, arg=before, timeout=30_000)
-    )
-    return rejected, submitted
+    fill_intents(page, VALID)
+    submitted = click_until(page, page.locator("#intent-submit"), next_shown, before)
+    return rejected, toasted, submitted
 
 
 def measure_compstudio(browser, url: str, runs: int) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {"signin": [], "bytes": [], "tab": [], "submit": [], "rejected": [], "next": []}
+    keys = ("signin", "bytes", "tab", "signin_annotator", "submit", "rejected", "toast", "review_next")
+    out: dict[str, list[float]] = {key: [] for key in keys}
     for index in range(runs):
         seconds, size, page = sign_in(browser, url, "speed-admin", PASSWORD)
         out["signin"].append(seconds)
@@ -215,11 +338,14 @@ def measure_compstudio(browser, url: str, runs: int) -> dict[str, list[float]]:
             out["tab"].append(tab_switch(page, label))
         page.context.close()
         user = "speed-annotator" if index % 2 == 0 else "speed-annotator-2"
-        _, _, page = sign_in(browser, url, user, PASSWORD)
-        rejected, submitted = annotator_waits(page)
+        seconds, _, page = sign_in(browser, url, user, PASSWORD)
+        out["signin_annotator"].append(seconds)
+        rejected, toasted, submitted = annotator_waits(page)
         out["rejected"].append(rejected)
+        out["toast"].append(toasted)
         out["submit"].append(submitted)
         page.context.close()
+        out["review_next"].append(review_next(browser, url, f"speed-reviewer-{index}"))
     return out
 
 
@@ -228,9 +354,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--load", type=int, default=10, help="scripted annotators working (a submit every 2 s each)")
     args = parser.parse_args()
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="page-speed-") as tmp:
         data_dir = Path(tmp) / "data"
-        prepare_data(data_dir, args.load)
+        prepare_data(data_dir, args.load, review_items=args.runs)
         port = free_port()
         env = {"COMPSTUDIO_REQUIRE_FULL_VIEW": "false", "COMPSTUDIO_DEMO_CONTENT": "true"}
         process = start_app_process(data_dir, port, env=env, log=Path(tmp) / "app.log")
@@ -238,7 +365,9 @@ def main() -> None:
         try:
             wait_http_ok(url + "/", timeout=300)
             first = first_baseline_answer(url, time.perf_counter())
+            seed_review_items(url, args.runs)
             plain_url, plain = start_plain_app()
+            large_url, large = start_plain_app(our_component_types(url))
             stop = threading.Event()
             load = threading.Thread(
                 target=run_annotators,
@@ -247,6 +376,7 @@ def main() -> None:
             )
             with chromium_browser() as browser:
                 plain_figures = measure_plain(browser, plain_url, args.runs)
+                large_figures = measure_plain(browser, large_url, args.runs, clicks=False)
                 if args.load:
                     load.start()
                 ours = measure_compstudio(browser, url, args.runs)
@@ -254,6 +384,7 @@ def main() -> None:
             if args.load:
                 load.join()
             plain.close()
+            large.close()
             # the same data folder started again: the warm-up finds nsplan-lite's embeddings cached on disk
             kill_hard(process)
             process = start_app_process(data_dir, port, env=env, log=Path(tmp) / "app.log")
@@ -262,21 +393,43 @@ def main() -> None:
         finally:
             kill_hard(process)
     print(f"\npage speed, {args.runs} runs each, {args.load} scripted annotators working (a submit every 2 s each)")
+    loads = " / ".join(", ".join(f"{x:.2f}" for x in avg[:2]) for avg in (load_before, os.getloadavg()))
+    print(f"load average (1 min, 5 min) at start / at end: {loads}")
     print(f"{'wait':42s} {'plain p50 / p95 ms':>20s} {'ours p50 / p95 ms':>20s} {'ratio p50':>10s}")
+    print("(plain column of the click rows: the plain app's button -> its output, queued for the submit and the")
+    print(" toast, queue=False for the message by the fields and Next item, which skip the queue in ours too)")
     rows = [
-        ("sign-in -> page ready", "signin"),
+        ("sign-in -> page ready (admin)", "signin"),
+        ("sign-in -> page ready (annotator)", "signin_annotator", "signin"),
         ("tab switch", "tab"),
-        ("valid intent submit -> next task", "submit"),
-        ("rejected submit -> its message", "rejected"),
+        ("valid intent submit -> next task", "submit", "click_queued"),
+        ("rejected submit -> message by the fields", "rejected", "click_direct"),
+        ("rejected submit -> its toast", "toast", "click_queued"),
+        ("review Next item -> item shown", "review_next", "click_direct"),
     ]
     result = {}
-    for label, key in rows:
-        plain_cell = summary(plain_figures[key]) if key in plain_figures else "-"
-        ratio = (statistics.median(ours[key]) / statistics.median(plain_figures[key])) if key in plain_figures else None
-        print(f"{label:42s} {plain_cell:>20s} {summary(ours[key]):>20s} {f'{ratio:.2f}x' if ratio else '-':>10s}")
+    for label, key, *floor in rows:
+        plain_key = floor[0] if floor else key
+        plain_cell = summary(plain_figures[plain_key])
+        ratio = statistics.median(ours[key]) / statistics.median(plain_figures[plain_key])
+        print(f"{label:42s} {plain_cell:>20s} {summary(ours[key]):>20s} {f'{ratio:.2f}x':>10s}")
         result[key] = {"ours_ms": [round(v * 1000) for v in ours[key]]}
+    for key in ("click_queued", "click_direct"):
+        print(f"{'plain app button -> output, ' + key:42s} {summary(plain_figures[key]):>20s}")
     kb = (statistics.median(plain_figures["bytes"]) / 1024, statistics.median(ours["bytes"]) / 1024)
     print(f"{'bytes transferred at sign-in (KB)':42s} {kb[0]:>20.0f} {kb[1]:>20.0f} {kb[1] / kb[0]:>9.2f}x")
+    large_kb = statistics.median(large_figures["bytes"]) / 1024
+    print("the floor for a page as large as ours: a plain app with our components (same types and counts, in 7")
+    print("tabs, one load event, no handlers), in the plain column; ratio = ours / it")
+    for label, key in (
+        ("sign-in (admin)", "signin"),
+        ("sign-in (annotator)", "signin_annotator"),
+        ("tab switch", "tab"),
+    ):
+        floor = large_figures["signin" if key == "signin_annotator" else key]
+        ratio = statistics.median(ours[key]) / statistics.median(floor)
+        print(f"{'  ' + label:42s} {summary(floor):>20s} {summary(ours[key]):>20s} {ratio:>9.2f}x")
+    print(f"{'  bytes transferred at sign-in (KB)':42s} {large_kb:>20.0f} {kb[1]:>20.0f} {kb[1] / large_kb:>9.2f}x")
     print(f"{'first nsplan-lite answer after HTTP up (s)':42s} {'-':>20s} {first:>20.2f}")
     print(f"{'  the same, after a restart (s)':42s} {'-':>20s} {restarted:>20.2f}")
     print(json.dumps(result))

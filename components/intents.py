@@ -45,7 +45,10 @@ def _progress_line(progress: dict[str, int]) -> str:
 
 
 def _problems_markdown(exc: CompStudioError) -> str:
-    problems = getattr(exc, "problems", None) or [str(exc)]
+    return _problem_lines(getattr(exc, "problems", None) or [str(exc)])
+
+
+def _problem_lines(problems: list[str]) -> str:
     return "\n".join(f"⚠️ {esc(problem)}" + "  " for problem in problems)
 
 
@@ -294,6 +297,26 @@ def _wire_work(ctx: AppContext, v: IntentsView) -> None:
             return {v.skip_message: _problems_markdown(exc)}
         return {**render(v, result), v.reason: "", v.skip_message: ""}
 
+    def on_check(sequence_id: str | None, concrete_text: str, high_text: str, request: gr.Request) -> Any:
+        """The text's problems beside the fields at once (issue 17): this event skips the queue, which the
+        submit below waits in; the submit checks again and shows its toast."""
+        name = caller(ctx, request)
+        if not sequence_id or not name:
+            return gr.update()
+        try:
+            problems = service.intent_problems(db, settings, name, sequence_id, concrete_text, high_text)
+        except CompStudioError:
+            return gr.update()  # the submit says why
+        return _problem_lines(problems) if problems else gr.update()
+
+    v.submit.click(
+        on_check,
+        [v.current, v.concrete, v.high_level],
+        v.message,
+        queue=False,
+        show_progress="hidden",
+        api_visibility="private",
+    )
     v.submit.click(
         on_submit, [v.current, v.concrete, v.high_level], v.outputs, show_progress="minimal", api_visibility="private"
     )

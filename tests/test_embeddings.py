@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from backend.inference.embeddings import MINILM_HUB_ID, embed_texts, load_model, resolve_model
+from backend.inference.embeddings import MINILM_HUB_ID, EmbeddingModels, resolve_model
 
 
 @pytest.fixture(scope="module")
@@ -48,19 +48,37 @@ def test_default_model_resolves_to_the_bundled_copy_offline():
 
 
 def test_minilm_embeddings_are_normalised_and_meaningful():
-    vectors = embed_texts(["A cat ate the cake .", "The cat ate a cake .", "Emma said that a dog froze ."])
+    vectors = EmbeddingModels().embed(["A cat ate the cake .", "The cat ate a cake .", "Emma said that a dog froze ."])
     assert vectors.shape == (3, 384)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     sims = vectors @ vectors.T
     assert sims[0, 1] > sims[0, 2]
 
 
-def test_model_is_loaded_once_per_process():
-    assert load_model(MINILM_HUB_ID) is load_model(MINILM_HUB_ID)
+def test_model_is_loaded_once_per_holder():
+    models = EmbeddingModels(MINILM_HUB_ID)
+    assert not models.is_loaded()
+    assert models.load(MINILM_HUB_ID) is models.load() is models.load(resolve_model(MINILM_HUB_ID))
+    assert models.is_loaded(MINILM_HUB_ID)
+
+
+def test_the_app_context_holds_one_set_of_encoders_for_every_feature(tmp_path):
+    """nsplan-lite (through the registry), the in-context selectors and review agreement use
+    AppContext.embeddings: no module-level cache of models (issue 12)."""
+    from backend.context import build_context
+    from backend.inference.registry import get_model
+    from backend.settings import Settings
+
+    ctx = build_context(Settings(data_dir=tmp_path, demo_content=False))
+    assert ctx.models.embeddings is ctx.embeddings and ctx.icl.embeddings is ctx.embeddings
+    assert get_model(ctx, "nsplan-lite").embeddings is ctx.embeddings
+    assert ctx.embeddings.default == ctx.settings.embedding_model
+    ctx.database.close()
 
 
 def test_local_folder_model(tiny_bert: Path):
-    vectors = embed_texts(["the cat saw a dog", "a girl ate the cake", "the cat saw a dog"], model=str(tiny_bert))
+    texts = ["the cat saw a dog", "a girl ate the cake", "the cat saw a dog"]
+    vectors = EmbeddingModels().embed(texts, model=str(tiny_bert))
     assert vectors.shape == (3, 16)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert np.allclose(vectors[0], vectors[2])

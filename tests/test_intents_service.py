@@ -59,6 +59,21 @@ def test_submit_needs_the_video_watched_and_valid_intents(demo):
     assert audit["actor"] == "ann1" and json.loads(audit["detail"])["high_level_intent"] == GOOD[1]
 
 
+def test_intent_problems_says_what_submit_would_refuse_and_stores_nothing(demo):
+    """The page's check before the queued submit (issue 17): the same problems, no write, roles checked."""
+    db, settings = demo.database, demo.settings
+    task = service.next_intent_task(db, settings, "ann1")["task"]
+    problems = service.intent_problems(db, settings, "ann1", task["sequence_id"], "drink water", "drink water")
+    service.mark_viewed(db, "ann1", task["sequence_id"])
+    with pytest.raises(ValidationError) as caught:
+        service.submit_intents(db, settings, "ann1", task["sequence_id"], "drink water", "drink water")
+    assert problems == caught.value.problems and len(problems) == 3
+    assert service.intent_problems(db, settings, "ann1", task["sequence_id"], *GOOD) == []
+    assert db.scalar("SELECT count(*) FROM annotations WHERE source='live'") == 0
+    with pytest.raises(PermissionDenied):
+        service.intent_problems(db, settings, None, task["sequence_id"], *GOOD)
+
+
 def test_require_full_view_can_be_turned_off(demo):
     settings = demo.settings.replace(require_full_view=False)
     task = service.next_intent_task(demo.database, settings, "ann1")["task"]

@@ -60,13 +60,10 @@ def ctx(tmp_path_factory):
 
 
 def test_baselines_run_through_the_shared_runner(ctx, monkeypatch):
-    import backend.inference.embeddings
     from backend.inference.runner import run_eval
     from backend.planning.leaderboard import leaderboard
 
-    monkeypatch.setattr(
-        backend.inference.embeddings, "embed_texts", lambda texts, model=None: hashing_embed(list(texts))
-    )
+    monkeypatch.setattr(ctx.embeddings, "embed", lambda texts, model=None: hashing_embed(list(texts)))
     ctx.pool.unload()
     for model in ("nsplan-lite", "bigram-prior", "random"):
         summary = run_eval(ctx, "vilpact-planning", model, limit=40)

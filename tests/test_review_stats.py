@@ -125,7 +125,7 @@ def test_inspection_sample_report_in_the_papers_form(database, settings):
 
 
 def test_semantic_similarity_with_the_local_sentence_embedding_model(database, settings):
-    """The default path: ``backend.inference.embeddings.embed_texts`` with the ``embedding_model`` setting (bundled MiniLM)."""
+    """The default path: an encoder of its own for the ``embedding_model`` setting (bundled MiniLM)."""
     add_people(database, annotators=["a1", "a2", "a3"], reviewers=["rev"])
     add_sequences(database, ["S1"])
     annotate_all(database, settings, ["a1", "a2", "a3"])

@@ -59,27 +59,58 @@ def test_a_failing_warm_up_logs_one_line_and_leaves_the_model_to_first_use(ctx, 
 
 def test_embedding_cache_answers_a_restart_without_the_encoder(tmp_path, monkeypatch):
     from backend.inference import embedding_cache
-    from backend.inference.embeddings import MINILM_HUB_ID, embed_texts
+    from backend.inference.embeddings import MINILM_HUB_ID, EmbeddingModels
 
     texts = ["S/He wants to make a sandwich.", "S/He is putting on shoes.", "S/He wants to make a sandwich."]
-    first = embedding_cache.EmbeddingCache(tmp_path, MINILM_HUB_ID)(texts)
+    encoders = EmbeddingModels(MINILM_HUB_ID)
+    first = embedding_cache.EmbeddingCache(tmp_path, MINILM_HUB_ID, encoders)(texts)
     assert first.shape[0] == 3 and np.allclose(first[0], first[2])
-    assert np.allclose(first[:2], embed_texts(texts[:2], model=MINILM_HUB_ID), atol=1e-5)
+    assert np.allclose(first[:2], encoders.embed(texts[:2], model=MINILM_HUB_ID), atol=1e-5)
 
     def no_encoder(*args, **kwargs):
         raise AssertionError("the encoder was asked for a text the cache holds")
 
-    monkeypatch.setattr(embedding_cache, "embed_texts", no_encoder)
-    restarted = embedding_cache.EmbeddingCache(tmp_path, MINILM_HUB_ID)  # a new process reads the file
+    fresh = EmbeddingModels(MINILM_HUB_ID)  # a new process: nothing loaded
+    monkeypatch.setattr(fresh, "embed", no_encoder)
+    restarted = embedding_cache.EmbeddingCache(tmp_path, MINILM_HUB_ID, fresh)  # it reads the file
     assert np.array_equal(restarted(texts), first)
 
 
 def test_an_unreadable_embedding_cache_is_rebuilt(tmp_path, caplog):
     from backend.inference.embedding_cache import EmbeddingCache
-    from backend.inference.embeddings import MINILM_HUB_ID
+    from backend.inference.embeddings import MINILM_HUB_ID, EmbeddingModels
 
-    cache = EmbeddingCache(tmp_path, MINILM_HUB_ID)
+    encoders = EmbeddingModels(MINILM_HUB_ID)
+    cache = EmbeddingCache(tmp_path, MINILM_HUB_ID, encoders)
     cache.path.write_bytes(b"not a numpy file")
     assert cache(["S/He is reading a book."]).shape[0] == 1
     assert any("unreadable" in r.getMessage() for r in caplog.records)
-    assert EmbeddingCache(tmp_path, MINILM_HUB_ID)(["S/He is reading a book."]).shape[0] == 1
+    assert EmbeddingCache(tmp_path, MINILM_HUB_ID, encoders)(["S/He is reading a book."]).shape[0] == 1
+
+
+def test_the_bundled_vectors_cover_the_demo_content_and_match_the_encoder(tmp_path, monkeypatch):
+    """A fresh app's first nsplan-lite answer needs no encoder (issue 17): assets/embeddings holds the vector of
+    every text nsplan-lite embeds on the demo content, as the encoder returns it."""
+    from backend.context import build_context
+    from backend.inference import embedding_cache
+    from backend.inference.embeddings import EmbeddingModels
+    from backend.planning.evaluation import nsplan_texts
+    from backend.vilpact.demo import ensure_vilpact_demo
+
+    ctx = build_context(Settings(data_dir=tmp_path / "data", demo_content=False))
+    ensure_vilpact_demo(ctx)
+    texts = nsplan_texts(ctx.database)
+    model = ctx.settings.embedding_model
+    assert len(texts) > 2000
+
+    def no_encoder(*args, **kwargs):
+        raise AssertionError("a demo text is missing from assets/embeddings: run scripts/bundle_embeddings.py")
+
+    fresh = EmbeddingModels(model)
+    monkeypatch.setattr(fresh, "embed", no_encoder)
+    bundled = embedding_cache.EmbeddingCache(tmp_path / "cache", model, fresh)(texts)  # an empty data cache
+    assert bundled.shape == (len(texts), 384)
+    sample = [0, len(texts) // 2, len(texts) - 1]
+    encoded = EmbeddingModels(model).embed([texts[i] for i in sample], model=model)
+    assert np.allclose(bundled[sample], encoded, atol=1e-5)
+    ctx.database.close()

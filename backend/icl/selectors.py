@@ -29,6 +29,7 @@ from backend.errors import ValidationError
 from backend.icl.data import IclExample
 from backend.icl.index import BankIndex, side_keys
 from backend.icl.selection import PRESETS, Chosen, CoFeWeights, cofe_select, excluded_mask
+from backend.inference.embeddings import EmbeddingModels, resolve_model
 
 BASELINES = ("random", "bm25", "embedding", "mmr")
 SETTINGS_HELP = {
@@ -93,10 +94,18 @@ def _top(scores: np.ndarray, blocked: np.ndarray, n: int) -> list[int]:
 
 
 class Selector:
-    """One prepared selector over one bank."""
+    """One prepared selector over one bank. ``embeddings`` holds the sentence encoders (the app's
+    ``AppContext.embeddings``; without one, the selector loads its own for the ``embedding_model`` setting)."""
 
-    def __init__(self, index: BankIndex, spec: SelectorSpec, cache_dir: Path | None = None):
+    def __init__(
+        self,
+        index: BankIndex,
+        spec: SelectorSpec,
+        cache_dir: Path | None = None,
+        embeddings: EmbeddingModels | None = None,
+    ):
         self.index, self.spec, self.cache_dir = index, spec, cache_dir
+        self.embeddings = embeddings or _own_embeddings()
         self._bm25: Any = None
         self._vectors: np.ndarray | None = None
         self._queries: dict[str, np.ndarray] = {}
@@ -135,25 +144,22 @@ class Selector:
     # -- embeddings
     def bank_vectors(self) -> np.ndarray:
         if self._vectors is None:
-            self._vectors = cached_bank_vectors(self.index, self.spec.embedding_model, self.cache_dir)
+            self._vectors = cached_bank_vectors(self.index, self.spec.embedding_model, self.cache_dir, self.embeddings)
         return self._vectors
 
     def query_vector(self, text: str) -> np.ndarray:
         if text in self._queries:
             return self._queries[text]
-        from backend.inference.embeddings import embed_texts
-
-        return embed_texts([text], model=self.spec.embedding_model)[0]
+        return self.embeddings.embed([text], model=self.spec.embedding_model)[0]
 
     def prepare_queries(self, texts: list[str]) -> None:
         """Embed many test inputs in batches up front (a batch build), for the embedding selectors."""
         if self.spec.name not in {"embedding", "mmr"} or not texts:
             return
-        from backend.inference.embeddings import embed_texts
-
         self.bank_vectors()
         unique = sorted(set(texts))
-        self._queries.update(zip(unique, embed_texts(unique, model=self.spec.embedding_model), strict=True))
+        vectors = self.embeddings.embed(unique, model=self.spec.embedding_model)
+        self._queries.update(zip(unique, vectors, strict=True))
 
     def _mmr(self, query: str, blocked: np.ndarray, n: int) -> list[int]:
         vectors = self.bank_vectors()
@@ -183,17 +189,22 @@ def mmr_order(relevance: np.ndarray, similarity: np.ndarray, n: int, lam: float,
     return [labels[i] for i in chosen]
 
 
-def cached_bank_vectors(index: BankIndex, model: str | None, cache_dir: Path | None) -> np.ndarray:
-    """Embeddings of the bank inputs, stored as .npy under ``cache_dir`` keyed by bank and model."""
-    from backend.inference.embeddings import embed_texts, resolve_model
+def _own_embeddings() -> EmbeddingModels:
     from backend.settings import load_settings
 
-    model_name = model or load_settings().embedding_model
+    return EmbeddingModels(load_settings().embedding_model)
+
+
+def cached_bank_vectors(
+    index: BankIndex, model: str | None, cache_dir: Path | None, embeddings: EmbeddingModels
+) -> np.ndarray:
+    """Embeddings of the bank inputs, stored as .npy under ``cache_dir`` keyed by bank and model."""
+    model_name = model or embeddings.default
     key = hashlib.sha256(f"{index.fingerprint}|{resolve_model(model_name)}".encode()).hexdigest()[:16]
     path = cache_dir / f"bank-{key}.npy" if cache_dir is not None else None
     if path is not None and path.is_file():
         return np.load(path)
-    vectors = embed_texts([e.input for e in index.examples], model=model_name)
+    vectors = embeddings.embed([e.input for e in index.examples], model=model_name)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp.npy")
@@ -207,8 +218,11 @@ SELECTOR_FACTORIES: Mapping[str, Callable[..., Selector]] = MappingProxyType(
 )
 
 
-def make_selector(index: BankIndex, spec: SelectorSpec, cache_dir: Path | None = None) -> Selector:
-    """Look a setting up in the registry; an unknown name fails loudly with the valid ones."""
+def make_selector(
+    index: BankIndex, spec: SelectorSpec, cache_dir: Path | None = None, embeddings: EmbeddingModels | None = None
+) -> Selector:
+    """Look a setting up in the registry; an unknown name fails loudly with the valid ones. ``embeddings``:
+    the app's encoders (``AppContext.embeddings``); without it the selector loads its own."""
     if spec.name not in SELECTOR_FACTORIES:
         raise ValidationError(f"unknown setting {spec.name!r}; choose one of {', '.join(setting_names())}")
-    return SELECTOR_FACTORIES[spec.name](index, spec, cache_dir)
+    return SELECTOR_FACTORIES[spec.name](index, spec, cache_dir, embeddings)

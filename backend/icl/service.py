@@ -22,6 +22,7 @@ from backend.icl.selection import preset_weights
 from backend.icl.selectors import Selector, SelectorSpec, make_selector, setting_names
 from backend.icl.stats import aggregate, markdown_table
 from backend.icl.store import import_set, list_sets, load_set, set_info
+from backend.inference.embeddings import EmbeddingModels
 from backend.storage import Database
 
 if TYPE_CHECKING:
@@ -37,8 +38,9 @@ MAX_POOL = 100_000
 class IclWorkspace:
     """Loaded sets and prepared selectors, keyed by set name and fingerprint (a re-import invalidates them)."""
 
-    def __init__(self, cache_dir: Path | None = None):
+    def __init__(self, cache_dir: Path | None = None, embeddings: EmbeddingModels | None = None):
         self.cache_dir = cache_dir
+        self.embeddings = embeddings  # the app's sentence encoders, for the embedding selectors
         self._lock = threading.Lock()
         self._sets: dict[tuple[str, str], list[IclExample]] = {}
         self._indexes: dict[tuple[str, str], BankIndex] = {}
@@ -73,7 +75,7 @@ class IclWorkspace:
         )
         with self._lock:
             if key not in self._selectors:
-                self._selectors[key] = make_selector(index, spec, self.cache_dir)
+                self._selectors[key] = make_selector(index, spec, self.cache_dir, self.embeddings)
             return self._selectors[key]
 
 

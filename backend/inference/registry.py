@@ -31,6 +31,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from backend.errors import NotFound, ValidationError
+from backend.inference.embeddings import EmbeddingModels
 from backend.settings import Settings
 
 if TYPE_CHECKING:
@@ -262,8 +263,15 @@ class ModelRegistry:
     the app's settings.
     """
 
-    def __init__(self, settings: Settings, providers: Sequence[str] = PROVIDER_MODULES):
+    def __init__(
+        self,
+        settings: Settings,
+        providers: Sequence[str] = PROVIDER_MODULES,
+        embeddings: EmbeddingModels | None = None,
+    ):
         self.settings = settings
+        # the app's sentence encoders, for in-process models that embed text (nsplan-lite)
+        self.embeddings = embeddings or EmbeddingModels(settings.embedding_model)
         self.backends: dict[str, str | BackendFactory] = dict(BACKENDS)
         self.builtin: dict[str, ModelSpec] = {}
         self._providers = list(providers)

@@ -136,6 +136,26 @@ def _stored(db: sqlite_utils.Database, sequence_id: str, username: str) -> dict[
     return dict(row)
 
 
+def intent_problems(
+    database: Database,
+    settings: Settings,
+    username: str | None,
+    sequence_id: str,
+    concrete_intent: str,
+    high_level_intent: str,
+) -> list[str]:
+    """What :func:`submit_intents` would refuse in the text itself (the form, an action name repeated, two equal
+    intents), read without the write lock and storing nothing, so the page can say it at once; the submit
+    checks again. Empty when the text is acceptable.
+
+    The checks need the sequence's action names and the caller's role: two reads, no write.
+    """
+    auth.require_role(database, username, "annotator")
+    sequence = get_sequence(database, sequence_id)
+    concrete, high_level = (concrete_intent or "").strip(), (high_level_intent or "").strip()
+    return check_intent_pair(concrete, high_level, sequence.action_names, settings.max_action_similarity)
+
+
 def submit_intents(
     database: Database,
     settings: Settings,

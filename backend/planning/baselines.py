@@ -6,7 +6,7 @@ released ``knowledge_retrieval.py`` / ``answer_reasoner.py``), without video:
 1. Retrieval. Each knowledge-base sequence gets ``w * bm25 + (1 - w) * cos``: ``bm25`` is the BM25 score
    (library ``bm25s``) of the question's observed action ids against the sequence's action ids, divided by
    the best score for this query (so it lies in [0, 1]); ``cos`` is the highest cosine between the question's
-   intent and the sequence's intents (sentence embeddings, :func:`backend.inference.embeddings.embed_texts`). The
+   intent and the sequence's intents (sentence embeddings, :class:`backend.inference.embeddings.EmbeddingModels`). The
    released code mixed 0.5/0.5 when observed actions are given; ``w`` and the number kept (top 10) are settings.
    With no observed action only the intent counts.
 2. Reasoning. The kept scores are min-max scaled and soft-maxed into ``p(path)``. For each path,

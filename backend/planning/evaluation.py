@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem
+from backend.inference.embeddings import MINILM_HUB_ID, EmbeddingModels
 from backend.inference.registry import ModelRegistry, ModelSpec
 from backend.inference.request import GenerationParams, Request, text, video
 from backend.planning.catalog import Catalog, load_catalog
@@ -184,6 +185,13 @@ class _KnowledgeBackend(ABC):
 
 
 class NSPlanLiteBackend(_KnowledgeBackend):
+    """``embeddings``: the app's sentence encoders (``AppContext.embeddings``, handed over by the registry);
+    without them the backend loads its own."""
+
+    def __init__(self, spec: ModelSpec, embeddings: EmbeddingModels | None = None) -> None:
+        super().__init__(spec)
+        self.embeddings = embeddings or EmbeddingModels(str(spec.options.get("embedding_model") or MINILM_HUB_ID))
+
     def build(self, database: Database) -> NSPlanLite:
         from backend.inference.embedding_cache import EmbeddingCache
         from backend.planning.baselines import BigramPrior, NSPlanLite
@@ -197,7 +205,8 @@ class NSPlanLiteBackend(_KnowledgeBackend):
         )
         return NSPlanLite(
             kb,
-            EmbeddingCache(Path(database.path).parent / "cache" / "embeddings", model_name),  # kept across restarts
+            # kept across restarts; the encoder is the app's (AppContext.embeddings, through the registry)
+            EmbeddingCache(Path(database.path).parent / "cache" / "embeddings", model_name, self.embeddings),
             intent_weight=float(self.spec.options["intent_weight"]),
             top_k=int(self.spec.options["top_k"]),
             prior=prior,
@@ -207,7 +216,7 @@ class NSPlanLiteBackend(_KnowledgeBackend):
     def warm(self, database: Database) -> None:
         """Also embed the intents of the questions that count, so that a live Ask embeds nothing."""
         super().warm(database)
-        self._model_for(str(database.path)).prepare([q.intent for q in list_questions(database)])
+        self._model_for(str(database.path)).prepare(question_intents(database))
 
     def answer_items(self, items: Sequence[EvalItem], params: GenerationParams) -> list[str]:
         for db_path in {i.meta["db_path"] for i in items if i.meta.get("db_path")}:
@@ -219,6 +228,20 @@ class NSPlanLiteBackend(_KnowledgeBackend):
 
         scores = model.score_choices(item.meta["observed"], item.meta["intent"], item.meta["choices"])
         return pick(scores, item.meta["question_id"])
+
+
+def question_intents(database: Database) -> list[str]:
+    """The intents of the planning questions that count: nsplan-lite's queries."""
+    return [q.intent for q in list_questions(database)]
+
+
+def nsplan_texts(database: Database) -> list[str]:
+    """Every text nsplan-lite embeds for ``database`` before its first answer, sorted: the knowledge base's
+    intents and the questions' intents (what the warm-up prepares; ``scripts/bundle_embeddings.py``)."""
+    from backend.planning.knowledge import build_knowledge_base
+
+    kb_intents = {t for entry in build_knowledge_base(database) for t in entry.intents}
+    return sorted(kb_intents | {t for t in question_intents(database) if t.strip()})
 
 
 class BigramPriorBackend(_KnowledgeBackend):
@@ -237,7 +260,7 @@ class BigramPriorBackend(_KnowledgeBackend):
 
 def provide_models(registry: ModelRegistry, settings: Settings) -> None:
     """The planning baselines as in-process models of ``registry`` (see ``PROVIDER_MODULES``)."""
-    registry.register_backend("nsplan-lite", NSPlanLiteBackend)
+    registry.register_backend("nsplan-lite", lambda spec: NSPlanLiteBackend(spec, registry.embeddings))
     registry.register_backend("bigram-prior", BigramPriorBackend)
     registry.register_model(
         ModelSpec(

@@ -21,12 +21,10 @@ Embed = Callable[[list[str]], np.ndarray]
 
 
 def _default_embed(settings: Settings) -> Embed:
-    def embed(texts: list[str]) -> np.ndarray:
-        from backend.inference.embeddings import embed_texts
+    """A private encoder for the ``embedding_model`` setting (the app passes ``AppContext.embeddings.embed``)."""
+    from backend.inference.embeddings import EmbeddingModels
 
-        return embed_texts(texts, model=settings.embedding_model)
-
-    return embed
+    return EmbeddingModels(settings.embedding_model).embed
 
 
 def semantic_agreement(
@@ -34,8 +32,8 @@ def semantic_agreement(
 ) -> dict[str, Any]:
     """Mean pairwise cosine similarity of the annotators' intents, per sequence round with 2+ annotations.
 
-    ``embed`` maps texts to L2-normalised rows (default: ``backend.inference.embeddings.embed_texts`` with the
-    ``embedding_model`` setting). All texts are embedded in one batch.
+    ``embed`` maps texts to L2-normalised rows (the app passes ``AppContext.embeddings.embed``; default: an
+    encoder of its own for the ``embedding_model`` setting). All texts are embedded in one batch.
     """
     auth.require_role(database, username, "reviewer")
     rows = database.query(

@@ -82,7 +82,9 @@ def build_agreement_panel(ctx: AppContext) -> AgreementPanel:
     compare_result = gr.Markdown(elem_id="compare-result")
 
     def on_semantic(request: gr.Request) -> dict:
-        found = agreement.semantic_agreement(ctx.database, ctx.settings, caller(ctx, request))
+        found = agreement.semantic_agreement(
+            ctx.database, ctx.settings, caller(ctx, request), embed=ctx.embeddings.embed
+        )
         text = (
             f"**Mean pairwise cosine similarity** over {len(found['sequences'])} sequence "
             f"rounds: concrete {found['mean_concrete']}, high-level {found['mean_high_level']} "
