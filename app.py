@@ -11,6 +11,7 @@ import argparse
 import gc
 import importlib
 import importlib.util
+import logging
 import os
 import sys
 from pathlib import Path
@@ -32,6 +33,8 @@ from components.fastpath import fast_routes  # noqa: E402
 from components.invitations import invitation_routes  # noqa: E402
 from components.signin import build_signin, oauth_logout_routes  # noqa: E402
 from components.study_pages import study_routes  # noqa: E402
+
+log = logging.getLogger("compstudio.app")
 
 APP_JS = """
 () => {
@@ -108,6 +111,22 @@ def app_theme() -> gr.themes.Base:
 HEAD = "<title>CompStudio</title>"
 
 
+def tab_load(handle: TabHandle, request: gr.Request) -> dict:
+    """One tab's part of the page load, as a dict of updates; a tab that fails to load is left as built
+    (logged) so that the rest of the page still comes up."""
+    assert handle.on_load is not None
+    fn, outputs = handle.on_load
+    try:
+        result = fn(request)
+    except Exception:  # noqa: BLE001 - one tab's failure must not blank the whole page
+        log.exception("loading the %s tab failed", handle.tab.label)
+        return {}
+    if isinstance(result, dict):
+        return result
+    values = result if isinstance(result, (list, tuple)) else [result]
+    return dict(zip(outputs, values, strict=True))
+
+
 def build_demo(ctx: AppContext) -> gr.Blocks:
     """All tabs in one Blocks; what a person sees depends on their role (checked again on every call)."""
     oauth = ctx.settings.effective_auth_mode == "oauth"
@@ -127,12 +146,16 @@ def build_demo(ctx: AppContext) -> gr.Blocks:
             for module_name, builder in TABS:
                 handles.append(getattr(importlib.import_module(module_name), builder)(ctx))
 
-        def on_load(request: gr.Request):
+        tab_outputs = list(dict.fromkeys(c for h in handles if h.on_load for c in h.on_load[1]))
+
+        def on_load(request: gr.Request) -> dict:
+            """One load event for the whole page (one round trip instead of one per tab, issue 17): who is
+            signed in, the tabs their role sees and the one they land on, then each of those tabs' own load."""
             name = caller(ctx, request)
             user = auth.get_user(ctx.database, name) if name else None
             if user is None or user.disabled:
                 text = "Not signed in." + (" Use **Sign in with Hugging Face**." if oauth else "")
-                return [text, gr.update(visible=False), gr.Tabs(), *(gr.Tab(visible=False) for _ in handles)]
+                return {who: text, logout: gr.update(visible=False), **{h.tab: gr.Tab(visible=False) for h in handles}}
             text = f"Signed in as **{esc(user.username)}** ({user.role})"
             if user.has_role("admin") and ctx.notices:
                 text += "".join(f"\n\n> ⚠️ {esc(notice)}" for notice in ctx.notices)
@@ -141,18 +164,18 @@ def build_demo(ctx: AppContext) -> gr.Blocks:
             study = study_view(ctx.database, user.username)
             if study:  # progress and, once done, the completion code are on the study page too
                 text += f' · <a href="{study["page"]}" id="study-page-link">your study page</a>'
-            return [
-                text,
-                gr.update(visible=not oauth),
-                gr.Tabs(selected=study["work_tab"] if study else LANDING_TAB[user.role]),
-                *(gr.Tab(visible=user.has_role(h.min_role)) for h in handles),
-            ]
+            updates: dict = {
+                who: text,
+                logout: gr.update(visible=not oauth),
+                tabs: gr.Tabs(selected=study["work_tab"] if study else LANDING_TAB[user.role]),
+                **{h.tab: gr.Tab(visible=user.has_role(h.min_role)) for h in handles},
+            }
+            for handle in handles:  # a tab the person cannot see is not filled
+                if handle.on_load and user.has_role(handle.min_role):
+                    updates.update(tab_load(handle, request))
+            return updates
 
-        demo.load(on_load, None, [who, logout, tabs, *(h.tab for h in handles)], api_visibility="private")
-        for handle in handles:
-            if handle.on_load:
-                fn, outputs = handle.on_load
-                demo.load(fn, None, outputs, api_visibility="private")
+        demo.load(on_load, None, [who, logout, tabs, *(h.tab for h in handles), *tab_outputs], api_visibility="private")
     guard_events(ctx, demo)  # the access table (backend/accounts/access.py) before every handler
     demo.queue(default_concurrency_limit=4)
     return demo

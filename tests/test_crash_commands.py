@@ -76,12 +76,18 @@ def test_icl_import_killed_mid_transaction_leaves_no_partial_set_and_the_rerun_s
     killed = _kill_when_writing(process, _wal(data_dir), 64 * 1024)
     assert killed, "the import finished before it could be killed; make the bank bigger"
     ctx = _reopen(data_dir)
-    assert ctx.database.scalar("SELECT count(*) FROM icl_sets WHERE name = 'bigbank'") == 0
-    assert ctx.database.scalar("SELECT count(*) FROM icl_items WHERE set_name = 'bigbank'") == 0
+    kept = (
+        ctx.database.scalar("SELECT count(*) FROM icl_sets WHERE name = 'bigbank'"),
+        ctx.database.scalar("SELECT count(*) FROM icl_items WHERE set_name = 'bigbank'"),
+    )
+    # absent, or whole when the kill landed in the commit's last writes (SQLite writes most of a big
+    # transaction's pages at commit, so the WAL watcher cannot always stop it before): never half
+    assert kept in {(0, 0), (1, expected)}, kept
     ctx.database.close()
-    rerun = _command(data_dir, "import", "icl", "bigbank", str(big), "--kind", "bank")
-    out, _ = rerun.communicate(timeout=300)
-    assert rerun.returncode == 0, out
+    if kept == (0, 0):
+        rerun = _command(data_dir, "import", "icl", "bigbank", str(big), "--kind", "bank")
+        out, _ = rerun.communicate(timeout=300)
+        assert rerun.returncode == 0, out
     ctx = _reopen(data_dir)
     assert ctx.database.scalar("SELECT items FROM icl_sets WHERE name = 'bigbank'") == expected
     assert ctx.database.scalar("SELECT count(*) FROM icl_items WHERE set_name = 'bigbank'") == expected

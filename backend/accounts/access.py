@@ -41,9 +41,9 @@ EVENTS: dict[str, str] = {
     "intent_viewed": "annotator",
     "intent_draft": "annotator",
     "components.intents.build_intents_tab.on_start": "annotator",
-    "components.intents.build_intents_tab.on_load": "annotator",
     "components.intents._wire_work.on_submit": "annotator",
     "components.intents._wire_work.on_skip": "annotator",
+    "components.intents._wire_work.on_check": "annotator",
     "components.intents._wire_drafts.on_viewed": "annotator",
     "components.intents._wire_drafts.on_draft": "annotator",
     # -- Review (components/review/)
@@ -53,7 +53,6 @@ EVENTS: dict[str, str] = {
     "review_dashboard": "reviewer",
     "review_export": "admin",
     "dataset_publish": "admin",
-    "components.review.build_review_tab.on_load": "annotator",  # every page load; hides the tab below reviewer
     "components.review.build_review_tab.on_open": "reviewer",
     "components.review.queue.build_queue_panel.on_next": "reviewer",
     "components.review.queue.build_queue_panel.on_names": "reviewer",
@@ -105,13 +104,12 @@ EVENTS: dict[str, str] = {
     "components.campaigns.build_studies_tab.on_create": "admin",
     "components.campaigns.build_studies_tab.on_link": "admin",
     "components.campaigns.build_studies_tab.on_close": "admin",
-    "components.campaigns.build_studies_tab.on_open": "annotator",  # every page load; empty below admin
+    "components.campaigns.build_studies_tab.on_open": "admin",
     # -- Results (components/results.py)
     "results_report": "reviewer",
     "results_grid": "reviewer",
     "components.results._report_panel.on_build": "reviewer",
     "components.results._grid_panel.on_run": "reviewer",
-    "components.results.build_results_tab.on_load": "annotator",  # every page load; empty below reviewer
     # -- Planning (components/planning.py)
     "planning_questions": "annotator",
     "planning_question": "annotator",
@@ -121,7 +119,6 @@ EVENTS: dict[str, str] = {
     "planning_author": "reviewer",
     "planning_ask": "reviewer",
     "planning_run": "reviewer",
-    "components.planning.build_planning_tab.on_load": "annotator",
     "components.planning._check_panel.on_next": "annotator",
     "components.planning._check_panel.on_submit": "annotator",
     "components.planning._browse_panel.on_show": "annotator",
@@ -140,7 +137,6 @@ EVENTS: dict[str, str] = {
     "vqa_model_answer": "reviewer",
     "vqa_model_run": "reviewer",
     "vqa_vote": "reviewer",
-    "components.vqa.build_vqa_tab.on_load": "annotator",
     "components.vqa._answer_panel.on_open": "annotator",
     "components.vqa._answer_panel.on_submit": "annotator",
     "components.vqa._leaderboard_panel.on_refresh": "annotator",
@@ -171,7 +167,6 @@ EVENTS: dict[str, str] = {
     "icl_table": "annotator",
     "icl_answer": "reviewer",
     "components.models.build_ask_model.on_ask": "reviewer",  # the Ask panel, api_name icl_ask (private)
-    "components.icl.build_icl_tab.on_load": "annotator",
     "components.icl.build_icl_tab.on_tests": "annotator",
     "components.icl._preset_fields": "annotator",
     "components.icl.build_icl_tab.on_run": "annotator",
@@ -179,13 +174,13 @@ EVENTS: dict[str, str] = {
     "components.icl.build_icl_tab.on_upload": "reviewer",
     # -- Models (components/models.py)
     "model_list": "reviewer",
+    "components.models.build_models_tab.on_load": "reviewer",  # the tab's select event
     "model_runs": "reviewer",
     "model_answer": "reviewer",
     "model_run": "reviewer",
     "model_save": "admin",
     "model_delete": "admin",
     "model_unload": "admin",
-    "components.models.build_models_tab.on_load": "annotator",  # every page load; shows nothing below reviewer
     "components.models.build_models_tab.on_refresh": "reviewer",
     "components.models.build_models_tab.on_run": "reviewer",
     "components.models.build_models_tab.on_save": "admin",
@@ -198,7 +193,7 @@ EVENTS: dict[str, str] = {
     "admin_user_add": "admin",
     "admin_user_set_role": "admin",
     "admin_user_disable": "admin",
-    "components.admin.build_admin_tab.on_open": "annotator",  # every page load; shows nothing below admin
+    "components.admin.build_admin_tab.on_open": "admin",
     "components.admin._import_panel.admin_ui_import": "admin",
     "components.admin._export_panel.on_export": "admin",
     "components.admin._accounts_panel.on_add": "admin",
@@ -207,7 +202,7 @@ EVENTS: dict[str, str] = {
     "components.admin._backup_panel.on_backup_now": "admin",
     "components.admin._audit_panel.on_audit": "admin",
     # -- the page itself (app.py)
-    "app.build_demo.on_load": "annotator",
+    "app.build_demo.on_load": "annotator",  # the one page load: each tab's part only for roles that see it
 }
 
 #: Plain HTTP routes: ``anyone`` answers without a sign-in; ``annotator`` needs one (401/403 or a redirect to
