@@ -3,6 +3,8 @@ difficulty voting by a panel of six models (five seeded random baselines and a t
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from backend.accounts import auth
@@ -131,3 +133,37 @@ def test_leaderboard_csv_names_each_runs_manifest(lab):
     assert manifest["model"]["name"] == "rand-0" and manifest["dataset"]["benchmark"] == BENCHMARK
     assert manifest["dataset"]["items"] == 15 and manifest["image_size_limit"] == 768
     assert by_name["Random choice"]["manifest"] == ""
+
+
+def test_a_retried_batch_run_is_one_leaderboard_row_resumed_from_the_store(lab):
+    """A retry of ``vqa_model_run`` (the client lost the answer, or the run was cut short) is a second
+    attempt in ``eval_runs`` (the Models tab's log of attempts), never a second run: the leaderboard row, the
+    run and its answers stay one each, and the retry asks the model only for what the first did not store."""
+
+    class Cut(Exception):
+        pass
+
+    def cut_after_five(done: int, _total: int) -> None:
+        if done >= 5:
+            raise Cut
+
+    with pytest.raises(Cut):  # the first attempt stops after 5 of 15 answers, as a crash would
+        run_model(lab, "rev", "rand-0", progress=cut_after_five)
+    resumed = run_model(lab, "rev", "rand-0")  # the client's retry
+    again = run_model(lab, "rev", "rand-0")  # and one more after it finished
+    assert (resumed["newly_computed"], again["newly_computed"], again["items"]) == (10, 0, 15)
+    assert again["score"] == resumed["score"]
+    names = [row["name"] for row in leaderboard(lab.database, "ann")]
+    assert names.count("rand-0") == 1
+    assert lab.database.scalar("SELECT count(*) FROM vqa_runs WHERE id = 'rand-0'") == 1
+    assert lab.database.scalar("SELECT count(*) FROM vqa_predictions WHERE run_id = 'rand-0'") == 15
+    stored = lab.database.scalar("SELECT count(*) FROM predictions WHERE model = 'rand-0'")
+    attempts = [r["status"] for r in lab.database.query("SELECT status FROM eval_runs WHERE model = 'rand-0'")]
+    assert stored == 15 and attempts == ["failed", "finished", "finished"]
+    # two at once (the app's model queue runs them one after the other; a shell's run beside it would not)
+    with ThreadPoolExecutor(2) as pool:
+        both = list(pool.map(lambda _: run_model(lab, "rev", "rand-1"), range(2)))
+    assert both[0]["score"] == both[1]["score"] and [r["items"] for r in both] == [15, 15]
+    assert [row["name"] for row in leaderboard(lab.database, "ann")].count("rand-1") == 1
+    assert lab.database.scalar("SELECT count(*) FROM vqa_predictions WHERE run_id = 'rand-1'") == 15
+    assert lab.database.scalar("SELECT count(*) FROM predictions WHERE model = 'rand-1'") == 15
