@@ -13,6 +13,7 @@ import functools
 import inspect
 import logging
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -29,7 +30,10 @@ log = logging.getLogger("compstudio.access")
 def key_of(block_fn: Any) -> str:
     """The access-table key of one of Gradio's BlockFunctions."""
     fn = inspect.unwrap(block_fn.fn)
-    return access.event_key(block_fn.api_name, block_fn.api_visibility == "public", fn.__module__, fn.__qualname__)
+    module = fn.__module__
+    if module == "__main__":  # `python app.py`: app.py's own handlers are keyed `app.…` as when it is imported
+        module = Path(inspect.getfile(fn)).stem
+    return access.event_key(block_fn.api_name, block_fn.api_visibility == "public", module, fn.__qualname__)
 
 
 def _guarded(ctx: AppContext, key: str, fn: Callable[..., Any]) -> Callable[..., Any]:

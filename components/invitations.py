@@ -17,7 +17,7 @@ from starlette.routing import Route
 
 from backend.accounts import invitations
 from backend.errors import CompStudioError, PermissionDenied
-from components.signin import HEADERS, SignIn, _same_origin
+from components.signin import HEADERS, SignIn, _same_origin, set_session_cookie
 
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -111,16 +111,7 @@ def invitation_routes(signin: SignIn) -> list[Route]:
                 return _refused(str(gone))
             return _form(token, role, username.strip(), str(exc), status=400)
         response = RedirectResponse("./", status_code=303)
-        response.set_cookie(
-            signin.cookie,
-            session,
-            max_age=int(settings.session_hours * 3600),
-            path="/",
-            httponly=True,
-            samesite="lax",
-            secure=request.url.scheme == "https",
-        )
-        return response
+        return set_session_cookie(response, request, signin.cookie, session, settings.session_hours)
 
     return [
         Route(f"/{invitations.INVITE_PATH}", page, methods=["GET"]),

@@ -100,6 +100,21 @@ def _same_origin(request: Request) -> bool:
     return urlsplit(origin).netloc in {host.strip() for host in hosts if host.strip()}
 
 
+def set_session_cookie(response: Response, request: Request, name: str, token: str, hours: float) -> Response:
+    """The session cookie every sign-in path sets (password, study link, invitation): HttpOnly, SameSite=Lax,
+    Secure over HTTPS, for the session's lifetime."""
+    response.set_cookie(
+        name,
+        token,
+        max_age=int(hours * 3600),
+        path="/",
+        httponly=True,
+        samesite="lax",
+        secure=request.url.scheme == "https",
+    )
+    return response
+
+
 @dataclass(frozen=True)
 class SignIn:
     """The sign-in web layer of one app (build it with :func:`build_signin`)."""
@@ -180,16 +195,7 @@ class SignIn:
                 reply.headers["Retry-After"] = str(math.ceil(result.retry_after))
             return reply
         response: Response = RedirectResponse("./", status_code=303) if html_reply else JSONResponse({"success": True})
-        response.set_cookie(
-            self.cookie,
-            result.token or "",
-            max_age=int(self.ctx.settings.session_hours * 3600),
-            path="/",
-            httponly=True,
-            samesite="lax",
-            secure=request.url.scheme == "https",
-        )
-        return response
+        return set_session_cookie(response, request, self.cookie, result.token or "", self.ctx.settings.session_hours)
 
     async def logout(self, request: Request) -> Response:
         if request.method == "POST" and not _same_origin(request):

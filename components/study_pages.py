@@ -32,7 +32,7 @@ from backend.campaigns.workers import StudyWorker
 from backend.context import AppContext
 from backend.errors import CompStudioError, NotFound, PermissionDenied
 from components.common import esc
-from components.signin import _same_origin
+from components.signin import _same_origin, set_session_cookie
 
 MTURK_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
 STYLE = """
@@ -202,16 +202,7 @@ class StudyPages:
         if arrival.token is None:
             return final_page(arrival.study, arrival.worker)
         response = RedirectResponse(f"{study_id}/here", status_code=303)
-        response.set_cookie(
-            self.cookie,
-            arrival.token,
-            max_age=int(self.ctx.settings.session_hours * 3600),
-            path="/",
-            httponly=True,
-            samesite="lax",
-            secure=request.url.scheme == "https",
-        )
-        return response
+        return set_session_cookie(response, request, self.cookie, arrival.token, self.ctx.settings.session_hours)
 
     async def here(self, request: Request) -> Response:
         try:

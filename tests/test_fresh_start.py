@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import time
 
-from e2e_helpers import free_port, kill_hard, start_app_process, wait_http_ok
+from e2e_helpers import browser_login, chromium_browser, free_port, kill_hard, start_app_process, wait_http_ok
+from playwright.sync_api import expect
 
 from backend.context import build_context
 from backend.settings import Settings
@@ -23,6 +24,14 @@ def test_fresh_start_serves_the_demo_and_a_restart_keeps_the_data(tmp_path):
     try:
         seconds = wait_http_ok(f"http://127.0.0.1:{port}/", timeout=30)  # the start-up requirement
         print(f"fresh start answered HTTP 200 after {seconds:.1f} s")
+        # a person signs in to the app run as `python app.py` (its module is __main__, not app: the page's
+        # load event must still be the one the access table allows)
+        password = json.loads((data_dir / "demo-accounts.json").read_text())["demo-admin"]
+        with chromium_browser() as browser:
+            page = browser.new_page()
+            browser_login(page, f"http://127.0.0.1:{port}", "demo-admin", password)
+            expect(page.locator("#whoami")).to_contain_text("Signed in as demo-admin", timeout=30_000)
+            expect(page.get_by_role("tab", name="Admin", exact=True)).to_be_visible()
     finally:
         kill_hard(process)
     output = log.read_text()
