@@ -37,7 +37,7 @@ def key_of(block_fn: Any) -> str:
 
 
 def _guarded(ctx: AppContext, key: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    least = access.EVENTS.get(key)
+    least = access.EVENTS.get(key) or access.OAUTH_EVENTS.get(key)
 
     def check() -> None:
         name = caller(ctx, LocalContext.request.get(None))

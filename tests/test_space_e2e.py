@@ -15,6 +15,7 @@ from pathlib import Path
 import gradio.oauth
 import httpx
 import pytest
+from playwright.sync_api import expect
 
 from backend import assignment
 from backend.operations import backup
@@ -23,7 +24,7 @@ from backend.operations.service import BackupService
 from backend.operations.start import SpaceStart, prepare_start
 from backend.settings import Settings
 from backend.storage import utcnow
-from tests.e2e_helpers import app_in_process
+from tests.e2e_helpers import app_in_process, chromium_browser
 from tests.fake_hub import FakeHub
 
 OWNER, STRANGER, REPO = "ada", "stranger", "ada/compstudio-backup"
@@ -173,3 +174,17 @@ def test_signing_out_of_hugging_face_frees_the_leases_at_once(tmp_path, mocked_o
         assert app.ctx.database.scalar(held, (STRANGER, utcnow())) == 0  # the sequence is free for others now
         audit = app.ctx.database.query("SELECT action, detail FROM audit_log WHERE actor = ? ORDER BY id", (STRANGER,))
         assert audit[-1]["action"] == "signout" and '"leases_released": 1' in audit[-1]["detail"]
+
+
+def test_a_visitor_not_signed_in_is_asked_to_sign_in_with_hugging_face(tmp_path, mocked_oauth):
+    """The page's load event and Gradio's LoginButton check are open to anyone (backend/accounts/access.py): a
+    visitor of the Space who has not signed in reads what to do, and meets no error."""
+    settings = Settings(data_dir=tmp_path / "data", demo_content=False)
+    with app_in_process(settings) as app, chromium_browser() as browser:
+        page = browser.new_page()
+        page.goto(app.url)
+        expect(page.locator("#whoami")).to_contain_text("Use Sign in with Hugging Face", timeout=30_000)
+        expect(page.get_by_role("button", name="Sign in with Hugging Face")).to_be_visible()
+        page.wait_for_timeout(1_000)  # Gradio's LoginButton checks the session just after the load
+        expect(page.locator('[data-testid="toast-body"]')).to_have_count(0)
+        expect(page.get_by_role("tab", name="Admin", exact=True)).to_have_count(0)

@@ -202,11 +202,17 @@ EVENTS: dict[str, str] = {
     "components.admin._backup_panel.on_backup_now": "admin",
     "components.admin._audit_panel.on_audit": "admin",
     # -- the page itself (app.py)
-    "app.build_demo.on_load": "annotator",  # the one page load: each tab's part only for roles that see it
+    # the one page load: anyone (a visitor not signed in on a Space is told to sign in with Hugging Face);
+    # each tab's part runs only for a signed-in role that sees the tab
+    "app.build_demo.on_load": "anyone",
 }
 
 #: Plain HTTP routes: ``anyone`` answers without a sign-in; ``annotator`` needs one (401/403 or a redirect to
 #: /login otherwise). Paths are the routes' templates as Starlette lists them.
+#: events only the "Sign in with Hugging Face" page has (Gradio's LoginButton checks the visitor's session);
+#: tests/test_space_e2e.py loads that page as a visitor who has not signed in
+OAUTH_EVENTS: dict[str, str] = {"_check_login_status": "anyone"}
+
 ROUTES: dict[str, str] = {
     # ours: components/signin.py (the login page and sign-out) and components/fastpath.py (the lean API routes)
     "/login": "anyone",
