@@ -14,6 +14,7 @@ import importlib.util
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,9 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 import gradio as gr  # noqa: E402
+from starlette.requests import HTTPConnection  # noqa: E402
 
-from backend.accounts import auth  # noqa: E402
+from backend.accounts import access, auth  # noqa: E402
 from backend.campaigns.workers import study_view  # noqa: E402
 from backend.context import AppContext, build_context  # noqa: E402
 from backend.settings import Settings, load_settings  # noqa: E402
@@ -30,8 +32,19 @@ from components import TABS, intents  # noqa: E402
 from components.access import guard_events  # noqa: E402
 from components.common import TabHandle, caller, esc  # noqa: E402
 from components.fastpath import fast_routes  # noqa: E402
+from components.frontend_assets import asset_routes  # noqa: E402
 from components.invitations import invitation_routes  # noqa: E402
-from components.signin import build_signin, oauth_logout_routes  # noqa: E402
+from components.role_pages import (  # noqa: E402
+    PAGE_ROLES,
+    CompStudioBlocks,
+    PagePlan,
+    RolePages,
+    endpoint_roles,
+    inside,
+    role_allows,
+    role_page_routes,
+)
+from components.signin import SignIn, build_signin, oauth_logout_routes  # noqa: E402
 from components.study_pages import study_routes  # noqa: E402
 
 log = logging.getLogger("compstudio.app")
@@ -80,7 +93,7 @@ APP_JS = """
 }
 """
 # the tab each role lands on (the tab it works in)
-LANDING_TAB = {"annotator": "intents", "reviewer": "review", "admin": "admin"}
+LANDING_TAB = {"annotator": "intents", "author": "intents", "reviewer": "review", "admin": "admin"}
 CSS = """
 #intent-progress {font-size: 0.95em} footer {visibility: hidden} #intent-sequence {display: none}
 #intent-key-hint:has(#intent-key-hint-text:empty), #intent-message:not(:has(p)), #intent-skip-message:not(:has(p)) {
@@ -127,10 +140,66 @@ def tab_load(handle: TabHandle, request: gr.Request) -> dict:
     return dict(zip(outputs, values, strict=True))
 
 
-def build_demo(ctx: AppContext) -> gr.Blocks:
-    """All tabs in one Blocks; what a person sees depends on their role (checked again on every call)."""
+def page_load(
+    ctx: AppContext, page_role: str, header: tuple[Any, Any, Any], handles: list[TabHandle], outputs: list[Any]
+) -> Any:
+    """The load event of one role's page (components/role_pages.py): who is signed in, the page's tabs and the
+    one the person lands on, then each of those tabs' own load, as one dict (one round trip, issue 17)."""
+    who, logout, tabs = header
     oauth = ctx.settings.effective_auth_mode == "oauth"
-    with gr.Blocks(title="CompStudio") as demo:
+    wanted = set(map(id, outputs))
+
+    def on_load(request: gr.Request) -> dict:
+        name = caller(ctx, request)
+        user = auth.get_user(ctx.database, name) if name else None
+        if user is None or user.disabled:
+            text = "Not signed in." + (" Use **Sign in with Hugging Face**." if oauth else "")
+            return {who: text, logout: gr.update(visible=False), **{h.tab: gr.Tab(visible=False) for h in handles}}
+        text = f"Signed in as **{esc(user.username)}** ({user.role})"
+        if user.has_role("admin") and ctx.notices:
+            text += "".join(f"\n\n> ⚠️ {esc(notice)}" for notice in ctx.notices)
+        if access.identity(ctx.database, user.username) != page_role:  # changed since the page was sent
+            text += " · your role has changed: **reload the page** to see your tabs"
+        # each role lands on the tab it works in (a crowd-study worker: their study's); nothing is leased
+        # until an annotator is on the Annotate tab
+        study = study_view(ctx.database, user.username)
+        if study:  # progress and, once done, the completion code are on the study page too
+            text += f' · <a href="{study["page"]}" id="study-page-link">your study page</a>'
+        landing = study["work_tab"] if study else LANDING_TAB.get(user.role, "")
+        if landing not in {h.tab.id for h in handles if user.has_role(h.min_role)}:
+            landing = LANDING_TAB.get(page_role, "")
+        # the page starts with its tabs shown and its role's landing tab selected (page_props): only what
+        # differs for this person is changed (a crowd-study worker's tab; a role changed since the page was sent)
+        updates: dict = {who: text, **{h.tab: gr.Tab(visible=False) for h in handles if not user.has_role(h.min_role)}}
+        if landing != LANDING_TAB.get(page_role):
+            updates[tabs] = gr.Tabs(selected=landing)
+        for handle in handles:  # a tab the person cannot see is not filled
+            opened = handle.filled_on_select and handle.tab.id == landing  # its select event fills it
+            if handle.on_load and user.has_role(handle.min_role) and not opened:
+                updates.update(tab_load(handle, request))
+        return {block: value for block, value in updates.items() if id(block) in wanted}
+
+    return on_load
+
+
+def page_props(role: str, handles: list[TabHandle], tabs: gr.Tabs, logout: gr.Button, oauth: bool) -> dict[int, dict]:
+    """What a role's page starts with (components/role_pages.py): its tabs shown, the role's landing tab
+    selected, and Log out (password sign-in) shown; the anonymous page starts as built."""
+    if role == "anyone":
+        return {}
+    return {
+        tabs._id: {"selected": LANDING_TAB[role]},
+        logout._id: {"visible": not oauth},
+        **{h.tab._id: {"visible": True} for h in handles},
+        **{tab._id: {"visible": True} for h in handles for tab, least in h.inner_tabs if role_allows(role, least)},
+    }
+
+
+def build_demo(ctx: AppContext) -> gr.Blocks:
+    """All tabs in one Blocks; each role's browser gets a page with the tabs that role may open
+    (components/role_pages.py), and every call is checked again on the server."""
+    oauth = ctx.settings.effective_auth_mode == "oauth"
+    with CompStudioBlocks(title="CompStudio") as demo:
         with gr.Row(elem_id="app-header"):
             gr.Markdown("# CompStudio · compositional generalization benchmarks", elem_id="app-title")
             who = gr.Markdown(elem_id="whoami")
@@ -145,39 +214,21 @@ def build_demo(ctx: AppContext) -> gr.Blocks:
         with gr.Tabs() as tabs:
             for module_name, builder in TABS:
                 handles.append(getattr(importlib.import_module(module_name), builder)(ctx))
-
-        tab_outputs = list(dict.fromkeys(c for h in handles if h.on_load for c in h.on_load[1]))
-
-        def on_load(request: gr.Request) -> dict:
-            """One load event for the whole page (one round trip instead of one per tab, issue 17): who is
-            signed in, the tabs their role sees and the one they land on, then each of those tabs' own load."""
-            name = caller(ctx, request)
-            user = auth.get_user(ctx.database, name) if name else None
-            if user is None or user.disabled:
-                text = "Not signed in." + (" Use **Sign in with Hugging Face**." if oauth else "")
-                return {who: text, logout: gr.update(visible=False), **{h.tab: gr.Tab(visible=False) for h in handles}}
-            text = f"Signed in as **{esc(user.username)}** ({user.role})"
-            if user.has_role("admin") and ctx.notices:
-                text += "".join(f"\n\n> ⚠️ {esc(notice)}" for notice in ctx.notices)
-            # each role lands on the tab it works in (a crowd-study worker: their study's); nothing is leased
-            # until an annotator is on the Annotate tab
-            study = study_view(ctx.database, user.username)
-            if study:  # progress and, once done, the completion code are on the study page too
-                text += f' · <a href="{study["page"]}" id="study-page-link">your study page</a>'
-            updates: dict = {
-                who: text,
-                logout: gr.update(visible=not oauth),
-                tabs: gr.Tabs(selected=study["work_tab"] if study else LANDING_TAB[user.role]),
-                **{h.tab: gr.Tab(visible=user.has_role(h.min_role)) for h in handles},
-            }
-            for handle in handles:  # a tab the person cannot see is not filled
-                if handle.on_load and user.has_role(handle.min_role):
-                    updates.update(tab_load(handle, request))
-            return updates
-
-        demo.load(on_load, None, [who, logout, tabs, *(h.tab for h in handles), *tab_outputs], api_visibility="private")
+        plan_tabs = {h.tab._id: h.min_role for h in handles}
+        plan_tabs.update({tab._id: least for h in handles for tab, least in h.inner_tabs})
+        loads: dict[str, int] = {}
+        props: dict[str, dict[int, dict]] = {}
+        for role in PAGE_ROLES:  # one load event per role page, filling only what that page holds
+            hidden = {block for block, least in plan_tabs.items() if not role_allows(role, least)}
+            page_handles = [h for h in handles if h.tab._id not in hidden]
+            fills = [c for h in page_handles if h.on_load for c in h.on_load[1] if not inside(c, hidden)]
+            outputs = [who, logout, tabs, *(h.tab for h in page_handles), *dict.fromkeys(fills)]
+            on_load = page_load(ctx, role, (who, logout, tabs), page_handles, outputs)
+            loads[role] = demo.load(on_load, None, outputs, api_visibility="private")["id"]
+            props[role] = page_props(role, page_handles, tabs, logout, oauth)
     guard_events(ctx, demo)  # the access table (backend/accounts/access.py) before every handler
     demo.queue(default_concurrency_limit=4)
+    demo.role_pages = PagePlan(tabs=plan_tabs, loads=loads, endpoint_roles=endpoint_roles(demo), props=props)
     return demo
 
 
@@ -196,7 +247,24 @@ def build_app(settings: Settings, *, notices: tuple[str, ...] = (), hf_api: Any 
     return build_demo(ctx), ctx
 
 
-def launch_kwargs(ctx: AppContext) -> dict:
+def page_viewer(ctx: AppContext, signin: SignIn | None) -> Callable[[HTTPConnection], tuple[str | None, str]]:
+    """Who asks for the page at ``/`` (components/role_pages.py): the name Gradio shows (password sign-in) and
+    the role whose page they get, "anyone" when not signed in."""
+
+    def viewer(connection: HTTPConnection) -> tuple[str | None, str]:
+        if signin is not None:
+            name = shown = signin.user(connection)
+        else:  # Sign in with Hugging Face: the session Gradio's OAuth keeps (Gradio shows no name then)
+            name, shown = caller(ctx, gr.Request(request=connection)), None  # type: ignore[arg-type]
+        return shown, access.identity(ctx.database, name)
+
+    return viewer
+
+
+def launch_kwargs(ctx: AppContext, demo: gr.Blocks) -> dict:
+    plan = getattr(demo, "role_pages", None)
+    if plan is None:
+        raise TypeError("launch_kwargs needs the Blocks made by build_demo (its role pages)")
     kwargs: dict = {
         "allowed_paths": [str(ctx.settings.media_dir.resolve())],
         "js": APP_JS,
@@ -211,10 +279,17 @@ def launch_kwargs(ctx: AppContext) -> dict:
         # raw-HTTP calls of the annotation endpoints skip Gradio's per-call machinery (components/fastpath.py)
         "app_kwargs": {"routes": fast_routes(intents.api_endpoints(ctx))},
     }
-    if ctx.settings.effective_auth_mode == "password":
+    signin = build_signin(ctx) if ctx.settings.effective_auth_mode == "password" else None
+    # each person's browser gets the page of their role (only the tabs it may open), before Gradio's "/",
+    # and Gradio's frontend files from memory, cached by the browser (components/frontend_assets.py)
+    kwargs["app_kwargs"]["routes"] = [
+        *role_page_routes(RolePages(plan), page_viewer(ctx, signin)),
+        *asset_routes(),
+        *kwargs["app_kwargs"]["routes"],
+    ]
+    if signin is not None:
         # our login page, /login, /logout and sessions kept in SQLite (components/signin.py); the sign-in's
         # hashing runs on worker threads, never on the event loop
-        signin = build_signin(ctx)
         kwargs["auth_dependency"] = signin.user
         kwargs["app_kwargs"] = {
             # crowd workers arrive by study links and get the same sessions (components/study_pages.py)
@@ -296,7 +371,9 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     start_warm_up(ctx, ready=lambda: demo.is_running)  # the planning baselines, once the server is serving
     start_idle_session_sweep(demo, ctx.settings.session_idle_minutes)  # memory of closed tabs and old clients
     try:
-        demo.launch(server_name=ctx.settings.host, server_port=ctx.settings.port, ssr_mode=False, **launch_kwargs(ctx))
+        demo.launch(
+            server_name=ctx.settings.host, server_port=ctx.settings.port, ssr_mode=False, **launch_kwargs(ctx, demo)
+        )
     finally:
         ctx.backup.stop()
         ctx.database.stop_checkpointer()

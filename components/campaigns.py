@@ -157,7 +157,7 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
             return {table: gr.update()}
 
     tab.select(on_open, None, [table, address], show_progress="hidden", **PRIVATE)
-    return TabHandle(tab=tab, min_role="admin", on_load=(on_open, [table, address]))
+    return TabHandle(tab=tab, min_role="admin", on_load=(on_open, [table, address]), filled_on_select=True)
 
 
 def _register_api(ctx: AppContext) -> None:

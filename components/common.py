@@ -40,11 +40,16 @@ class ConcurrencyOptions(TypedDict, total=False):
 @dataclass(frozen=True)
 class TabHandle:
     """What a tab builder returns: the tab, the least role that may see it, and optionally a
-    ``(fn, outputs)`` pair that app.py runs on page load (fn takes ``request: gr.Request``)."""
+    ``(fn, outputs)`` pair that app.py runs on page load (fn takes ``request: gr.Request``). ``inner_tabs``:
+    tabs inside it that need a higher role, with that role (left out of lower roles' pages,
+    components/role_pages.py). ``filled_on_select``: the tab's own select event runs ``on_load`` (Gradio fires
+    it when a page opens on the tab, so the page load leaves that tab to it)."""
 
     tab: gr.Tab
     min_role: str
     on_load: tuple[Callable[..., Any], list[Any]] | None = None
+    inner_tabs: tuple[tuple[gr.Tab, str], ...] = ()
+    filled_on_select: bool = False
 
 
 def _oauth_userinfo(request: gr.Request) -> dict | None:

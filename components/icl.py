@@ -341,6 +341,19 @@ def build_icl_tab(ctx: AppContext) -> TabHandle:
         _register_api(ctx)
     shown = _messages(v.message)
 
+    def cases_of(tests_name: str | None, cat: str, text_query: str, user: str | None) -> dict:
+        """The category and test-case choices of one test set (filled with the set, never by a second call)."""
+        if not tests_name:
+            return {v.category: gr.update(choices=[""], value=""), v.cases: gr.update(choices=[], value=None)}
+        cats = service.categories(ctx, user, tests_name)
+        cat = cat if cat in cats else ""
+        rows = service.search_cases(ctx, user, tests_name, cat, text_query or "")
+        choices = [(f"{r['line']}: [{r['category']}] {r['input']}", r["line"]) for r in rows]
+        return {
+            v.category: gr.update(choices=["", *cats], value=cat),
+            v.cases: gr.update(choices=choices, value=choices[0][1] if choices else None),
+        }
+
     @ui_errors
     def on_load(request: gr.Request) -> dict:
         user = caller(ctx, request)
@@ -350,26 +363,18 @@ def build_icl_tab(ctx: AppContext) -> TabHandle:
             names = service.answer_models(ctx, user)
         except PermissionDenied:  # annotators may browse selections; asking a model needs a reviewer
             names = []
+        first_tests = test_sets[0] if test_sets else None
         return {
             v.bank: gr.update(choices=banks, value=banks[0] if banks else None),
-            v.tests: gr.update(choices=test_sets, value=test_sets[0] if test_sets else None),
+            v.tests: gr.update(choices=test_sets, value=first_tests),
             v.models: gr.update(choices=names, value=names[0] if names else None),
             v.upload.box: gr.update(visible=service.can_upload(ctx, user)),
+            **cases_of(first_tests, "", "", user),
         }
 
     @ui_errors
     def on_tests(tests_name: str | None, cat: str, text_query: str, request: gr.Request) -> dict:
-        if not tests_name:
-            return {v.category: gr.update(choices=[""], value=""), v.cases: gr.update(choices=[], value=None)}
-        user = caller(ctx, request)
-        cats = service.categories(ctx, user, tests_name)
-        cat = cat if cat in cats else ""
-        rows = service.search_cases(ctx, user, tests_name, cat, text_query or "")
-        choices = [(f"{r['line']}: [{r['category']}] {r['input']}", r["line"]) for r in rows]
-        return {
-            v.category: gr.update(choices=["", *cats], value=cat),
-            v.cases: gr.update(choices=choices, value=choices[0][1] if choices else None),
-        }
+        return cases_of(tests_name, cat, text_query, caller(ctx, request))
 
     @shown
     def on_run(data: dict, request: gr.Request) -> dict:
@@ -395,17 +400,21 @@ def build_icl_tab(ctx: AppContext) -> TabHandle:
             v.bank: gr.update(choices=found["bank"]),
             v.tests: gr.update(choices=found["tests"]),
             target: gr.update(value=stored["name"]),
+            **(cases_of(stored["name"], "", "", user) if stored["kind"] == "tests" else {}),
         }
 
     _wire(v, on_tests, on_run, on_set_table, on_upload)
-    return TabHandle(tab, "annotator", on_load=(on_load, [v.bank, v.tests, v.models, v.upload.box]))
+    outputs = [v.bank, v.tests, v.models, v.upload.box, v.category, v.cases]
+    return TabHandle(tab, "annotator", on_load=(on_load, outputs))
 
 
 def _wire(v: IclView, on_tests: Any, on_run: Any, on_set_table: Any, on_upload: Any) -> None:
     private: EventOptions = {"api_visibility": "private", "queue": False}
     case_inputs, case_outputs = [v.tests, v.category, v.query], [v.category, v.cases]
-    v.tests.change(on_tests, case_inputs, case_outputs, **private)
-    v.category.change(on_tests, case_inputs, case_outputs, **private)
+    # a person's choice (.input): a set filled by the page load or an upload comes with its cases already,
+    # so no second call follows it (issue 17: the load's change used to cost every page a round trip)
+    v.tests.input(on_tests, case_inputs, case_outputs, **private)
+    v.category.input(on_tests, case_inputs, case_outputs, **private)
     v.query.submit(on_tests, case_inputs, case_outputs, **private)
     weights = [v.selection[name] for name in ("w_p", "w_s", "w_c")]
     v.setting.change(_preset_fields, [v.setting], [v.setting_help, *weights], **private)
@@ -429,7 +438,7 @@ def _wire(v: IclView, on_tests: Any, on_run: Any, on_set_table: Any, on_upload: 
     up.button.click(
         on_upload,
         [up.file, up.name, up.kind, up.replace],
-        [v.message, v.bank, v.tests],
+        [v.message, v.bank, v.tests, v.category, v.cases],
         api_visibility="private",
         concurrency_limit=1,
         show_progress="minimal",

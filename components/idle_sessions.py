@@ -1,4 +1,10 @@
-"""Give back the memory of Gradio sessions nobody uses any more.
+"""Gradio sessions: made lean, and given back when nobody uses them any more.
+
+:class:`LeanStateHolder` (installed by ``components.role_pages.CompStudioBlocks``) makes each new session
+compute the per-block config Gradio keeps for it only when something asks for a block's (Gradio reads them
+all only for deep links, which this app does not offer): Gradio computes all 761 at the session's start, which
+took ~45 ms on the event loop at every page load (measured: ``/gradio_api/queue/join`` 41-69 ms, 2-4 ms
+lean) and ~1 MB per session (the figure below is from before).
 
 Every new Gradio session (a page load, or an API client's ``session_hash`` on Gradio's routes) holds a copy of
 the whole UI's per-block config, ~1 MB here, and Gradio drops one only when ``state_session_capacity`` more
@@ -13,10 +19,66 @@ from __future__ import annotations
 
 import datetime
 import logging
+import os
 import threading
+from collections.abc import Iterable
+from copy import copy
 from typing import Any
 
+from gradio.state_holder import SessionState, StateHolder
+
 log = logging.getLogger(__name__)
+
+
+class LazyConfigValues(dict):
+    """``SessionState.config_values``, each block's config computed on first use (all of them when iterated)."""
+
+    def __init__(self, blocks_config: Any, ids: Iterable[int]):
+        super().__init__()
+        self._blocks_config = blocks_config
+        self._ids = tuple(ids)
+
+    def __missing__(self, key: int) -> dict:
+        value = self._blocks_config.config_for_block(key, [], self._blocks_config.blocks[key])
+        self[key] = value
+        return value
+
+    def _complete(self) -> None:
+        for key in self._ids:
+            if not dict.__contains__(self, key) and key in self._blocks_config.blocks:
+                self[key]  # noqa: B018 - computes it
+
+    def items(self):
+        self._complete()
+        return super().items()
+
+    def values(self):
+        self._complete()
+        return super().values()
+
+
+class LeanSessionState(SessionState):
+    """Gradio's ``SessionState`` (6.31) with ``config_values`` lazy; everything else as Gradio's ``__init__``
+    sets it (tests/test_role_pages.py checks the attributes against Gradio's own)."""
+
+    def __init__(self, blocks: Any):  # noqa: D107 - no super().__init__: it computes every config at once
+        self.blocks_config = copy(blocks.default_config)
+        ids = [key for key in self.blocks_config.blocks if key in blocks.blocks]
+        self.config_values = LazyConfigValues(self.blocks_config, ids)
+        self.state_data: dict[int, Any] = {}
+        self._state_ttl = {}
+        self.is_closed = False
+        self.STATE_TTL_WHEN_CLOSED = 1 if os.getenv("GRADIO_IS_E2E_TEST", None) else 3600
+
+
+class LeanStateHolder(StateHolder):
+    """Gradio's ``StateHolder`` whose new sessions are :class:`LeanSessionState`."""
+
+    def __getitem__(self, session_id: str) -> SessionState:
+        if session_id not in self.session_data:
+            with self.lock:
+                self.session_data.setdefault(session_id, LeanSessionState(self.blocks))
+        return super().__getitem__(session_id)
 
 
 def sweep_idle_sessions(holder: Any, idle: datetime.timedelta, now: datetime.datetime | None = None) -> int:

@@ -258,7 +258,7 @@ def build_models_tab(ctx: AppContext) -> TabHandle:
     v.save.click(on_save, [v.entry], [v.edit_result, *v.view], **QUIET, **private)
     v.delete.click(on_delete, [v.delete_name], [v.edit_result, *v.view], **QUIET, **private)
     v.unload.click(on_unload, None, v.view, **MODEL_QUEUE, **QUIET, **private)
-    return TabHandle(tab, "reviewer", on_load=(on_load, v.view))
+    return TabHandle(tab, "reviewer", on_load=(on_load, v.view), filled_on_select=True)
 
 
 def _register_api(ctx: AppContext) -> None:

@@ -80,7 +80,8 @@ def build_vqa_tab(ctx: AppContext) -> TabHandle:
         }
 
     outputs = [author_tab, verify_tab, models_tab, admin_tab, answer["progress"], verify.progress, *board["outputs"]]
-    return TabHandle(tab=tab, min_role="annotator", on_load=(on_load, outputs))
+    inner = ((author_tab, "author"), (verify_tab, "author"), (models_tab, "reviewer"), (admin_tab, "admin"))
+    return TabHandle(tab=tab, min_role="annotator", on_load=(on_load, outputs), inner_tabs=inner)
 
 
 def answer_counts(done: dict[str, int]) -> str:

@@ -33,7 +33,7 @@ def serve(settings, port: int) -> Iterator[RunningApp]:
         prevent_thread_lock=True,
         quiet=True,
         ssr_mode=False,
-        **app_module.launch_kwargs(ctx),
+        **app_module.launch_kwargs(ctx, demo),
     )
     try:
         yield RunningApp(url=f"http://127.0.0.1:{port}", ctx=ctx, demo=demo)

@@ -204,7 +204,7 @@ EVENTS: dict[str, str] = {
     # -- the page itself (app.py)
     # the one page load: anyone (a visitor not signed in on a Space is told to sign in with Hugging Face);
     # each tab's part runs only for a signed-in role that sees the tab
-    "app.build_demo.on_load": "anyone",
+    "app.page_load.on_load": "anyone",
 }
 
 #: Plain HTTP routes: ``anyone`` answers without a sign-in; ``annotator`` needs one (401/403 or a redirect to
@@ -294,6 +294,7 @@ ROUTES: dict[str, str] = {
     "/svelte/{path:path}": "anyone",
     "/static/{path:path}": "anyone",
     "/assets/{path:path}": "anyone",
+    "/assets/{name:path}": "anyone",  # the same files from memory (components/frontend_assets.py)
     "/gradio_api/custom_component/{id}/{environment}/{type}/{file_name}": "anyone",
     "/favicon.ico": "anyone",
     "/theme.css": "anyone",
@@ -341,6 +342,19 @@ def allows(least: str, identity: str) -> bool:
     (True, False, False)
     """
     return IDENTITIES.index(identity) >= IDENTITIES.index(least)
+
+
+def identity(database: Database, username: str | None) -> str:
+    """The most trusted identity of ``username`` (one of IDENTITIES): "anyone" when not signed in or disabled,
+    "author" for an annotator with the VQA author right, else the account's role."""
+    user = auth.get_user(database, username) if username else None
+    if user is None or user.disabled:
+        return "anyone"
+    if user.role == "annotator":
+        from backend.vqa.permissions import is_author
+
+        return "author" if is_author(database, user) else "annotator"
+    return user.role
 
 
 def check(database: Database, username: str | None, least: str) -> None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from backend.accounts.auth import require_role
 from backend.errors import MediaError
 from backend.planning.catalog import load_catalog
-from backend.planning.questions import PlanningQuestion, get_question, list_questions
+from backend.planning.questions import PlanningQuestion, get_question, list_question_ids
 from backend.planning.strips import check_question
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ class QuestionView:
 
 def question_ids(ctx: AppContext, username: str | None) -> list[str]:
     require_role(ctx.database, username, "annotator")
-    return [q.id for q in list_questions(ctx.database, ("released", "validated", "pending"))]
+    return list_question_ids(ctx.database, ("released", "validated", "pending"))
 
 
 def view_question(ctx: AppContext, username: str | None, question_id: str, with_clip: bool = True) -> QuestionView:

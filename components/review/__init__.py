@@ -57,4 +57,6 @@ def build_review_tab(ctx: AppContext) -> TabHandle:
         opened.select(ui_errors(on_open), [queue.current], queue.idle_outputs, **PRIVATE_FAST)
     dashboard_tab.select(*dashboard.show, **PRIVATE_FAST)
     outputs = [publish.tab, inspection.chooser, *queue.idle_outputs]
-    return TabHandle(tab=tab, min_role="reviewer", on_load=(ui_errors(on_load), outputs))
+    return TabHandle(
+        tab=tab, min_role="reviewer", on_load=(ui_errors(on_load), outputs), inner_tabs=((publish.tab, "admin"),)
+    )
