@@ -11,7 +11,6 @@ import argparse
 import gc
 import importlib
 import importlib.util
-import logging
 import os
 import sys
 from collections.abc import Callable
@@ -24,30 +23,18 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 import gradio as gr  # noqa: E402
 from starlette.requests import HTTPConnection  # noqa: E402
 
-from backend.accounts import access, auth  # noqa: E402
-from backend.campaigns.workers import study_view  # noqa: E402
 from backend.context import AppContext, build_context  # noqa: E402
 from backend.settings import Settings, load_settings  # noqa: E402
 from components import TABS, intents  # noqa: E402
 from components.access import guard_events  # noqa: E402
-from components.common import TabHandle, caller, esc  # noqa: E402
+from components.common import TabHandle, caller  # noqa: E402
 from components.fastpath import fast_routes  # noqa: E402
 from components.frontend_assets import asset_routes  # noqa: E402
 from components.invitations import invitation_routes  # noqa: E402
-from components.role_pages import (  # noqa: E402
-    PAGE_ROLES,
-    CompStudioBlocks,
-    PagePlan,
-    RolePages,
-    endpoint_roles,
-    inside,
-    role_allows,
-    role_page_routes,
-)
+from components.pages import Header, finish_plan, page_name_of, plan_pages  # noqa: E402
+from components.role_pages import CompStudioBlocks, RolePages, role_page_routes  # noqa: E402
 from components.signin import SignIn, build_signin, oauth_logout_routes  # noqa: E402
 from components.study_pages import study_routes  # noqa: E402
-
-log = logging.getLogger("compstudio.app")
 
 APP_JS = """
 () => {
@@ -92,8 +79,6 @@ APP_JS = """
   document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'hidden') flushDraft(); });
 }
 """
-# the tab each role lands on (the tab it works in)
-LANDING_TAB = {"annotator": "intents", "author": "intents", "reviewer": "review", "admin": "admin"}
 CSS = """
 #intent-progress {font-size: 0.95em} footer {visibility: hidden} #intent-sequence {display: none}
 #intent-key-hint:has(#intent-key-hint-text:empty), #intent-message:not(:has(p)), #intent-skip-message:not(:has(p)) {
@@ -124,80 +109,9 @@ def app_theme() -> gr.themes.Base:
 HEAD = "<title>CompStudio</title>"
 
 
-def tab_load(handle: TabHandle, request: gr.Request) -> dict:
-    """One tab's part of the page load, as a dict of updates; a tab that fails to load is left as built
-    (logged) so that the rest of the page still comes up."""
-    assert handle.on_load is not None
-    fn, outputs = handle.on_load
-    try:
-        result = fn(request)
-    except Exception:  # noqa: BLE001 - one tab's failure must not blank the whole page
-        log.exception("loading the %s tab failed", handle.tab.label)
-        return {}
-    if isinstance(result, dict):
-        return result
-    values = result if isinstance(result, (list, tuple)) else [result]
-    return dict(zip(outputs, values, strict=True))
-
-
-def page_load(
-    ctx: AppContext, page_role: str, header: tuple[Any, Any, Any], handles: list[TabHandle], outputs: list[Any]
-) -> Any:
-    """The load event of one role's page (components/role_pages.py): who is signed in, the page's tabs and the
-    one the person lands on, then each of those tabs' own load, as one dict (one round trip, issue 17)."""
-    who, logout, tabs = header
-    oauth = ctx.settings.effective_auth_mode == "oauth"
-    wanted = set(map(id, outputs))
-
-    def on_load(request: gr.Request) -> dict:
-        name = caller(ctx, request)
-        user = auth.get_user(ctx.database, name) if name else None
-        if user is None or user.disabled:
-            text = "Not signed in." + (" Use **Sign in with Hugging Face**." if oauth else "")
-            return {who: text, logout: gr.update(visible=False), **{h.tab: gr.Tab(visible=False) for h in handles}}
-        text = f"Signed in as **{esc(user.username)}** ({user.role})"
-        if user.has_role("admin") and ctx.notices:
-            text += "".join(f"\n\n> ⚠️ {esc(notice)}" for notice in ctx.notices)
-        if access.identity(ctx.database, user.username) != page_role:  # changed since the page was sent
-            text += " · your role has changed: **reload the page** to see your tabs"
-        # each role lands on the tab it works in (a crowd-study worker: their study's); nothing is leased
-        # until an annotator is on the Annotate tab
-        study = study_view(ctx.database, user.username)
-        if study:  # progress and, once done, the completion code are on the study page too
-            text += f' · <a href="{study["page"]}" id="study-page-link">your study page</a>'
-        landing = study["work_tab"] if study else LANDING_TAB.get(user.role, "")
-        if landing not in {h.tab.id for h in handles if user.has_role(h.min_role)}:
-            landing = LANDING_TAB.get(page_role, "")
-        # the page starts with its tabs shown and its role's landing tab selected (page_props): only what
-        # differs for this person is changed (a crowd-study worker's tab; a role changed since the page was sent)
-        updates: dict = {who: text, **{h.tab: gr.Tab(visible=False) for h in handles if not user.has_role(h.min_role)}}
-        if landing != LANDING_TAB.get(page_role):
-            updates[tabs] = gr.Tabs(selected=landing)
-        for handle in handles:  # a tab the person cannot see is not filled
-            opened = handle.filled_on_select and handle.tab.id == landing  # its select event fills it
-            if handle.on_load and user.has_role(handle.min_role) and not opened:
-                updates.update(tab_load(handle, request))
-        return {block: value for block, value in updates.items() if id(block) in wanted}
-
-    return on_load
-
-
-def page_props(role: str, handles: list[TabHandle], tabs: gr.Tabs, logout: gr.Button, oauth: bool) -> dict[int, dict]:
-    """What a role's page starts with (components/role_pages.py): its tabs shown, the role's landing tab
-    selected, and Log out (password sign-in) shown; the anonymous page starts as built."""
-    if role == "anyone":
-        return {}
-    return {
-        tabs._id: {"selected": LANDING_TAB[role]},
-        logout._id: {"visible": not oauth},
-        **{h.tab._id: {"visible": True} for h in handles},
-        **{tab._id: {"visible": True} for h in handles for tab, least in h.inner_tabs if role_allows(role, least)},
-    }
-
-
 def build_demo(ctx: AppContext) -> gr.Blocks:
-    """All tabs in one Blocks; each role's browser gets a page with the tabs that role may open
-    (components/role_pages.py), and every call is checked again on the server."""
+    """All tabs in one Blocks; each person's browser gets a page with the tabs they may open
+    (components/pages.py, components/role_pages.py), and every call is checked again on the server."""
     oauth = ctx.settings.effective_auth_mode == "oauth"
     with CompStudioBlocks(title="CompStudio") as demo:
         with gr.Row(elem_id="app-header"):
@@ -214,21 +128,11 @@ def build_demo(ctx: AppContext) -> gr.Blocks:
         with gr.Tabs() as tabs:
             for module_name, builder in TABS:
                 handles.append(getattr(importlib.import_module(module_name), builder)(ctx))
-        plan_tabs = {h.tab._id: h.min_role for h in handles}
-        plan_tabs.update({tab._id: least for h in handles for tab, least in h.inner_tabs})
-        loads: dict[str, int] = {}
-        props: dict[str, dict[int, dict]] = {}
-        for role in PAGE_ROLES:  # one load event per role page, filling only what that page holds
-            hidden = {block for block, least in plan_tabs.items() if not role_allows(role, least)}
-            page_handles = [h for h in handles if h.tab._id not in hidden]
-            fills = [c for h in page_handles if h.on_load for c in h.on_load[1] if not inside(c, hidden)]
-            outputs = [who, logout, tabs, *(h.tab for h in page_handles), *dict.fromkeys(fills)]
-            on_load = page_load(ctx, role, (who, logout, tabs), page_handles, outputs)
-            loads[role] = demo.load(on_load, None, outputs, api_visibility="private")["id"]
-            props[role] = page_props(role, page_handles, tabs, logout, oauth)
+        # one page per identity and per crowd-study tab, each with its own load event (components/pages.py)
+        pages = plan_pages(ctx, demo, Header(who=who, logout=logout, tabs=tabs), handles)
     guard_events(ctx, demo)  # the access table (backend/accounts/access.py) before every handler
     demo.queue(default_concurrency_limit=4)
-    demo.role_pages = PagePlan(tabs=plan_tabs, loads=loads, endpoint_roles=endpoint_roles(demo), props=props)
+    demo.role_pages = finish_plan(demo, pages)
     return demo
 
 
@@ -249,14 +153,14 @@ def build_app(settings: Settings, *, notices: tuple[str, ...] = (), hf_api: Any 
 
 def page_viewer(ctx: AppContext, signin: SignIn | None) -> Callable[[HTTPConnection], tuple[str | None, str]]:
     """Who asks for the page at ``/`` (components/role_pages.py): the name Gradio shows (password sign-in) and
-    the role whose page they get, "anyone" when not signed in."""
+    the page they get (components/pages.page_name_of), "anyone" when not signed in."""
 
     def viewer(connection: HTTPConnection) -> tuple[str | None, str]:
         if signin is not None:
             name = shown = signin.user(connection)
         else:  # Sign in with Hugging Face: the session Gradio's OAuth keeps (Gradio shows no name then)
             name, shown = caller(ctx, gr.Request(request=connection)), None  # type: ignore[arg-type]
-        return shown, access.identity(ctx.database, name)
+        return shown, page_name_of(ctx, name)
 
     return viewer
 

@@ -1,19 +1,18 @@
-"""One page per role: each person's browser receives only the tabs their role may open (issue 17).
+"""One page per role: each person's browser receives only the tabs they may open (issue 17).
 
 Gradio sends the configuration of the whole Blocks to every visitor, and its frontend loads the code of every
-component type in it and mounts every component, including tabs the person's role never shows. Measured with
-``benchmarks/page_speed.py``, that was most of the sign-in wait. Gradio already knows how to serve part of a
-Blocks: ``config["page"][name]`` lists the components, events and layout of one page, and ``GET /?page=name``
-serves only those. This module adds one such page per role (``as-annotator``, ``as-reviewer``, ``as-admin``,
-and ``as-anyone`` for a visitor who has not signed in yet on a Space), computed from the built Blocks, and
-:class:`RolePageGate` serves each person their role's page at ``/``.
+component type in it and builds every component, including tabs the person never sees. Measured with
+``benchmarks/page_speed.py``, that was most of the sign-in wait. Gradio can serve part of a Blocks: a page entry
+(``config["page"][name]``) lists the components, events and layout one page holds. ``app.build_demo`` plans one
+page per identity of the access table (anyone, annotator, author, reviewer, admin) and one per crowd-study work
+tab (a study worker sees only their study's tab), and :func:`role_page_routes` serves each person theirs at
+``/``, chosen on the server from who they are.
 
-What a page leaves out: the tabs (and inner tabs) whose least role is above the page's role, every component
-inside them, and every event that touches one of them. The named API endpoints go into the pages of the roles
-the access table lets call them (so "Use via API" lists what the person may call). Each page has its own load
-event (``app.build_demo`` makes one per role), so no page waits on a handler that fills tabs it does not have.
-Nothing else changes: events keep their ids, and every handler still checks the caller on the server
-(``components/access.py``); the page only decides what is sent, not what is allowed.
+What a page leaves out: the tabs (and inner tabs) it does not hold, every component inside them, and every
+event that touches one of them. The named API endpoints are for scripts, not the page; "Use via API" lists
+those the page's identity may call. Each page has its own load event (``components.pages.page_load``). Nothing else
+changes: events keep their ids, and every handler still checks the caller on the server
+(``components/access.py``); a page decides what is sent, not what is allowed.
 """
 
 from __future__ import annotations
@@ -40,36 +39,36 @@ from components.idle_sessions import LeanStateHolder
 PAGE_ROLES: tuple[str, ...] = access.IDENTITIES  # anyone, annotator, author, reviewer, admin
 
 
-def page_name(role: str) -> str:
-    return f"as-{role}"
-
-
 def role_allows(role: str, least: str) -> bool:
     """Whether the page of ``role`` (one of the access table's identities) holds what needs ``least``."""
     return access.allows(least, role)
 
 
 @dataclass(frozen=True)
+class Page:
+    """One page: the identity whose rights its API list follows, the blocks it leaves out (with everything
+    inside them), its own load event, and the properties it starts with (its tabs shown, the tab it lands on,
+    so that the load need not change them: a changed selection would also fire the tab's select event)."""
+
+    identity: str
+    hidden: frozenset[int]
+    load: int
+    props: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class PagePlan:
-    """What decides each role's page: the blocks left out of it (tabs above the role: their ids and least
-    role), each page's own load event, and the access table's least role of each named API endpoint."""
+    """The app's pages by name, and the access table's least identity of each named API endpoint."""
 
-    tabs: Mapping[int, str]  # block id of a tab -> the least role that may open it
-    loads: Mapping[str, int]  # page role -> the id of its load event
-    endpoint_roles: Mapping[int, str]  # event id of a named API endpoint -> least role (access table)
-    # page role -> block id -> properties the page starts with (its tabs shown, the tab the role lands on), so
-    # the load event need not change them (a changed selection would also fire the tab's select event)
-    props: Mapping[str, Mapping[int, Mapping[str, Any]]] = field(default_factory=dict)
+    pages: Mapping[str, Page]
+    endpoint_roles: Mapping[int, str]  # event id of a named API endpoint -> least identity (access table)
 
-    def hidden(self, role: str) -> frozenset[int]:
-        return frozenset(block for block, least in self.tabs.items() if not role_allows(role, least))
-
-    def page(self, config: Mapping[str, Any], role: str) -> dict[str, Any]:
-        """The ``config["page"]`` entry for ``role``: layout, component ids and event ids."""
-        layout = _pruned(config["layout"], self.hidden(role))
+    def page(self, config: Mapping[str, Any], name: str) -> dict[str, Any]:
+        """The ``config["page"]`` entry of page ``name``: layout, component ids and event ids."""
+        page = self.pages[name]
+        layout = _pruned(config["layout"], page.hidden)
         components = set(_ids(layout))
-        own_load = self.loads.get(role)
-        other_loads = set(self.loads.values()) - {own_load}
+        other_loads = {other.load for other in self.pages.values()} - {page.load}
         kept: list[int] = []
         for dependency in config["dependencies"]:
             number = dependency["id"]
@@ -85,9 +84,10 @@ class PagePlan:
         layout = _pruned(layout, unused)
         return {"layout": layout, "components": sorted(components - unused), "dependencies": kept}
 
-    def endpoints(self, role: str) -> set[int]:
-        """The named API endpoints ``role`` may call (listed in the page's "Use via API")."""
-        return {number for number, least in self.endpoint_roles.items() if role_allows(role, least)}
+    def endpoints(self, name: str) -> set[int]:
+        """The named API endpoints the page's identity may call (listed in the page's "Use via API")."""
+        identity = self.pages[name].identity
+        return {number for number, least in self.endpoint_roles.items() if role_allows(identity, least)}
 
 
 def _ids(node: Mapping[str, Any]) -> Iterable[int]:
@@ -141,7 +141,7 @@ def endpoint_roles(demo: gr.Blocks) -> dict[int, str]:
 
 
 class CompStudioBlocks(gr.Blocks):
-    """The app's Blocks: it carries the plan of its role pages (set by ``app.build_demo``), and the state
+    """The app's Blocks: it carries the plan of its pages (set by ``app.build_demo``), and the state
     holder Gradio gives it makes lean sessions (components/idle_sessions.py)."""
 
     role_pages: PagePlan | None = None
@@ -161,24 +161,24 @@ class CompStudioBlocks(gr.Blocks):
 
 
 class RolePages:
-    """The page each role is served at ``/``: Gradio's configuration cut to the role's page, and the API
-    description of the endpoints on it ("Use via API"), made once per role and root URL (a launched Blocks'
+    """The pages served at ``/``: Gradio's configuration cut to one page, and the API description of the
+    endpoints its identity may call ("Use via API"), made once per page and root URL (a launched Blocks'
     configuration does not change; a rebuilt one is a new key)."""
 
     def __init__(self, plan: PagePlan):
         self.plan = plan
         self._served: dict[tuple[int, str, str], tuple[dict[str, Any], dict[str, Any]]] = {}
 
-    def served(self, blocks: gr.Blocks, role: str, root: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        key = (id(blocks.config), role, root)
+    def served(self, blocks: gr.Blocks, name: str, root: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        key = (id(blocks.config), name, root)
         if key not in self._served:
             source = blocks.config
-            page = self.plan.page(source, role)
+            page = self.plan.page(source, name)
             ids, events = set(page["components"]), set(page["dependencies"])
             rest = {k: v for k, v in source.items() if k not in {"components", "dependencies", "layout", "page"}}
             config = utils.safe_deepcopy(rest)
             config["components"] = utils.safe_deepcopy([c for c in source["components"] if c["id"] in ids])
-            starts = self.plan.props.get(role, {})
+            starts = self.plan.pages[name].props
             for component in config["components"]:
                 component["props"].update(starts.get(component["id"], {}))
             config["dependencies"] = utils.safe_deepcopy([d for d in source["dependencies"] if d["id"] in events])
@@ -186,7 +186,7 @@ class RolePages:
             config["page"] = {"": page}  # the browser takes the page of its URL, "/"
             config["current_page"] = ""
             config = dict(route_utils.update_root_in_config(config, root))
-            self._served[key] = (config, _api_info(blocks, events | self.plan.endpoints(role), root))
+            self._served[key] = (config, _api_info(blocks, events | self.plan.endpoints(name), root))
         return self._served[key]
 
 
@@ -213,18 +213,18 @@ def _api_info(blocks: gr.Blocks, events: set[int], root: str) -> dict[str, Any]:
 
 
 def role_page_routes(pages: RolePages, viewer: Callable[[HTTPConnection], tuple[str | None, str]]) -> list[Route]:
-    """``GET /`` (before Gradio's own): the page of the caller's role. ``viewer`` gives the signed-in person's
-    name as Gradio shows it (None under Sign in with Hugging Face) and their role, "anyone" when not signed in."""
+    """``GET /`` (before Gradio's own): the caller's page. ``viewer`` gives the signed-in person's name as Gradio
+    shows it (None under Sign in with Hugging Face) and the name of their page, "anyone" when not signed in."""
 
     async def page(request: Request) -> Response:
-        username, role = await anyio.to_thread.run_sync(viewer, request)
+        username, name = await anyio.to_thread.run_sync(viewer, request)
         app = request.app
-        if role == "anyone" and (app.auth is not None or getattr(app, "auth_dependency", None) is not None):
+        if name == "anyone" and (app.auth is not None or getattr(app, "auth_dependency", None) is not None):
             return RedirectResponse("login", status_code=303)
         blocks = app.get_blocks()
         root_path = app.root_path or request.scope.get("root_path") or blocks.custom_mount_path
         root = route_utils.get_root_url(request=request, route_path="/", root_path=root_path)
-        config, api_info = pages.served(blocks, role, root)
+        config, api_info = pages.served(blocks, name, root)
         context = {"base_url": "./", "config": {**config, "username": username, "deep_link_state": "none"}}
         return templates.TemplateResponse(
             request=request, name="frontend/index.html", context={**context, "gradio_api_info": api_info}

@@ -103,6 +103,9 @@ def test_worker_arrives_qualifies_works_and_gets_the_completion_code(app, browse
 
     page.locator("#study-start").click()
     expect(page.locator("#whoami")).to_contain_text("s1-5f00aa11bb22cc33dd44ee55", timeout=60_000)
+    # a study worker's page holds their study's tab only (components/pages.py)
+    assert [t.strip() for t in page.get_by_role("tab").all_inner_texts() if t.strip()] == ["Annotate intents"]
+    page.screenshot(path=str(shots / "worker-page.png"))
     annotate_one(page)
     expect(page.locator("#intent-progress")).to_contain_text("1 of 2 tasks done", timeout=30_000)
     annotate_one(page)

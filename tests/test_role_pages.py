@@ -54,9 +54,9 @@ def running(tmp_path_factory, demo_media_cache):
         yield app
 
 
-def served(app, identity: str, query: str = "") -> tuple[dict, dict]:
-    """The configuration and API description embedded in ``GET /`` for ``identity``."""
-    client = ApiClient(app.url, ACCOUNTS[identity], PASSWORD)
+def served(app, identity: str, query: str = "", client: ApiClient | None = None) -> tuple[dict, dict]:
+    """The configuration and API description embedded in ``GET /`` for ``identity`` (or ``client``'s person)."""
+    client = client or ApiClient(app.url, ACCOUNTS[identity], PASSWORD)
     html = client.http.get(app.url + "/" + query).text
     config = json.loads(re.search(r"window.gradio_config = (.*?);</script>", html, re.S).group(1))
     api = json.loads(re.search(r"window.gradio_api_info = (.*?);</script>", html, re.S).group(1))
@@ -94,15 +94,31 @@ def test_a_page_keeps_every_event_its_components_trigger(running, identity):
     sent = {d["id"] for d in config["dependencies"]}
     for dependency in config["dependencies"]:
         assert set(_touched(dependency)) <= on_page, dependency["id"]
-    endpoints = set(running.demo.role_pages.endpoint_roles)
-    loads = set(running.demo.role_pages.loads.values())
+    plan = running.demo.role_pages
+    endpoints = set(plan.endpoint_roles)
+    loads = {page.load for page in plan.pages.values()}
     for dependency in running.demo.config["dependencies"]:
         if dependency["id"] in endpoints | loads or not dependency["targets"]:
             continue
         if all(target[0] in on_page for target in dependency["targets"]):
             assert dependency["id"] in sent, f"event {dependency['id']} ({dependency['api_name']}) was left out"
-    assert [d["id"] for d in config["dependencies"] if d["id"] in loads] == [running.demo.role_pages.loads[identity]]
+    assert [d["id"] for d in config["dependencies"] if d["id"] in loads] == [plan.pages[identity].load]
     assert not sent & endpoints
+
+
+def test_a_study_worker_gets_only_their_studys_tab(running):
+    from backend.campaigns import links, studies
+
+    study = studies.create_study(
+        running.ctx.database, "boss", name="Plans", kind="planning", tasks_per_worker=2, qualification_size=0
+    )
+    worker = ApiClient.by_link(links.worker_link(running.ctx.database, study, running.url, "5f00aa11bb22cc33dd44ee66"))
+    config, api = served(running, "annotator", client=worker)
+    assert {tab for tab in tab_ids(config) if "-" not in tab} == {"planning"}
+    outer = next(c for c in config["components"] if c["type"] == "tabs")
+    assert outer["props"]["selected"] == "planning"
+    assert "planning_submit_check" in {name.lstrip("/") for name in api["named_endpoints"]}  # an annotator's API list
+    assert not {"review_next", "dataset_publish"} & {name.lstrip("/") for name in api["named_endpoints"]}
 
 
 def test_the_server_chooses_the_page_not_the_caller(running):

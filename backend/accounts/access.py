@@ -204,7 +204,7 @@ EVENTS: dict[str, str] = {
     # -- the page itself (app.py)
     # the one page load: anyone (a visitor not signed in on a Space is told to sign in with Hugging Face);
     # each tab's part runs only for a signed-in role that sees the tab
-    "app.page_load.on_load": "anyone",
+    "components.pages.page_load.on_load": "anyone",
 }
 
 #: Plain HTTP routes: ``anyone`` answers without a sign-in; ``annotator`` needs one (401/403 or a redirect to
