@@ -63,6 +63,18 @@ def seed_demo_media(settings: Settings, cache: Path) -> None:
     shutil.copytree(cache, settings.media_dir / "demo", dirs_exist_ok=True)
 
 
+@pytest.fixture(scope="module")
+def identities_app(tmp_path_factory, demo_media_cache: Path):
+    """The real app in this process on the demo content, one per test module, with an account of each identity
+    of the access table (``e2e_helpers.IDENTITY_ACCOUNTS``, password ``e2e_helpers.IDENTITY_PASSWORD``)."""
+    from e2e_helpers import IDENTITY_PASSWORD, app_with_identities
+
+    settings = Settings(data_dir=tmp_path_factory.mktemp("identities") / "data")
+    seed_demo_media(settings, demo_media_cache)
+    with app_with_identities(settings, IDENTITY_PASSWORD) as app:
+        yield app
+
+
 @pytest.fixture
 def demo_ctx(settings: Settings, demo_media_cache: Path) -> AppContext:
     """A fresh database with the demo content (classes, five demo sequences in the pool)."""

@@ -17,15 +17,13 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import seed_demo_media
-from e2e_helpers import ApiClient, app_in_process
+from e2e_helpers import IDENTITY_ACCOUNTS, IDENTITY_PASSWORD, ApiClient
 
-from backend.accounts import access, auth
-from backend.vqa.permissions import set_permission
+from backend.accounts import access
 from components.access import key_of
 
-PASSWORD = "password1"
-ACCOUNTS = {"annotator": "ann", "author": "writer", "reviewer": "rev", "admin": "boss"}
+PASSWORD = IDENTITY_PASSWORD
+ACCOUNTS = IDENTITY_ACCOUNTS
 REFUSAL = re.compile(
     r"You are not signed in|This needs the \w+ role|There is no account named|is disabled|"
     r"needs the author permission|not in the access table"
@@ -37,16 +35,8 @@ HOW_TO_ADD = (
 
 
 @pytest.fixture(scope="module")
-def running(tmp_path_factory, demo_media_cache):
-    from backend.settings import Settings
-
-    settings = Settings(data_dir=tmp_path_factory.mktemp("access") / "data")
-    seed_demo_media(settings, demo_media_cache)
-    with app_in_process(settings) as app:
-        for identity, name in ACCOUNTS.items():
-            auth.add_user(app.ctx.database, name, "annotator" if identity == "author" else identity, PASSWORD)
-        set_permission(app.ctx.database, "boss", "writer", "author")
-        yield app
+def running(identities_app):
+    return identities_app
 
 
 def dump(app) -> list[str]:

@@ -14,17 +14,15 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import seed_demo_media
-from e2e_helpers import ApiClient, app_in_process, browser_login
+from e2e_helpers import IDENTITY_ACCOUNTS, IDENTITY_PASSWORD, ApiClient, browser_login
 from gradio.route_utils import BUILD_PATH_LIB
 
 from backend.accounts import access, auth
-from backend.vqa.permissions import set_permission
 from components.access import key_of
 from components.role_pages import _touched
 
-PASSWORD = "password1"
-ACCOUNTS = {"annotator": "ann", "author": "writer", "reviewer": "rev", "admin": "boss"}
+PASSWORD = IDENTITY_PASSWORD
+ACCOUNTS = IDENTITY_ACCOUNTS
 TOP_TABS = {
     "annotator": {"intents", "planning", "vqa", "icl"},
     "author": {"intents", "planning", "vqa", "icl"},
@@ -42,16 +40,8 @@ INNER_TABS = {
 
 
 @pytest.fixture(scope="module")
-def running(tmp_path_factory, demo_media_cache):
-    from backend.settings import Settings
-
-    settings = Settings(data_dir=tmp_path_factory.mktemp("pages") / "data")
-    seed_demo_media(settings, demo_media_cache)
-    with app_in_process(settings) as app:
-        for identity, name in ACCOUNTS.items():
-            auth.add_user(app.ctx.database, name, "annotator" if identity == "author" else identity, PASSWORD)
-        set_permission(app.ctx.database, "boss", "writer", "author")
-        yield app
+def running(identities_app):
+    return identities_app
 
 
 def served(app, identity: str, query: str = "", client: ApiClient | None = None) -> tuple[dict, dict]:
