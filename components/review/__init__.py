@@ -39,6 +39,8 @@ def build_review_tab(ctx: AppContext) -> TabHandle:
         api.register(ctx)
 
     def on_load(request: gr.Request) -> dict:
+        """The page load's part: the inspection choices. The queue's counts come from the tab's select event,
+        which Gradio fires whenever the tab is opened, the page opening on it included."""
         name = caller(ctx, request)
         user = auth.get_user(ctx.database, name) if name else None
         if user is None or not user.has_role("reviewer"):
@@ -46,7 +48,6 @@ def build_review_tab(ctx: AppContext) -> TabHandle:
         return {
             publish.tab: gr.Tab(visible=user.has_role("admin")),
             inspection.chooser: gr.update(choices=inspection_choices(ctx, name)),
-            **refresh_queue(ctx, queue, None, name),
         }
 
     def on_open(item: dict | None, request: gr.Request) -> dict:
@@ -56,7 +57,7 @@ def build_review_tab(ctx: AppContext) -> TabHandle:
     for opened in (tab, queue_tab):
         opened.select(ui_errors(on_open), [queue.current], queue.idle_outputs, **PRIVATE_FAST)
     dashboard_tab.select(*dashboard.show, **PRIVATE_FAST)
-    outputs = [publish.tab, inspection.chooser, *queue.idle_outputs]
+    outputs = [publish.tab, inspection.chooser]
     return TabHandle(
         tab=tab, min_role="reviewer", on_load=(ui_errors(on_load), outputs), inner_tabs=((publish.tab, "admin"),)
     )
