@@ -54,8 +54,16 @@ def build_review_tab(ctx: AppContext) -> TabHandle:
         return refresh_queue(ctx, queue, item, caller(ctx, request))
 
     # counts are right whenever the tab (or its queue) is opened, not only after Next item (issue 13 §3)
-    for opened in (tab, queue_tab):
-        opened.select(ui_errors(on_open), [queue.current], queue.idle_outputs, **PRIVATE_FAST)
+    # (one event for both: on the tab's first visit Gradio fires both selects at once, and "once" makes that one
+    # call, issue 17)
+    gr.on(
+        [tab.select, queue_tab.select],
+        ui_errors(on_open),
+        [queue.current],
+        queue.idle_outputs,
+        trigger_mode="once",
+        **PRIVATE_FAST,
+    )
     dashboard_tab.select(*dashboard.show, **PRIVATE_FAST)
     outputs = [publish.tab, inspection.chooser]
     return TabHandle(
