@@ -3,10 +3,10 @@
 Gradio sends the configuration of the whole Blocks to every visitor, and its frontend loads the code of every
 component type in it and builds every component, including tabs the person never sees. Measured with
 ``benchmarks/page_speed.py``, that was most of the sign-in wait. Gradio can serve part of a Blocks: a page entry
-(``config["page"][name]``) lists the components, events and layout one page holds. ``app.build_demo`` plans one
-page per identity of the access table (anyone, annotator, author, reviewer, admin) and one per crowd-study work
-tab (a study worker sees only their study's tab), and :func:`role_page_routes` serves each person theirs at
-``/``, chosen on the server from who they are.
+(``config["page"][name]``) lists the components, events and layout one page holds. ``components/pages.py``
+plans one page per identity of the access table (anyone, annotator, author, reviewer, admin) and one per
+crowd-study work tab (a study worker sees only their study's tab), and :func:`role_page_routes` serves each
+person theirs at ``/``, chosen on the server from who they are.
 
 What a page leaves out: the tabs (and inner tabs) it does not hold, every component inside them, and every
 event that touches one of them. The named API endpoints are for scripts, not the page; "Use via API" lists
