@@ -31,8 +31,8 @@ from components.common import TabHandle, caller  # noqa: E402
 from components.fastpath import fast_routes  # noqa: E402
 from components.frontend_assets import asset_routes  # noqa: E402
 from components.invitations import invitation_routes  # noqa: E402
-from components.pages import Header, finish_plan, page_name_of, plan_pages  # noqa: E402
-from components.role_pages import CompStudioBlocks, RolePages, role_page_routes  # noqa: E402
+from components.pages import Header, page_name_of, plan_pages  # noqa: E402
+from components.role_pages import CompStudioBlocks, PagePlan, RolePages, endpoint_roles, role_page_routes  # noqa: E402
 from components.signin import SignIn, build_signin, oauth_logout_routes  # noqa: E402
 from components.study_pages import study_routes  # noqa: E402
 
@@ -132,7 +132,7 @@ def build_demo(ctx: AppContext) -> gr.Blocks:
         pages = plan_pages(ctx, demo, Header(who=who, logout=logout, tabs=tabs), handles)
     guard_events(ctx, demo)  # the access table (backend/accounts/access.py) before every handler
     demo.queue(default_concurrency_limit=4)
-    demo.role_pages = finish_plan(demo, pages)
+    demo.role_pages = PagePlan(pages=pages, endpoint_roles=endpoint_roles(demo))
     return demo
 
 

@@ -2,9 +2,9 @@
 
 :class:`LeanStateHolder` (installed by ``components.role_pages.CompStudioBlocks``) makes each new session
 compute the per-block config Gradio keeps for it only when something asks for a block's (Gradio reads them
-all only for deep links, which this app does not offer): Gradio computes all 761 at the session's start, which
-took ~45 ms on the event loop at every page load (measured: ``/gradio_api/queue/join`` 41-69 ms, 2-4 ms
-lean) and ~1 MB per session (the figure below is from before).
+all only for deep links, which this app does not offer): Gradio computes all 761 at the session's start: 36 ms on
+the event loop at every page load and 1.09 MB per session; lean, 0.07 ms and 0.05 MB
+(``benchmarks/session_start.py``; the figure below is from before).
 
 Every new Gradio session (a page load, or an API client's ``session_hash`` on Gradio's routes) holds a copy of
 the whole UI's per-block config, ~1 MB here, and Gradio drops one only when ``state_session_capacity`` more

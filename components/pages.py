@@ -20,7 +20,7 @@ from backend.campaigns.studies import WORK_TAB
 from backend.campaigns.workers import study_view
 from backend.context import AppContext
 from components.common import TabHandle, caller, esc
-from components.role_pages import PAGE_ROLES, Page, PagePlan, endpoint_roles, inside, role_allows
+from components.role_pages import Page, inside
 
 log = logging.getLogger("compstudio.pages")
 
@@ -50,8 +50,8 @@ def page_name_of(ctx: AppContext, username: str | None) -> str:
 def page_specs(handles: list[TabHandle]) -> dict[str, tuple[str, list[TabHandle], str]]:
     """Each page's name -> (the identity its rights follow, its tabs, the tab it lands on)."""
     specs = {
-        identity: (identity, [h for h in handles if role_allows(identity, h.min_role)], LANDING_TAB.get(identity, ""))
-        for identity in PAGE_ROLES
+        identity: (identity, [h for h in handles if access.allows(h.min_role, identity)], LANDING_TAB.get(identity, ""))
+        for identity in access.IDENTITIES
     }
     for tab in WORK_TAB.values():
         specs[f"worker-{tab}"] = ("annotator", [h for h in handles if h.tab.id == tab], tab)
@@ -59,17 +59,16 @@ def page_specs(handles: list[TabHandle]) -> dict[str, tuple[str, list[TabHandle]
 
 
 def plan_pages(ctx: AppContext, demo: gr.Blocks, header: Header, handles: list[TabHandle]) -> dict[str, Page]:
-    """Make each page's load event (inside ``demo``'s context) and return the pages; endpoints are added to the
-    plan once the Blocks are built (:func:`finish_plan`)."""
+    """Make each page's load event (inside ``demo``'s context) and return the pages (``app.build_demo`` adds the
+    endpoints once the Blocks are built)."""
     oauth = ctx.settings.effective_auth_mode == "oauth"
+    top = {h.tab._id for h in handles}
     least = {h.tab._id: h.min_role for h in handles} | {t._id: r for h in handles for t, r in h.inner_tabs}
     pages = {}
     for name, (identity, page_handles, landing) in page_specs(handles).items():
         kept = {h.tab._id for h in page_handles}
         hidden = frozenset(
-            block
-            for block, role in least.items()
-            if not role_allows(identity, role) or (block in {h.tab._id for h in handles} and block not in kept)
+            block for block, role in least.items() if not access.allows(role, identity) or (block in top - kept)
         )
         fills = [c for h in page_handles if h.on_load for c in h.on_load[1] if not inside(c, hidden)]
         outputs = [header.who, header.logout, header.tabs, *(h.tab for h in page_handles), *dict.fromkeys(fills)]
@@ -80,17 +79,15 @@ def plan_pages(ctx: AppContext, demo: gr.Blocks, header: Header, handles: list[T
     return pages
 
 
-def finish_plan(demo: gr.Blocks, pages: dict[str, Page]) -> PagePlan:
-    return PagePlan(pages=pages, endpoint_roles=endpoint_roles(demo))
-
-
 def page_props(landing: str, handles: list[TabHandle], identity: str, header: Header, oauth: bool) -> dict[int, dict]:
     """What a page starts with: its tabs shown, its landing tab selected, Log out shown (password sign-in)."""
     return {
         header.tabs._id: {"selected": landing},
         header.logout._id: {"visible": not oauth},
         **{h.tab._id: {"visible": True} for h in handles},
-        **{tab._id: {"visible": True} for h in handles for tab, least in h.inner_tabs if role_allows(identity, least)},
+        **{
+            tab._id: {"visible": True} for h in handles for tab, least in h.inner_tabs if access.allows(least, identity)
+        },
     }
 
 

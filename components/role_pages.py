@@ -17,6 +17,7 @@ changes: events keep their ids, and every handler still checks the caller on the
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,13 +36,6 @@ from starlette.routing import Route
 
 from backend.accounts import access
 from components.idle_sessions import LeanStateHolder
-
-PAGE_ROLES: tuple[str, ...] = access.IDENTITIES  # anyone, annotator, author, reviewer, admin
-
-
-def role_allows(role: str, least: str) -> bool:
-    """Whether the page of ``role`` (one of the access table's identities) holds what needs ``least``."""
-    return access.allows(least, role)
 
 
 @dataclass(frozen=True)
@@ -76,7 +70,7 @@ class PagePlan:
                 continue
             if _fits(dependency, components, set(kept)):
                 kept.append(number)
-        # a named endpoint's placeholder component is not sent either
+        # nor the stand-in component Gradio makes for each named endpoint
         used = {
             block for dependency in config["dependencies"] if dependency["id"] in kept for block in _touched(dependency)
         }
@@ -87,7 +81,7 @@ class PagePlan:
     def endpoints(self, name: str) -> set[int]:
         """The named API endpoints the page's identity may call (listed in the page's "Use via API")."""
         identity = self.pages[name].identity
-        return {number for number, least in self.endpoint_roles.items() if role_allows(identity, least)}
+        return {number for number, least in self.endpoint_roles.items() if access.allows(least, identity)}
 
 
 def _ids(node: Mapping[str, Any]) -> Iterable[int]:
@@ -165,13 +159,20 @@ class RolePages:
     endpoints its identity may call ("Use via API"), made once per page and root URL (a launched Blocks'
     configuration does not change; a rebuilt one is a new key)."""
 
+    #: pages kept: the root comes from the request's Host header, so the cache must not grow with what callers send
+    KEEP = 32
+
     def __init__(self, plan: PagePlan):
         self.plan = plan
-        self._served: dict[tuple[int, str, str], tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._served: OrderedDict[tuple[int, str, str], tuple[dict[str, Any], dict[str, Any]]] = OrderedDict()
 
     def served(self, blocks: gr.Blocks, name: str, root: str) -> tuple[dict[str, Any], dict[str, Any]]:
         key = (id(blocks.config), name, root)
-        if key not in self._served:
+        if key in self._served:
+            self._served.move_to_end(key)
+        else:
+            while len(self._served) >= self.KEEP:
+                self._served.popitem(last=False)
             source = blocks.config
             page = self.plan.page(source, name)
             ids, events = set(page["components"]), set(page["dependencies"])

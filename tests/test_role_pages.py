@@ -208,3 +208,14 @@ def test_sessions_are_lean_and_keep_what_gradio_keeps(running):
     client = ApiClient(running.url, "ann", PASSWORD)
     client.call("planning_questions")  # a new session, through Gradio's queue
     assert isinstance(running.demo.state_holder.session_data[client.session_hash], LeanSessionState)
+
+
+def test_served_pages_are_kept_for_a_bounded_number_of_roots(running):
+    """The root URL comes from the request's Host header: what callers send must not grow the cache."""
+    from components.role_pages import RolePages
+
+    pages = RolePages(running.demo.role_pages)
+    for index in range(RolePages.KEEP + 8):
+        config, _ = pages.served(running.demo, "annotator", f"http://host-{index}.example")
+        assert config["root"] == f"http://host-{index}.example"
+    assert len(pages._served) == RolePages.KEEP
