@@ -147,7 +147,9 @@ def test_reviewer_uploads_a_test_set_and_annotators_do_not_see_the_panel(app, tm
         page = _open_tab(browser, app, "res")
         page.get_by_text("Add an example bank or test set (reviewers and admins)").click()
         page.locator("#icl_upload_file input[type=file]").set_input_files(str(bad))
-        expect(page.locator("#icl_upload_file")).to_contain_text("test_broken_like.jsonl")
+        # the file's row by its accessible name (Gradio splits the shown name into stem and suffix, so the
+        # element's text can read "test_x .jsonl" depending on layout)
+        expect(page.locator("#icl_upload_file").get_by_role("cell", name="test_broken_like.jsonl")).to_be_visible()
         page.locator("#icl_upload").click()
         message = page.locator("#icl_message")
         expect(message).to_contain_text(
@@ -155,7 +157,9 @@ def test_reviewer_uploads_a_test_set_and_annotators_do_not_see_the_panel(app, tm
         )
         page.locator("#icl_upload_file button[aria-label='Clear']").first.click()
         page.locator("#icl_upload_file input[type=file]").set_input_files(str(good))
-        expect(page.locator("#icl_upload_file")).to_contain_text("test_dative_like.jsonl")
+        # the file's row by its accessible name (Gradio splits the shown name into stem and suffix, so the
+        # element's text can read "test_x .jsonl" depending on layout)
+        expect(page.locator("#icl_upload_file").get_by_role("cell", name="test_dative_like.jsonl")).to_be_visible()
         page.locator("#icl_upload").click()
         expect(message).to_contain_text("Stored the tests set test_dative_like (1 lines).", timeout=10_000)
         expect(_field(page, "icl_tests")).to_have_value("test_dative_like")
