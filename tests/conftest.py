@@ -93,3 +93,11 @@ def browser():
 
     with chromium_browser() as launched:
         yield launched
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test that uses the ``browser`` fixture is a browser test (``-m "not browser"`` leaves it out); files
+    that start chromium themselves, kill processes or load a server say so with ``pytestmark`` (issue 31)."""
+    for item in items:
+        if "browser" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.browser)

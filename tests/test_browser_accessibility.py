@@ -15,6 +15,8 @@ from review_helpers import PASSWORD, add_people, add_sequences, annotate_all, ju
 from backend.accounts import auth
 from backend.review import service as review
 
+pytestmark = pytest.mark.browser
+
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory, demo_media_cache):

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import seed_demo_media
 from e2e_helpers import app_in_process, browser_login, chromium_browser, visit_every_tab
 
 import app as app_module
+
+pytestmark = pytest.mark.browser
 
 
 def test_demo_admin_visits_every_tab_and_an_annotator_sees_only_annotation(settings, demo_media_cache):

@@ -25,6 +25,8 @@ from backend.context import build_context
 from backend.settings import Settings
 from backend.vilpact.importer import import_vilpact
 
+pytestmark = pytest.mark.load
+
 WORKERS, TASKS, N, GOLD_RATE, GOLD_ITEMS, QUIZ = 50, 10, 3, 0.2, 10, 2
 ENV = {
     "COMPSTUDIO_DEMO_CONTENT": "false",

@@ -17,12 +17,15 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from e2e_helpers import ROOT
 
 from backend.context import build_context
 from backend.operations.backup import take_snapshot
 from backend.settings import Settings
 from backend.storage import audit
+
+pytestmark = pytest.mark.crash
 
 BANK = ROOT / "assets" / "icl" / "example_bank.jsonl"
 

@@ -39,6 +39,8 @@ from backend.vqa.demo import DEMO_FILE
 from backend.vqa.io import import_items
 from backend.vqa.permissions import set_permission
 
+pytestmark = pytest.mark.crash
+
 PASSWORD = "password-123"
 ANSWERERS, CHECKERS = ["ans0", "ans1", "ans2"], ["chk0", "chk1", "chk2"]
 VERIFIERS, REVIEWERS = ["ver0", "ver1"], ["rev0", "rev1"]

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
 from e2e_helpers import browser_login, chromium_browser, free_port, kill_hard, start_app_process, wait_http_ok
 from playwright.sync_api import expect
 
 from backend.context import build_context
 from backend.settings import Settings
+
+pytestmark = pytest.mark.browser
 
 
 def counts(data_dir) -> dict[str, int]:

@@ -24,6 +24,8 @@ from backend.operations.backup import backups_dir, check_snapshot
 from backend.settings import Settings
 from backend.storage import Database
 
+pytestmark = pytest.mark.crash
+
 PASSWORD = "password-123"
 FULL_MESSAGE = "the server's disk is full"
 LONG_CONCRETE = "S/He wants to " + "drink some cold water " * 21  # under the 500-character limit

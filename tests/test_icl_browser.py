@@ -15,6 +15,8 @@ from backend.icl.store import import_set
 from tests.conftest import COGS_ASSETS, COGS_BANK
 from tests.tiny_models import tiny_spec
 
+pytestmark = pytest.mark.browser
+
 PASSWORD = "password1"
 
 

@@ -17,6 +17,8 @@ from backend.icl.store import import_set
 from tests.conftest import COGS_ASSETS, COGS_BANK
 from tests.tiny_models import tiny_spec
 
+pytestmark = pytest.mark.browser
+
 PASSWORD = "password1"
 FIRST_CASE = "0: [phrareco] The baby on a tray in the house screamed ."
 

@@ -10,6 +10,8 @@ from playwright.sync_api import expect, sync_playwright
 from backend.accounts import auth
 from components.models import build_models_tab
 
+pytestmark = pytest.mark.browser
+
 
 @pytest.fixture
 def served(ctx):

@@ -19,6 +19,8 @@ from backend.context import build_context
 from backend.settings import Settings
 from backend.vilpact.importer import import_vilpact
 
+pytestmark = [pytest.mark.load, pytest.mark.crash]
+
 ANNOTATORS, SUBMISSIONS, PASSWORD = 30, 20, "password1"
 
 

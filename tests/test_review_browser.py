@@ -9,6 +9,8 @@ from e2e_helpers import ApiClient, ApiError, app_in_process, browser_login, chro
 from playwright.sync_api import expect
 from review_helpers import INTENTS, PASSWORD, add_people, add_sequences
 
+pytestmark = pytest.mark.browser
+
 ROUNDS = {1: ["a1", "a2"], 2: ["b1", "b2"], 3: ["c1", "c2"]}
 # What the reviewer decides, per round and sequence (True = reasonable), in annotation order.
 DECISIONS = {

@@ -18,6 +18,8 @@ from e2e_helpers import app_in_process, browser_login
 from playwright.sync_api import expect
 from review_helpers import PASSWORD, add_people, add_sequences, annotate_all
 
+pytestmark = pytest.mark.browser
+
 SHOTS = Path(os.environ.get("COMPSTUDIO_SHOTS", tempfile.gettempdir())) / "review-page"
 ERROR_BADGE = ".error"  # Gradio's status tracker marks an output that failed with this class
 

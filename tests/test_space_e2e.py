@@ -27,6 +27,8 @@ from backend.storage import utcnow
 from tests.e2e_helpers import app_in_process, chromium_browser
 from tests.fake_hub import FakeHub
 
+pytestmark = pytest.mark.browser
+
 OWNER, STRANGER, REPO = "ada", "stranger", "ada/compstudio-backup"
 SPACE_ENV = {"SPACE_ID": "ada/compstudio", "SPACE_AUTHOR_NAME": OWNER}
 
