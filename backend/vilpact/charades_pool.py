@@ -129,12 +129,12 @@ def _stored_video(row: dict[str, Any]) -> CharadesVideo:
 
 
 def stored_videos(database: Database, video_ids: Sequence[str] | None = None) -> list[CharadesVideo]:
-    """Imported videos (all, or ``video_ids``), by id."""
+    """Imported videos (all, or ``video_ids``), in the order they were first imported."""
     if video_ids is None:
-        rows = database.query("SELECT * FROM charades_videos ORDER BY id")
+        rows = database.query("SELECT * FROM charades_videos ORDER BY rowid")  # the order they were imported in
     else:
         marks = ",".join("?" for _ in video_ids)
-        rows = database.query(f"SELECT * FROM charades_videos WHERE id IN ({marks}) ORDER BY id", list(video_ids))
+        rows = database.query(f"SELECT * FROM charades_videos WHERE id IN ({marks}) ORDER BY rowid", list(video_ids))
     return [_stored_video(r) for r in rows]
 
 
