@@ -149,8 +149,9 @@ def test_mean_and_max_semantic_aggregates_differ_as_documented():
     # or mean (1 + 0) / 2 = 0.5 -> (0.5 + 1) / 2 = 0.75, below 0.8.
     config = ExtractionConfig(task_weight=0.0, min_coherence=0.8, min_actions=1)
     assert chosen(acts, config, rel) == ["b1", "b2", "m2"]
-    assert chosen(acts, ExtractionConfig(task_weight=0.0, min_coherence=0.8, semantic_aggregate="mean",
-                                         min_actions=1), rel) == ["b1", "b2"]
+    assert chosen(
+        acts, ExtractionConfig(task_weight=0.0, min_coherence=0.8, semantic_aggregate="mean", min_actions=1), rel
+    ) == ["b1", "b2"]
 
 
 def test_extraction_settings_are_checked():
@@ -173,8 +174,15 @@ def test_the_released_layout_reproduces_the_release():
     names = read_classes(fixture_files()).names
     counts = release_agreement(released_rows().values(), names)
     assert counts["rows"] == 2912
-    for column in ("action_flow_id", "action_flow_des", "act_seq_start", "act_seq_end", "ob_start_frame",
-                   "ob_end_frame", "scene"):
+    for column in (
+        "action_flow_id",
+        "action_flow_des",
+        "act_seq_start",
+        "act_seq_end",
+        "ob_start_frame",
+        "ob_end_frame",
+        "scene",
+    ):
         assert counts[column] == 2912, column
     assert (counts["split_frame"], counts["split_seconds"]) == (2900, 2911)
 
@@ -182,8 +190,10 @@ def test_the_released_layout_reproduces_the_release():
 def test_the_observed_rules_differ_on_a_released_row():
     names = read_classes(fixture_files()).names
     released = released_rows()["SWIQN"]  # window ends at 4.62 s = frame 110.88; c002 starts at 4.60 s
-    actions = [TimedAction(c, float(s), float(e), s, e) for c, s, e in
-               (i.split() for i in released["action_flow_id"].split(";"))]
+    actions = [
+        TimedAction(c, float(s), float(e), s, e)
+        for c, s, e in (i.split() for i in released["action_flow_id"].split(";"))
+    ]
     by_frame = layout_row("SWIQN", released["scene"], actions, names, "frame")
     by_seconds = layout_row("SWIQN", released["scene"], actions, names, "seconds")
     assert by_frame["ob_end_frame"] == released["ob_end_frame"] == "110"
@@ -215,8 +225,10 @@ def test_extraction_recovers_at_least_90_percent_of_released_sequences_exactly(c
         full += all(row.get(c) == expected[c] for c in row) and bool(row)
     share = exact / len(data.videos)
     with capsys.disabled():
-        print(f"\ncheck set: {exact}/{len(data.videos)} released sequences recovered exactly ({share:.1%}); "
-              f"{full} whole rows equal")
+        print(
+            f"\ncheck set: {exact}/{len(data.videos)} released sequences recovered exactly ({share:.1%}); "
+            f"{full} whole rows equal"
+        )
     assert len(data.videos) == 292 and share >= 0.90
 
 

@@ -106,7 +106,9 @@ def test_bad_class_and_mapping_files_are_named(database, tmp_path):
         import_charades(database, CharadesFiles.in_folder(target))
     (target / "Charades_v1_train.csv").write_text("id,scene\nV1,Kitchen\n")
     with pytest.raises(ImportFileError, match="wrong columns: missing actions"):
-        import_charades(database, CharadesFiles((target / "Charades_v1_train.csv",), FIXTURE / "Charades_v1_classes.txt"))
+        import_charades(
+            database, CharadesFiles((target / "Charades_v1_train.csv",), FIXTURE / "Charades_v1_classes.txt")
+        )
     with pytest.raises(ImportFileError, match="no Charades-format CSV"):
         CharadesFiles.in_folder(FIXTURE.parent)
     assert counts(database)["charades_videos"] == 0
@@ -117,7 +119,12 @@ def test_accepted_sequences_enter_the_pool_with_exactly_n_annotators(ctx, tmp_pa
     import_charades(database, CharadesFiles.in_folder(folder(tmp_path)))
     report = accept_stored(database, settings, "tester")
     assert report | {"videos": 1} == {
-        "videos": 1, "kept": 1, "accepted": 1, "already_there": 0, "added_to_pool": 1, "annotators_per_sequence": 2
+        "videos": 1,
+        "kept": 1,
+        "accepted": 1,
+        "already_there": 0,
+        "added_to_pool": 1,
+        "annotators_per_sequence": 2,
     }
     sequence = database.query_one("SELECT * FROM sequences WHERE id = 'V0001'")
     assert sequence["source"] == "charades" and sequence["ob_start_frame"] == 1 and sequence["ob_end_frame"] == 43
@@ -177,18 +184,30 @@ def test_export_writes_what_extract_writes(ctx, tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["kept"] == exported["rows"]
     assert (tmp_path / "exported.csv").read_text() == (tmp_path / "extracted.csv").read_text()
     header = (tmp_path / "exported.csv").read_text().splitlines()[0]
-    assert header == "id,action_flow_id,action_flow_des,act_seq_start,act_seq_end,ob_start_frame,ob_end_frame," \
-                     "ob_act_seq,future_act_seq,scene"
+    assert (
+        header == "id,action_flow_id,action_flow_des,act_seq_start,act_seq_end,ob_start_frame,ob_end_frame,"
+        "ob_act_seq,future_act_seq,scene"
+    )
 
 
 # -- the command line ------------------------------------------------------------------------------------------------
 def test_cli_extract_from_csv_files_with_an_explanation(tmp_path, capsys):
     out, explain = tmp_path / "sequences.csv", tmp_path / "why.jsonl"
-    code = cli_main([
-        "vilpact", "extract", str(FIXTURE / "Charades_v1_fixture.csv"), "--classes",
-        str(FIXTURE / "Charades_v1_classes.txt"), "--mapping", str(FIXTURE / "Charades_v1_mapping.txt"),
-        "--out", str(out), "--explain", str(explain),
-    ])
+    code = cli_main(
+        [
+            "vilpact",
+            "extract",
+            str(FIXTURE / "Charades_v1_fixture.csv"),
+            "--classes",
+            str(FIXTURE / "Charades_v1_classes.txt"),
+            "--mapping",
+            str(FIXTURE / "Charades_v1_mapping.txt"),
+            "--out",
+            str(out),
+            "--explain",
+            str(explain),
+        ]
+    )
     summary = json.loads(capsys.readouterr().out)
     assert code == 0 and summary["videos"] == 292 and summary["kept"] + summary["left_out"] == 292
     rows = list(csv.DictReader(out.open()))
@@ -217,7 +236,11 @@ def test_the_installed_command_runs_the_extraction(tmp_path):
     out = tmp_path / "sequences.csv"
     done = subprocess.run(
         [sys.executable, "-m", "backend", "vilpact", "extract", str(FIXTURE), "--out", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["videos"] == 292 and out.is_file()

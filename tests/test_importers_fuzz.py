@@ -119,7 +119,8 @@ def tiny_charades(folder: Path, rows: int = 6) -> Path:
 
 
 @pytest.mark.parametrize(
-    "target", ["Charades_v1_train.csv", "Charades_v1_classes.txt", "Charades_v1_mapping.txt", "Charades_v1_verbclasses.txt"]
+    "target",
+    ["Charades_v1_train.csv", "Charades_v1_classes.txt", "Charades_v1_mapping.txt", "Charades_v1_verbclasses.txt"],
 )
 @FUZZ
 @given(broken=damage())

@@ -266,13 +266,10 @@ def grow(actions: list[TimedAction], seed: int, pairs: _Pairs, config: Extractio
 def _reason_left_out(scores: Scores, config: ExtractionConfig) -> str:
     if scores.temporal <= 0:
         return f"more than {config.max_gap_s:g} s away from the sequence (extract_max_gap_s)"
-    weakest = "another task" if scores.task == 0 else ("a related task" if scores.task < 1 else "the same task")
+    task = "another task" if scores.task == 0 else ("a related task" if scores.task < 1 else "the same task")
     if scores.coherence >= config.min_coherence:
-        return "it came before the sequence reached it (extract_greedy_order = time)"
-    return (
-        f"coherence {scores.coherence:.2f} is below {config.min_coherence:g} (extract_min_coherence): "
-        f"{weakest}, semantic {scores.semantic:.2f}, temporal {scores.temporal:.2f}"
-    )
+        return "scanned before it was coherent with the sequence (extract_greedy_order = time)"
+    return f"coherence {scores.coherence:.2f} below {config.min_coherence:g} (extract_min_coherence): {task}"
 
 
 def extract_sequence(
@@ -297,7 +294,7 @@ def extract_sequence(
     By hand: each book action joins with (0.9 + 1 + 1) / 3; the overlapping drink scores (0.3 + 1 + 0) / 3 and stays
     out; the last book action scores (0.9 + 0 + 1) / 3 = 0.63 but lies 46 s after the sequence, beyond the gap limit.
     >>> print(result.decisions[1].reason)
-    coherence 0.43 is below 0.6 (extract_min_coherence): another task, semantic 0.30, temporal 1.00
+    coherence 0.43 below 0.6 (extract_min_coherence): another task
     >>> print(result.decisions[-1].reason)   # 46 s after the sequence ends at 14 s
     more than 20 s away from the sequence (extract_max_gap_s)
     """
