@@ -176,11 +176,22 @@ def build_charades_panel(ctx: AppContext) -> None:
 
     @shown_in(message)
     def on_preview(video_id: str | None, request: gr.Request) -> dict:
+        """One video's extraction; with none chosen (a page opened after an import by the command line), the
+        imported videos' counts and list, and the first video."""
+        me, listed = caller(ctx, request), {}
         if not video_id:
-            raise Mistake("Choose a video (import Charades annotations first).")
-        found = admin_preview(ctx.database, ctx.settings, caller(ctx, request), [video_id], ctx.embeddings)
+            everything = admin_preview(ctx.database, ctx.settings, me, None, ctx.embeddings)
+            if not everything.items:
+                raise Mistake("No Charades videos imported yet: import a folder first.")
+            video_id = everything.items[0][0].id
+            listed = {
+                summary: summary_text(everything),
+                video: gr.Dropdown(choices=video_choices(everything), value=video_id),
+            }
+        found = admin_preview(ctx.database, ctx.settings, me, [video_id], ctx.embeddings)
         item, extraction = found.items[0]
         return {
+            **listed,
             timeline: timeline_html(extraction, found.extractor.names, item.length),
             decisions: decisions_frame(found, extraction),
             message: "",
@@ -208,7 +219,7 @@ def build_charades_panel(ctx: AppContext) -> None:
         [preview_button.click, video.input],
         on_preview,
         [video],
-        [timeline, decisions, message],
+        [timeline, decisions, message, summary, video],
         api_name="admin_charades_preview",
         **QUIET,
         **PRIVATE,

@@ -91,6 +91,10 @@ def test_import_preview_accept_and_an_annotator_gets_the_sequence(running, brows
     assert page.evaluate("() => window.__xss") is None
     page.screenshot(path=str(tmp_path / "charades-short.png"), full_page=True)
 
+    video.fill("NOPE1")
+    page.locator("#charades-preview").click()
+    expect(message).to_contain_text("no imported Charades video")
+
     page.locator("#charades-accept").click()
     expect(message).to_contain_text("Accepted 4 sequences into the intent pool (3 annotators each)", timeout=30_000)
     db = running.ctx.database
@@ -101,6 +105,13 @@ def test_import_preview_accept_and_an_annotator_gets_the_sequence(running, brows
 
     page.locator("#charades-export").click()
     expect(message).to_contain_text("Exported 4 sequences")
+    expect(page.locator("a[download], a[href*='charades_sequences.csv']").first).to_be_attached()
+
+    page.reload()  # a later visit: Preview with no video chosen lists the imported ones again
+    open_panel(page)
+    page.locator("#charades-preview").click()
+    expect(page.locator("#charades-summary")).to_contain_text("5 videos imported", timeout=30_000)
+    expect(view).to_contain_text(f"{first}: kept")
     context.close()
 
     annotator = browser.new_context().new_page()
