@@ -32,6 +32,7 @@ class CountingEncoder:
         return np.ones((len(texts), 384), dtype=np.float32) / np.sqrt(384)
 
 
+@pytest.mark.slow  # loads the MiniLM encoder: 5-50 s depending on the machine's load
 def test_the_bundled_vectors_are_the_encoders_for_every_class_word():
     from backend.inference.embeddings import MINILM_HUB_ID, EmbeddingModels
 
