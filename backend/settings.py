@@ -432,6 +432,101 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "COMPSTUDIO_MAX_UPLOAD_MB",
         "Largest file the web app accepts in an upload, in megabytes (larger ones are refused with a message).",
     ),
+    SettingSpec(
+        "extract_semantic_weight",
+        float,
+        1.0,
+        "COMPSTUDIO_EXTRACT_SEMANTIC_WEIGHT",
+        "Charades extraction (ViLPAct Algorithm 1): weight of the semantic relevance (TF-IDF-weighted word "
+        "vectors of the action names) in an action's coherence with the sequence.",
+    ),
+    SettingSpec(
+        "extract_temporal_weight",
+        float,
+        1.0,
+        "COMPSTUDIO_EXTRACT_TEMPORAL_WEIGHT",
+        "Charades extraction: weight of the temporal relevance (1 overlapping the sequence, falling to 0 at "
+        "`extract_max_gap_s`).",
+    ),
+    SettingSpec(
+        "extract_task_weight",
+        float,
+        1.0,
+        "COMPSTUDIO_EXTRACT_TASK_WEIGHT",
+        "Charades extraction: weight of the task relevance (1 same task, `extract_related_task_score` a related "
+        "one, 0 otherwise; the 22-task map).",
+    ),
+    SettingSpec(
+        "extract_min_coherence",
+        float,
+        0.6,
+        "COMPSTUDIO_EXTRACT_MIN_COHERENCE",
+        "Charades extraction: an action joins the sequence when its coherence (the weighted mean of the three "
+        "scores, 0-1) reaches this.",
+    ),
+    SettingSpec(
+        "extract_max_gap_s",
+        float,
+        20.0,
+        "COMPSTUDIO_EXTRACT_MAX_GAP_S",
+        "Charades extraction: an action more than this many seconds before or after the sequence never joins it.",
+    ),
+    SettingSpec(
+        "extract_related_task_score",
+        float,
+        0.5,
+        "COMPSTUDIO_EXTRACT_RELATED_TASK_SCORE",
+        "Charades extraction: task relevance of an action whose task the map lists as related to a member's.",
+    ),
+    SettingSpec(
+        "extract_semantic_aggregate",
+        str,
+        "max",
+        "COMPSTUDIO_EXTRACT_SEMANTIC_AGGREGATE",
+        "Charades extraction: an action's semantic relevance to the sequence is its `max` or `mean` cosine "
+        "with the members.",
+    ),
+    SettingSpec(
+        "extract_greedy_order",
+        str,
+        "coherence",
+        "COMPSTUDIO_EXTRACT_GREEDY_ORDER",
+        "Charades extraction: the greedy search adds the most coherent remaining action at each step "
+        "(`coherence`), or scans the later actions in `time` order and adds each that passes (`time`).",
+    ),
+    SettingSpec(
+        "extract_min_actions",
+        int,
+        4,
+        "COMPSTUDIO_EXTRACT_MIN_ACTIONS",
+        "Charades extraction: a video is kept when its sequence has at least this many actions (the paper: "
+        "more than three).",
+    ),
+    SettingSpec(
+        "extract_observed_rule",
+        str,
+        "frame",
+        "COMPSTUDIO_EXTRACT_OBSERVED_RULE",
+        "Charades extraction: an action is observed when it starts before the window's end `frame` "
+        "(`ob_end_frame` / 24; 2,900 of the 2,912 released rows) or before the exact `seconds` of 20% of the "
+        "span (2,911 rows).",
+    ),
+    SettingSpec(
+        "extract_word_vectors",
+        str,
+        "",
+        "COMPSTUDIO_EXTRACT_WORD_VECTORS",
+        "Charades extraction: a Word2Vec file (`.bin`, text or GloVe, or `.npz` words/vectors) for the semantic "
+        "relevance. Empty: the bundled all-MiniLM-L6-v2 word vectors.",
+    ),
+    SettingSpec(
+        "extract_task_map",
+        str,
+        "",
+        "COMPSTUDIO_EXTRACT_TASK_MAP",
+        "Charades extraction: a JSON task map (the shape of `assets/charades/tasks.json`). Empty: the bundled "
+        "22-task map.",
+    ),
 )
 
 _SPECS = {spec.name: spec for spec in SETTINGS}
@@ -494,6 +589,18 @@ class Settings:
     invitation_days: float = 7.0
     import_dir: str = ""
     max_upload_mb: float = 50.0
+    extract_semantic_weight: float = 1.0
+    extract_temporal_weight: float = 1.0
+    extract_task_weight: float = 1.0
+    extract_min_coherence: float = 0.6
+    extract_max_gap_s: float = 20.0
+    extract_related_task_score: float = 0.5
+    extract_semantic_aggregate: str = "max"
+    extract_greedy_order: str = "coherence"
+    extract_min_actions: int = 4
+    extract_observed_rule: str = "frame"
+    extract_word_vectors: str = ""
+    extract_task_map: str = ""
 
     @property
     def db_path(self) -> Path:
@@ -565,7 +672,25 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
         raise SettingsError("gold_rate must be at least 0 and below 1; gold_accuracy_threshold between 0 and 1")
     if settings.quality_pause_after < 0 or settings.gold_min_judged < 1 or settings.invitation_days <= 0:
         raise SettingsError("quality_pause_after must be 0 or more, gold_min_judged at least 1, invitation_days > 0")
+    _check_extraction(settings)
     return settings
+
+
+def _check_extraction(settings: Settings) -> None:
+    weights = (settings.extract_semantic_weight, settings.extract_temporal_weight, settings.extract_task_weight)
+    if min(weights) < 0 or sum(weights) <= 0:
+        raise SettingsError("the extract_*_weight settings must be 0 or more, and not all 0")
+    if not 0 <= settings.extract_min_coherence <= 1 or not 0 <= settings.extract_related_task_score <= 1:
+        raise SettingsError("extract_min_coherence and extract_related_task_score must be between 0 and 1")
+    if settings.extract_max_gap_s <= 0 or settings.extract_min_actions < 1:
+        raise SettingsError("extract_max_gap_s must be more than 0 and extract_min_actions at least 1")
+    for name, allowed in (
+        ("extract_semantic_aggregate", ("max", "mean")),
+        ("extract_greedy_order", ("coherence", "time")),
+        ("extract_observed_rule", ("frame", "seconds")),
+    ):
+        if getattr(settings, name) not in allowed:
+            raise SettingsError(f"{name} must be {' or '.join(allowed)}, not {getattr(settings, name)!r}")
 
 
 def settings_markdown() -> str:

@@ -20,7 +20,7 @@ from backend.context import AppContext
 from backend.errors import PermissionDenied
 from backend.intents.export import FORMATS, export_for_download
 from backend.vilpact.importer import import_release
-from components import campaign_quality
+from components import admin_charades, campaign_quality
 from components.common import EventOptions, TabHandle, caller, esc, ui_errors
 from components.feedback import QUIET, Mistake, shown_in
 
@@ -198,6 +198,8 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
     with gr.Tab("Admin", id="admin", visible=False) as tab:
         with gr.Accordion("Import ViLPAct", open=True):
             _import_panel(ctx)
+        with gr.Accordion("Charades annotations: extract sequences into the intent pool", open=False):
+            admin_charades.build_charades_panel(ctx)
         with gr.Accordion("Export intent annotations", open=False):
             _export_panel(ctx)
         with gr.Accordion("Accounts", open=False):

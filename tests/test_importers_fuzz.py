@@ -106,6 +106,38 @@ def test_vilpact_release(target, broken):
         check(lambda: import_vilpact(ctx.database, root), table_counts(ctx, "sequences", "annotations", "tasks"))
 
 
+# -- Charades-format annotations -------------------------------------------------------------------------------------
+def tiny_charades(folder: Path, rows: int = 6) -> Path:
+    root = folder / "charades"
+    root.mkdir(parents=True)
+    fixture = ROOT / "tests" / "data" / "charades"
+    for name in ("classes", "objectclasses", "verbclasses", "mapping"):
+        shutil.copy(fixture / f"Charades_v1_{name}.txt", root)
+    source = (fixture / "Charades_v1_fixture.csv").read_text(encoding="utf-8").splitlines()
+    (root / "Charades_v1_train.csv").write_text("\n".join(source[: rows + 1]) + "\n", encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["Charades_v1_train.csv", "Charades_v1_classes.txt", "Charades_v1_mapping.txt", "Charades_v1_verbclasses.txt"],
+)
+@FUZZ
+@given(broken=damage())
+def test_charades_annotations(target, broken):
+    from backend.vilpact.charades import CharadesFiles, import_charades
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = tiny_charades(Path(tmp))
+        path = root / target
+        path.write_bytes(broken(path.read_bytes()))
+        ctx = fresh_ctx(Path(tmp))
+        check(
+            lambda: import_charades(ctx.database, CharadesFiles.in_folder(root)),
+            table_counts(ctx, "charades_videos", "action_classes"),
+        )
+
+
 # -- planning questions ---------------------------------------------------------------------------------------
 @FUZZ
 @given(broken=damage())

@@ -201,6 +201,11 @@ EVENTS: dict[str, str] = {
     "components.admin._backup_panel.on_backup_status": "admin",
     "components.admin._backup_panel.on_backup_now": "admin",
     "components.admin._audit_panel.on_audit": "admin",
+    # Admin's Charades panel (components/admin_charades.py); api_names admin_charades_import/_preview/_accept/_export
+    "components.admin_charades.build_charades_panel.on_import": "admin",
+    "components.admin_charades.build_charades_panel.on_preview": "admin",
+    "components.admin_charades.build_charades_panel.on_accept": "admin",
+    "components.admin_charades.build_charades_panel.on_export": "admin",
     # -- the page itself (app.py)
     # the one page load: anyone (a visitor not signed in on a Space is told to sign in with Hugging Face);
     # each tab's part runs only for a signed-in role that sees the tab

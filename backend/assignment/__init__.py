@@ -48,12 +48,12 @@ _ACTIVE = """(SELECT count(*) FROM assignments a
 def add_tasks(db: sqlite_utils.Database, kind: str, item_ids: list[str], needed: int) -> int:
     """Put items into the pool (idempotent: items already there are left as they are). Inside ``write()``."""
     now = utcnow()
-    before = db.conn.total_changes
-    db.conn.executemany(
+    cursor = db.conn.executemany(
         "INSERT OR IGNORE INTO tasks (kind, item_id, round, status, needed, created_at) VALUES (?, ?, 1, 'open', ?, ?)",
         [(kind, item_id, needed, now) for item_id in item_ids],
     )
-    return db.conn.total_changes - before
+    # rowcount sums the rows inserted; total_changes would also count the task_counts trigger's writes (twice as many)
+    return max(cursor.rowcount, 0)
 
 
 def _lease_row(db: sqlite_utils.Database, kind: str, annotator: str, now: str) -> dict | None:

@@ -20,6 +20,7 @@ def _collect() -> tuple[Migration, ...]:
         backup,
         campaign_quality,
         campaigns,
+        charades,
         core,
         icl,
         inference,
@@ -40,6 +41,7 @@ def _collect() -> tuple[Migration, ...]:
         + tuple(signin.MIGRATIONS)
         + tuple(campaigns.MIGRATIONS)
         + tuple(campaign_quality.MIGRATIONS)
+        + tuple(charades.MIGRATIONS)
     )
 
 

@@ -1,0 +1,346 @@
+"""ViLPAct's sequence extraction (paper, Appendix 7.1, Algorithm 1): from all the actions annotated in one
+Charades video, the greedy choice of "a sequence of temporally and semantically coherent actions, which interact
+with the same or related objects".
+
+The paper names the three coherence scores and that the method is greedy; it gives neither the formulas nor the
+order of the search. CompStudio's reading (docs/decisions.md, "Charades extraction"; every number a setting):
+
+* **semantic relevance** of an action to the sequence built so far: the largest (``extract_semantic_aggregate
+  = max``) or the mean cosine between its TF-IDF-weighted name vector and the members' (backend/vilpact/semantics.py);
+* **temporal relevance**: ``1 - gap / extract_max_gap_s``, where ``gap`` is how far the action lies outside the
+  sequence's span (0 when it overlaps it); an action more than ``extract_max_gap_s`` away never joins;
+* **task relevance**: 1 when a member has the action's task, ``extract_related_task_score`` when a member's
+  task is related to it, else 0 (the 22-task map, backend/vilpact/tasks.py);
+* **coherence**: their weighted mean (weights ``extract_*_weight``); an action joins when its coherence
+  reaches ``extract_min_coherence``.
+
+Greedy search (:func:`grow`): from a seed action, add the most coherent remaining action while one passes
+(``extract_greedy_order = coherence``), or scan the later actions in time order and add each that passes
+(``= time``). Every action is tried as the seed; the sequence with the most actions wins, then the higher mean
+coherence, then the earlier seed. The video is kept when it has more than three actions
+(``extract_min_actions = 4``, paper §3). Ties between actions keep the order of the time sort, which is stable:
+actions starting together stay in the file's order, as in the release.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from backend.vilpact.semantics import SemanticTable
+from backend.vilpact.tasks import TaskMap
+
+if TYPE_CHECKING:
+    from backend.settings import Settings
+
+GREEDY_ORDERS = ("coherence", "time")
+SEMANTIC_AGGREGATES = ("max", "mean")
+
+
+@dataclass(frozen=True)
+class TimedAction:
+    """One annotated action of a video: ``cNNN start end`` with the times as the file wrote them."""
+
+    class_id: str
+    start: float
+    end: float
+    start_text: str = ""
+    end_text: str = ""
+
+    @property
+    def item(self) -> str:
+        """The action as an ``action_flow_id`` item, in the file's spelling of the times.
+
+        >>> TimedAction("c001", 10.8, 16.6, "10.80", "16.60").item, TimedAction("c002", 1.5, 2.0).item
+        ('c001 10.80 16.60', 'c002 1.5 2')
+        """
+        return f"{self.class_id} {self.start_text or f'{self.start:g}'} {self.end_text or f'{self.end:g}'}"
+
+
+@dataclass(frozen=True)
+class ExtractionConfig:
+    """Algorithm 1's weights and thresholds (the ``extract_*`` settings)."""
+
+    semantic_weight: float = 1.0
+    temporal_weight: float = 1.0
+    task_weight: float = 1.0
+    min_coherence: float = 0.6
+    max_gap_s: float = 20.0
+    related_task_score: float = 0.5
+    semantic_aggregate: str = "max"
+    greedy_order: str = "coherence"
+    min_actions: int = 4
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ExtractionConfig:
+        return cls(
+            semantic_weight=settings.extract_semantic_weight,
+            temporal_weight=settings.extract_temporal_weight,
+            task_weight=settings.extract_task_weight,
+            min_coherence=settings.extract_min_coherence,
+            max_gap_s=settings.extract_max_gap_s,
+            related_task_score=settings.extract_related_task_score,
+            semantic_aggregate=settings.extract_semantic_aggregate,
+            greedy_order=settings.extract_greedy_order,
+            min_actions=settings.extract_min_actions,
+        )
+
+
+@dataclass(frozen=True)
+class Scores:
+    """The three coherence scores of an action against a sequence, and their weighted mean."""
+
+    semantic: float
+    temporal: float
+    task: float
+    coherence: float
+
+    def as_dict(self) -> dict[str, float]:
+        return {k: round(v, 4) for k, v in self.__dict__.items()}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Whether an action is in the video's sequence, its scores (None for the seed) and why."""
+
+    action: TimedAction
+    chosen: bool
+    scores: Scores | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """Algorithm 1 on one video: a decision per action in time order, and whether the video is kept."""
+
+    video_id: str
+    decisions: tuple[Decision, ...]
+    kept: bool
+    verdict: str
+
+    @property
+    def chosen(self) -> tuple[TimedAction, ...]:
+        return tuple(d.action for d in self.decisions if d.chosen)
+
+
+@dataclass(frozen=True)
+class Relevance:
+    """Everything the scores need about classes: semantic relevance, each class's task and the task map."""
+
+    semantic: SemanticTable
+    tasks: TaskMap
+    task_of: dict[str, str]
+
+    def task_relevance(self, class_a: str, class_b: str, related_score: float) -> float:
+        return self.tasks.relevance(
+            self.task_of.get(class_a, class_a), self.task_of.get(class_b, class_b), related_score
+        )
+
+
+def temporal_relevance(gap: float, max_gap_s: float) -> float:
+    """``1 - gap / max_gap`` for an action ``gap`` seconds outside the sequence's span; 0 beyond ``max_gap``.
+
+    >>> temporal_relevance(0.0, 20.0), temporal_relevance(5.0, 20.0), temporal_relevance(25.0, 20.0)
+    (1.0, 0.75, 0.0)
+    """
+    if gap <= 0:
+        return 1.0
+    return max(0.0, 1.0 - gap / max_gap_s) if max_gap_s > 0 else 0.0
+
+
+def gap_to_span(action: TimedAction, start: float, end: float) -> float:
+    """Seconds between ``action`` and the span ``start..end`` (0 when they overlap or touch).
+
+    >>> a = TimedAction("c001", 30.0, 35.0)
+    >>> gap_to_span(a, 0.0, 12.5), gap_to_span(a, 32.0, 40.0), gap_to_span(a, 36.0, 40.0)
+    (17.5, 0.0, 1.0)
+    """
+    return max(0.0, action.start - end, start - action.end)
+
+
+def coherence(semantic: float, temporal: float, task: float, config: ExtractionConfig) -> Scores:
+    """The weighted mean of the three scores.
+
+    >>> coherence(0.6, 1.0, 0.5, ExtractionConfig()).coherence   # (0.6 + 1.0 + 0.5) / 3
+    0.7
+    >>> round(coherence(0.6, 1.0, 0.0, ExtractionConfig(task_weight=2.0)).coherence, 4)   # (0.6 + 1.0) / 4
+    0.4
+    """
+    total = config.semantic_weight + config.temporal_weight + config.task_weight
+    mixed = config.semantic_weight * semantic + config.temporal_weight * temporal + config.task_weight * task
+    return Scores(semantic, temporal, task, round(mixed / total, 12) if total > 0 else 0.0)
+
+
+@dataclass(frozen=True)
+class _Pairs:
+    """One video's semantic and task relevance between every two of its actions (looked up once per video)."""
+
+    semantic: list[list[float]]
+    task: list[list[float]]
+
+    @classmethod
+    def of(cls, actions: list[TimedAction], relevance: Relevance, related_score: float) -> _Pairs:
+        classes = [a.class_id for a in actions]
+        rows = [relevance.semantic.relevance.get(c, {}) for c in classes]
+        tasks = [relevance.task_of.get(c, c) for c in classes]
+        return cls(
+            [[row.get(d, 0.0) for d in classes] for row in rows],
+            [[relevance.tasks.relevance(t, u, related_score) for u in tasks] for t in tasks],
+        )
+
+
+class _Growth:
+    """A sequence being grown from one seed, with each outside action's running scores against its members."""
+
+    def __init__(self, actions: list[TimedAction], seed: int, pairs: _Pairs, config: ExtractionConfig):
+        self.actions, self.pairs, self.config = actions, pairs, config
+        self.members = [seed]
+        self.joined: dict[int, Scores] = {}
+        self.start, self.end = actions[seed].start, actions[seed].end
+        self.sem_best = [0.0] * len(actions)
+        self.sem_sum = [0.0] * len(actions)
+        self.task_best = [0.0] * len(actions)
+        total = config.semantic_weight + config.temporal_weight + config.task_weight
+        self._weights = (config.semantic_weight / total, config.temporal_weight / total, config.task_weight / total)
+        self._absorb(seed)
+
+    def _absorb(self, index: int) -> None:
+        semantic, task = self.pairs.semantic[index], self.pairs.task[index]
+        sem_best, sem_sum, task_best = self.sem_best, self.sem_sum, self.task_best
+        for j in range(len(self.actions)):
+            sem_sum[j] += semantic[j]
+            if semantic[j] > sem_best[j]:
+                sem_best[j] = semantic[j]
+            if task[j] > task_best[j]:
+                task_best[j] = task[j]
+
+    def _parts(self, j: int) -> tuple[float, float, float, float]:
+        """(coherence, semantic, temporal, task) of action ``j`` against the members now; coherence -1 when it
+        lies beyond ``max_gap_s`` (it may never join)."""
+        action = self.actions[j]
+        gap = max(0.0, action.start - self.end, self.start - action.end)
+        temporal = temporal_relevance(gap, self.config.max_gap_s)
+        semantic = self.sem_best[j] if self.config.semantic_aggregate == "max" else self.sem_sum[j] / len(self.members)
+        w_sem, w_temp, w_task = self._weights
+        mixed = w_sem * semantic + w_temp * temporal + w_task * self.task_best[j]
+        return (mixed if temporal > 0 else -1.0), semantic, temporal, self.task_best[j]
+
+    def scores(self, j: int) -> Scores:
+        """Action ``j``'s scores against the members now."""
+        _mixed, semantic, temporal, task = self._parts(j)
+        return coherence(semantic, temporal, task, self.config)
+
+    def add(self, j: int) -> None:
+        self.joined[j] = self.scores(j)
+        self.members.append(j)
+        self.start, self.end = min(self.start, self.actions[j].start), max(self.end, self.actions[j].end)
+        self._absorb(j)
+
+    def mean_coherence(self) -> float:
+        return sum(s.coherence for s in self.joined.values()) / len(self.joined) if self.joined else 0.0
+
+
+def grow(actions: list[TimedAction], seed: int, pairs: _Pairs, config: ExtractionConfig) -> _Growth:
+    """Algorithm 1's greedy step from ``seed`` over ``actions`` (sorted by start)."""
+    growth = _Growth(actions, seed, pairs, config)
+    threshold = config.min_coherence - 1e-9  # the coherence the scores report is rounded to 12 places
+    if config.greedy_order == "time":
+        for j in range(seed + 1, len(actions)):
+            if growth._parts(j)[0] >= threshold:
+                growth.add(j)
+        return growth
+    outside = [j for j in range(len(actions)) if j != seed]
+    while outside:
+        best, best_at = threshold, -1
+        for j in outside:  # in time order: the earlier action wins a tie
+            mixed = growth._parts(j)[0]
+            if mixed > best or (mixed >= best and best_at < 0):
+                best, best_at = mixed, j
+        if best_at < 0:
+            break
+        growth.add(best_at)
+        outside.remove(best_at)
+    return growth
+
+
+def _reason_left_out(scores: Scores, config: ExtractionConfig) -> str:
+    if scores.temporal <= 0:
+        return f"more than {config.max_gap_s:g} s away from the sequence (extract_max_gap_s)"
+    task = "another task" if scores.task == 0 else ("a related task" if scores.task < 1 else "the same task")
+    if scores.coherence >= config.min_coherence:
+        return "scanned before it was coherent with the sequence (extract_greedy_order = time)"
+    return f"coherence {scores.coherence:.2f} below {config.min_coherence:g} (extract_min_coherence): {task}"
+
+
+def extract_sequence(
+    video_id: str, actions: list[TimedAction], relevance: Relevance, config: ExtractionConfig
+) -> Extraction:
+    """Algorithm 1 on one video's actions: the chosen sequence with a decision (and its reason) per action.
+
+    >>> from backend.vilpact.semantics import SemanticTable
+    >>> from backend.vilpact.tasks import TaskMap
+    >>> book = {"c025": "reading_a_book", "c026": "reading_a_book", "c027": "reading_a_book", "c032": "reading_a_book"}
+    >>> tasks = TaskMap({**book, "c106": "having_a_meal"})
+    >>> sem = SemanticTable({a: {b: (0.9 if a in book and b in book else 0.3) for b in tasks.task_of} for a in tasks.task_of})
+    >>> rel = Relevance(sem, tasks, dict(tasks.task_of))
+    >>> acts = [TimedAction("c027", 0, 4), TimedAction("c106", 2, 6), TimedAction("c026", 3, 9),
+    ...         TimedAction("c032", 5, 12), TimedAction("c025", 12, 14), TimedAction("c026", 60, 70)]
+    >>> result = extract_sequence("V1", acts, rel, ExtractionConfig())
+    >>> [a.class_id for a in result.chosen], result.kept
+    (['c027', 'c026', 'c032', 'c025'], True)
+    >>> [(d.action.class_id, d.scores.coherence) for d in result.decisions if d.scores]
+    [('c106', 0.433333333333), ('c026', 0.966666666667), ('c032', 0.966666666667), ('c025', 0.966666666667), ('c026', 0.633333333333)]
+
+    By hand: each book action joins with (0.9 + 1 + 1) / 3; the overlapping drink scores (0.3 + 1 + 0) / 3 and stays
+    out; the last book action scores (0.9 + 0 + 1) / 3 = 0.63 but lies 46 s after the sequence, beyond the gap limit.
+    >>> print(result.decisions[1].reason)
+    coherence 0.43 below 0.6 (extract_min_coherence): another task
+    >>> print(result.decisions[-1].reason)   # 46 s after the sequence ends at 14 s
+    more than 20 s away from the sequence (extract_max_gap_s)
+    """
+    ordered = sorted(actions, key=lambda a: a.start)  # stable: simultaneous starts keep the file's order
+    if not ordered:
+        return Extraction(video_id, (), False, "the video has no annotated actions")
+    pairs = _Pairs.of(ordered, relevance, config.related_task_score)
+    best: tuple[tuple[int, float, int], _Growth] | None = None
+    for seed in range(len(ordered)):
+        growth = grow(ordered, seed, pairs, config)
+        rank = (len(growth.members), growth.mean_coherence(), -seed)
+        if best is None or rank > best[0]:
+            best = (rank, growth)
+    assert best is not None
+    winner = best[1]
+    seed = winner.members[0]
+    decisions = []
+    for j, action in enumerate(ordered):
+        if j == seed:
+            decisions.append(Decision(action, True, None, "the seed: the sequence grown from it is the longest"))
+        elif j in winner.joined:
+            decisions.append(Decision(action, True, winner.joined[j], "coherent with the sequence"))
+        else:
+            scores = winner.scores(j)
+            decisions.append(Decision(action, False, scores, _reason_left_out(scores, config)))
+    count = len(winner.members)
+    kept = count >= config.min_actions
+    verdict = (
+        f"kept: a sequence of {count} actions"
+        if kept
+        else f"left out: its most coherent sequence has {count} action{'s' if count != 1 else ''}; "
+        f"ViLPAct keeps sequences of at least {config.min_actions} (extract_min_actions)"
+    )
+    return Extraction(video_id, tuple(decisions), kept, verdict)
+
+
+def build_relevance(
+    names: dict[str, str],
+    tasks: TaskMap,
+    objects: dict[str, str | None] | None = None,
+    word_source: str = "",
+    embeddings: Any = None,
+) -> Relevance:
+    """The class-level lookups for ``names`` (class id -> action name): semantic table and each class's task."""
+    from backend.vilpact.semantics import semantic_table
+
+    objects = objects or {}
+    task_of = {class_id: tasks.task(class_id, objects.get(class_id)) for class_id in names}
+    return Relevance(semantic_table(names, word_source, embeddings), tasks, task_of)

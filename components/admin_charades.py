@@ -1,0 +1,228 @@
+"""The Admin tab's Charades panel (issue 30 §5): import Charades-format annotations from the import folder, preview
+ViLPAct's sequence extraction per video (the chosen actions on the video's timeline with their three scores, and
+why the others were left out), accept the kept sequences into the intent pool or export them.
+
+Every event has an explicit, stable ``api_name`` (``admin_charades_*``) and a row in backend/accounts/access.py;
+the backend checks the admin role on every call (backend/vilpact/charades_pool.py). Everything shown that a file
+wrote (video ids, class names, scenes) is escaped.
+"""
+
+from __future__ import annotations
+
+import html
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from backend.context import AppContext
+from backend.vilpact.charades import import_charades_folder
+from backend.vilpact.charades_pool import Preview, admin_accept, admin_export, admin_preview
+from backend.vilpact.extraction import Extraction
+from backend.vilpact.layout import FPS
+from components.common import EventOptions, caller, esc
+from components.feedback import QUIET, Mistake, shown_in
+
+PRIVATE: EventOptions = {"api_visibility": "private"}
+DECISION_COLUMNS = ["in", "action", "start", "end", "task", "semantic", "temporal", "task rel.", "coherence", "why"]
+COLUMN_WIDTHS: list[str | int] = ["4%", "15%", "6%", "6%", "12%", "8.5%", "8.5%", "7%", "8.5%", "24.5%"]
+MAX_CHOICES = 1000  # videos listed in the picker; any other id can be typed
+
+
+def summary_text(preview: Preview) -> str:
+    counts = preview.summary
+    if not counts["videos"]:
+        return "No Charades videos imported yet."
+    return (
+        f"**{counts['videos']} videos imported**: {counts['kept']} with a sequence of at least "
+        f"{preview.extractor.config.min_actions} actions (kept), {counts['left_out']} left out."
+    )
+
+
+def video_choices(preview: Preview) -> list[tuple[str, str]]:
+    return [
+        (f"{video.id} · {'kept' if e.kept else 'left out'} ({len(e.chosen)} of {len(video.actions)} actions)", video.id)
+        for video, e in preview.items[:MAX_CHOICES]
+    ]
+
+
+LABEL_WIDTH = 300  # px of the label column beside the timeline
+
+
+def _lane(label: str, left: float, width: float, chosen: bool, tip: str) -> str:
+    look = "background:#2e7d32" if chosen else "background:#bdbdbd;outline:1px dashed #757575"
+    return (
+        f'<div class="charades-lane" style="display:flex;align-items:center;height:22px">'
+        f'<div style="width:{LABEL_WIDTH}px;flex:none;font-size:12px;white-space:nowrap;overflow:hidden;'
+        f'text-overflow:ellipsis;padding-right:6px;{"" if chosen else "color:#757575"}" title="{html.escape(label)}">'
+        f"{html.escape(label)}</div>"
+        f'<div style="position:relative;flex:1;height:14px">'
+        f'<div class="charades-bar {"chosen" if chosen else "left-out"}" title="{html.escape(tip)}" '
+        f'style="position:absolute;left:{left:.2f}%;width:{max(width, 0.6):.2f}%;top:0;bottom:0;{look};'
+        f'border-radius:3px"></div></div></div>'
+    )
+
+
+def timeline_html(extraction: Extraction, names: dict[str, str], length: float | None) -> str:
+    """The video's actions as bars on its timeline (one lane each, in time order, named on the left): chosen in
+    green with their coherence, left out in grey; the observed window (first 20% of the sequence) shaded."""
+    actions = [d.action for d in extraction.decisions]
+    if not actions:
+        return f"<p>{esc(extraction.video_id)}: this video has no annotated actions.</p>"
+    span = max([a.end for a in actions] + [length or 0.0]) or 1.0
+    lanes = []
+    for d in extraction.decisions:
+        a = d.action
+        mark = f"{d.scores.coherence:.2f}" if d.scores else "seed"
+        label = f"{'✓' if d.chosen else '✗'} {names.get(a.class_id, a.class_id)} · {mark}"
+        tip = f"{a.class_id} {a.start:g}–{a.end:g} s: {d.reason}"
+        lanes.append(_lane(label, 100 * a.start / span, 100 * (a.end - a.start) / span, d.chosen, tip))
+    window = ""
+    chosen = extraction.chosen
+    if chosen:
+        start, end = min(a.start for a in chosen), max(a.end for a in chosen)
+        ob_end = int((start + (end - start) / 5) * FPS) / FPS
+        window = (
+            f'<div class="charades-window" title="observed window (first 20% of the sequence)" '
+            f'style="position:absolute;top:0;bottom:0;left:calc({LABEL_WIDTH}px + (100% - {LABEL_WIDTH}px) * '
+            f"{start / span:.4f});width:calc((100% - {LABEL_WIDTH}px) * {(ob_end - start) / span:.4f});"
+            f'background:rgba(33,150,243,.18)"></div>'
+        )
+    axis = (
+        f'<div style="display:flex;font-size:11px;color:#616161"><div style="width:{LABEL_WIDTH}px;flex:none"></div>'
+        f'<div style="flex:1;display:flex;justify-content:space-between;border-top:1px solid #9e9e9e">'
+        f"<span>0 s</span><span>{span / 2:.1f} s</span><span>{span:.1f} s</span></div></div>"
+    )
+    return (
+        f'<div id="charades-timeline-view"><p><strong>{esc(extraction.video_id)}</strong>: {esc(extraction.verdict)}'
+        f" · ✓ chosen (green), ✗ left out (grey), the number is the action's coherence; shaded: the observed "
+        f'window. Hover a bar for the reason.</p><div style="position:relative">{window}{"".join(lanes)}</div>'
+        f"{axis}</div>"
+    )
+
+
+def decisions_frame(preview: Preview, extraction: Extraction) -> pd.DataFrame:
+    rows = []
+    for d in extraction.decisions:
+        a, s = d.action, d.scores
+        rows.append(
+            [
+                "✓" if d.chosen else "",
+                preview.extractor.names.get(a.class_id, a.class_id),
+                a.start,
+                a.end,
+                preview.extractor.task(a.class_id),
+                *(
+                    [round(s.semantic, 2), round(s.temporal, 2), round(s.task, 2), round(s.coherence, 2)]
+                    if s
+                    else [""] * 4
+                ),
+                d.reason,
+            ]
+        )
+    return pd.DataFrame(rows, columns=DECISION_COLUMNS)
+
+
+def build_charades_panel(ctx: AppContext) -> None:
+    gr.Markdown(
+        "A folder of Charades-format annotations on the server (`Charades_v1_train.csv` or any `*.csv` with "
+        "`id` and `actions`, `Charades_v1_classes.txt`, and optionally the object, verb and mapping files), inside "
+        f"the import folder <code>{html.escape(str(ctx.settings.import_root))}</code>. ViLPAct's Algorithm 1 "
+        "then picks each video's sequence (settings `extract_*`); accepted sequences enter the intent pool with "
+        f"{ctx.settings.annotators_per_sequence} annotators each."
+    )
+    with gr.Row():
+        folder = gr.Textbox(label="Charades folder", elem_id="charades-folder")
+        videos = gr.Textbox(label="Video folder (optional)", elem_id="charades-videos")
+    import_button = gr.Button("Import Charades annotations", elem_id="charades-import")
+    message = gr.Markdown(elem_id="charades-message")
+    summary = gr.Markdown(elem_id="charades-summary")
+    with gr.Row():
+        video = gr.Dropdown(
+            label="Video", choices=[], allow_custom_value=True, elem_id="charades-video", filterable=True
+        )
+        preview_button = gr.Button("Preview", elem_id="charades-preview")
+    timeline = gr.HTML(elem_id="charades-timeline")
+    decisions = gr.Dataframe(
+        headers=DECISION_COLUMNS,
+        interactive=False,
+        wrap=True,
+        column_widths=COLUMN_WIDTHS,
+        label="Actions",
+        elem_id="charades-decisions",
+    )
+    with gr.Row():
+        accept_button = gr.Button(
+            "Accept kept sequences into the intent pool", variant="primary", elem_id="charades-accept"
+        )
+        export_button = gr.Button("Export CSV (released layout)", elem_id="charades-export")
+    export_file = gr.File(label="Download", interactive=False, visible=False)
+
+    @shown_in(message)
+    def on_import(typed: str, video_folder: str, request: gr.Request) -> dict:
+        if not typed.strip():
+            raise Mistake("Enter the folder of the Charades files, inside the import folder.")
+        me = caller(ctx, request)
+        report = import_charades_folder(ctx.database, ctx.settings, me, typed.strip(), video_folder.strip() or None)
+        found = admin_preview(ctx.database, ctx.settings, me, None, ctx.embeddings)
+        first = found.items[0][0].id if found.items else None
+        return {
+            message: f"Imported {report['videos']} videos ({report['new_videos']} new, {report['actions']} actions).",
+            summary: summary_text(found),
+            video: gr.Dropdown(choices=video_choices(found), value=first),
+        }
+
+    @shown_in(message)
+    def on_preview(video_id: str | None, request: gr.Request) -> dict:
+        """One video's extraction; with none chosen (a page opened after an import by the command line), the
+        imported videos' counts and list, and the first video."""
+        me, listed = caller(ctx, request), {}
+        if not video_id:
+            everything = admin_preview(ctx.database, ctx.settings, me, None, ctx.embeddings)
+            if not everything.items:
+                raise Mistake("No Charades videos imported yet: import a folder first.")
+            video_id = everything.items[0][0].id
+            listed = {
+                summary: summary_text(everything),
+                video: gr.Dropdown(choices=video_choices(everything), value=video_id),
+            }
+        found = admin_preview(ctx.database, ctx.settings, me, [video_id], ctx.embeddings)
+        item, extraction = found.items[0]
+        return {
+            **listed,
+            timeline: timeline_html(extraction, found.extractor.names, item.length),
+            decisions: decisions_frame(found, extraction),
+            message: "",
+        }
+
+    @shown_in(message)
+    def on_accept(request: gr.Request) -> dict:
+        report = admin_accept(ctx.database, ctx.settings, caller(ctx, request), None, ctx.embeddings)
+        return {
+            message: f"Accepted {report['accepted']} sequences into the intent pool "
+            f"({report['annotators_per_sequence']} annotators each); {report['already_there']} were already there; "
+            f"{report['videos'] - report['kept']} videos left out."
+        }
+
+    @shown_in(message)
+    def on_export(request: gr.Request) -> dict[Any, Any]:
+        out = Path(tempfile.mkdtemp(prefix="compstudio-charades-")) / "charades_sequences.csv"
+        done = admin_export(ctx.database, ctx.settings, caller(ctx, request), out, ctx.embeddings)
+        return {export_file: gr.File(str(out), visible=True), message: f"Exported {done['rows']} sequences."}
+
+    import_button.click(
+        on_import, [folder, videos], [message, summary, video], api_name="admin_charades_import", **QUIET, **PRIVATE
+    )
+    gr.on(
+        [preview_button.click, video.input],
+        on_preview,
+        [video],
+        [timeline, decisions, message, summary, video],
+        api_name="admin_charades_preview",
+        **QUIET,
+        **PRIVATE,
+    )
+    accept_button.click(on_accept, None, [message], api_name="admin_charades_accept", **PRIVATE)
+    export_button.click(on_export, None, [export_file, message], api_name="admin_charades_export", **PRIVATE)
