@@ -76,7 +76,7 @@ def build_vqa_tab(ctx: AppContext) -> TabHandle:
             admin_tab: gr.Tab(visible=rights["admin"]),
             answer["progress"]: answer_counts(counts["answer"] or {}),
             verify.progress: verify_counts(counts["verify"]) if counts["verify"] else "",
-            **board["render"](runs.leaderboard(db, name)),
+            **board["render"](runs.leaderboard(ctx, name)),
         }
 
     outputs = [author_tab, verify_tab, models_tab, admin_tab, answer["progress"], verify.progress, *board["outputs"]]
@@ -316,7 +316,7 @@ def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
 
     def render(rows: list[dict[str, Any]], comparison: dict | None = None) -> dict:
         path = Path(tempfile.mkdtemp(prefix="vqa-board-")) / "vqa_leaderboard.csv"
-        path.write_text(runs.leaderboard_csv(rows, runs.run_manifests(db)), encoding="utf-8")
+        path.write_text(runs.leaderboard_csv(rows, runs.run_manifests(ctx)), encoding="utf-8")
         out = {table: pd.DataFrame(rows), chart: category_chart_html(rows), download: str(path)}
         if comparison is not None:
             out[compared] = pd.DataFrame(comparison_rows(comparison["comparison"]), columns=COMPARISON_COLUMNS)
@@ -325,11 +325,11 @@ def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
     @ui_errors
     def on_refresh(request: gr.Request) -> dict:
         name = caller(ctx, request)
-        return render(runs.leaderboard(db, name), runs.comparison(db, name, samples=ctx.settings.bootstrap_samples))
+        return render(runs.leaderboard(ctx, name), runs.comparison(ctx, name, samples=ctx.settings.bootstrap_samples))
 
     @ui_errors
     def on_analyse(request: gr.Request) -> tuple:
-        out = runs.low_cpv_analysis(db, caller(ctx, request))
+        out = runs.low_cpv_analysis(ctx, caller(ctx, request))
         report = below_chance_export(out)  # appendix A.4's charts (issue 18), exported with the tables
         written = write_report(report, Path(tempfile.mkdtemp(prefix="vqa-below-chance-")))
         summary = (

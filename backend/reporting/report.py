@@ -120,10 +120,10 @@ def vqa_section(ctx: AppContext, username: str, models: Sequence[str]) -> tuple[
     from backend.vqa import runs
     from backend.vqa.categories import DIMENSIONS
 
-    run_model = {r["id"]: r["model"] for r in runs.list_runs(ctx.database)}
+    run_model = {r.id: r.model for r in runs.list_runs(ctx)}
     board = [
         row
-        for row in runs.leaderboard(ctx.database, username)
+        for row in runs.leaderboard(ctx, username)
         if row["kind"] in ("random", "human", "blind") or run_model.get(row["name"]) in models or row["name"] in models
     ]
     scores = [
@@ -147,7 +147,7 @@ def vqa_section(ctx: AppContext, username: str, models: Sequence[str]) -> tuple[
     charts: dict[str, Chart] = {"vqa_categories": BarChart("VQA per category (%)", categories, series)} if board else {}
     section: dict[str, Any] = {"rows": board}
     try:
-        analysis = runs.low_cpv_analysis(ctx.database, username)
+        analysis = runs.low_cpv_analysis(ctx, username)
     except CompStudioError:  # no model runs yet: no appendix A.4 analysis
         analysis = None
     if analysis is not None:
@@ -179,13 +179,16 @@ def setting_label(load_options: dict[str, Any] | None) -> str:
     return " · ".join(parts)
 
 
+RANKED_STATUSES = ("finished", "finished with errors")  # a failed run (no successful item) is not reported
+
+
 def _icl_runs(ctx: AppContext, models: Sequence[str]) -> list[tuple[str, dict | None, int | None]]:
     """(model, load options, limit) of every distinct stored in-context run of ``models``, newest first."""
     from backend.inference.store import list_runs
 
     seen: dict[str, tuple[str, dict | None, int | None]] = {}
     for run in list_runs(ctx.database, limit=100_000):
-        if run["benchmark"] != "icl" or run["model"] not in models or run["status"] != "finished":
+        if run["benchmark"] != "icl" or run["model"] not in models or run["status"] not in RANKED_STATUSES:
             continue
         options = run["options"] or {}
         loaded = options.get("load_options") or {}
@@ -211,7 +214,7 @@ def icl_section(ctx: AppContext, models: Sequence[str]) -> tuple[list[Table], di
         found[f"{model} | {label}"] = result
         for category, counts in result["outcomes_by_category"].items():
             n = sum(int(counts[k]) for k in ("answered", "refusals", "parse_failures", "errors"))
-            exact = result["exact_match_by_category"][category]
+            exact = result["exact_match_by_category"].get(category)
             rows.append(
                 {"model": model, "setting": label, "category": category, "exact match (%)": pct(exact), "n": n}
                 | _rates(counts)
