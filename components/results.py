@@ -26,6 +26,7 @@ from backend.reporting.report import build_report
 from backend.reporting.tables import Report
 from components.common import ConcurrencyOptions, TabHandle, caller, ui_errors
 from components.feedback import shown_in
+from components.model_choices import offer_models_on_open
 
 MODEL_QUEUE: ConcurrencyOptions = {"concurrency_id": "models", "concurrency_limit": 1}
 REPORT_TABLES = ("planning", "vqa", "vqa_categories", "icl", "outcomes")
@@ -173,6 +174,7 @@ def build_results_tab(ctx: AppContext) -> TabHandle:
             with gr.Tab("Controlled comparison", id="results-grid"):
                 grid_model = _grid_panel(ctx)
         _register_api(ctx)
+    offer_models_on_open(ctx, tab, [report_models, grid_model], "results_models_open")
 
     def on_load(request: gr.Request) -> dict:
         """Every page load: the model lists for reviewers; nothing for anyone else (the tab is hidden)."""

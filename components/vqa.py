@@ -24,6 +24,7 @@ from backend.vqa.permissions import set_permission
 from components import vqa_api
 from components.common import TabHandle, caller, esc, ui_errors
 from components.feedback import refusal
+from components.model_choices import offer_models_on_open
 from components.results import charts_html
 from components.vqa_authoring import author_panel, item_image, letter_choices, question_md
 from components.vqa_chart import category_chart_html
@@ -50,12 +51,17 @@ def build_vqa_tab(ctx: AppContext) -> TabHandle:
             with gr.Tab("Verify", id="vqa-verify", visible=False) as verify_tab:
                 verify = verify_panel(ctx)
             with gr.Tab("Models", id="vqa-models", visible=False) as models_tab:
-                _models_panel(ctx)
-            with gr.Tab("Leaderboard", id="vqa-leaderboard"):
+                pickers = _models_panel(ctx)
+            with gr.Tab("Leaderboard", id="vqa-leaderboard") as board_tab:
                 board = _leaderboard_panel(ctx)
             with gr.Tab("Admin", id="vqa-admin", visible=False) as admin_tab:
                 _admin_panel(ctx)
         vqa_api.register(ctx)
+    offer_models_on_open(ctx, models_tab, pickers, "vqa_models_open")
+    # the leaderboard, its comparison and chart are filled when the tab opens: no Refresh needed
+    board_tab.select(
+        board["refresh"], None, board["outputs"], api_name="vqa_leaderboard_open", api_visibility="private"
+    )
     # an item is handed out (leased) only when the person opens the Answer panel to work, not on page load
     open_answer, answer_outputs = answer["open"]
     for opened in (tab, answer_tab):
@@ -157,7 +163,7 @@ def _answer_panel(ctx: AppContext) -> dict[str, Any]:
     return {"render": render, "outputs": outputs, "progress": progress, "open": (on_open, outputs)}
 
 
-def _ask_section(ctx: AppContext, names: list[str]) -> None:
+def _ask_section(ctx: AppContext, names: list[str]) -> gr.Dropdown:
     with gr.Row():
         model = gr.Dropdown(names, label="Model", value=names[0] if names else None, elem_id="vqa-model")
         mode = gr.Radio(list(models.IMAGE_MODES), value=ctx.settings.vqa_image_mode, label="Multi-image items as")
@@ -211,13 +217,14 @@ def _ask_section(ctx: AppContext, names: list[str]) -> None:
     refresh_items.click(on_items, None, item, api_visibility="private")
     ask.click(on_ask, [model, item, mode, blind], answer_md, concurrency_id="models", api_visibility="private")
     run_all.click(on_run, [model, mode, blind], answer_md, concurrency_id="models", api_visibility="private")
+    return model
 
 
 def _dist_frame(counts: dict[str, int]) -> pd.DataFrame:
     return pd.DataFrame({"level": list(counts), "items": list(counts.values())})
 
 
-def _voting_section(ctx: AppContext, names: list[str]) -> None:
+def _voting_section(ctx: AppContext, names: list[str]) -> gr.Dropdown:
     gr.Markdown(
         "**Difficulty voting** (paper section 3.1): each panel model answers every verified item; the "
         "number answering fully correctly sets the level (six models: 0 super hard, 1-2 hard, 3-4 medium, "
@@ -248,6 +255,7 @@ def _voting_section(ctx: AppContext, names: list[str]) -> None:
 
     vote.click(on_vote, [panel], distribution, concurrency_id="models", api_visibility="private")
     show.click(on_show, None, distribution, api_visibility="private")
+    return panel
 
 
 def _compose_section(ctx: AppContext) -> None:
@@ -285,15 +293,15 @@ def _reading(out: dict[str, Any]) -> str:
     return "(refused)" if out["status"] == "refusal" else f"({out['status']})"
 
 
-def _models_panel(ctx: AppContext) -> None:
+def _models_panel(ctx: AppContext) -> list[gr.Dropdown]:
+    """The panel's model pickers (refilled from the registry when the tab opens)."""
     names = model_names(ctx)
-    _ask_section(ctx, names)
-    _voting_section(ctx, names)
+    pickers = [_ask_section(ctx, names), _voting_section(ctx, names)]
     _compose_section(ctx)
+    return pickers
 
 
 def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
-    db = ctx.database
     table = gr.Dataframe(interactive=False, elem_id="vqa-leaderboard", label="Scores (%), verified items")
     with gr.Row():
         refresh = gr.Button("Refresh")
@@ -344,7 +352,7 @@ def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
     outputs = [table, chart, download, compared]
     refresh.click(on_refresh, None, outputs, api_visibility="private")
     analyse.click(on_analyse, None, [analysis_md, below_charts, below_download, below], api_visibility="private")
-    return {"render": render, "outputs": outputs}
+    return {"render": render, "outputs": outputs, "refresh": on_refresh}
 
 
 def _admin_panel(ctx: AppContext) -> None:

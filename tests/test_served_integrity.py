@@ -150,8 +150,14 @@ def test_both_backends_rank_options_the_same_on_the_same_weights(ctx, style):
         served = run_eval(ctx, "test-words", "served-lm")
         here = run_eval(ctx, "test-words", "local-lm")
         assert served.errors == here.errors == 0
-        a = {r["item_id"]: r["raw_output"] for r in ctx.database.query("SELECT * FROM predictions WHERE model='served-lm'")}
-        b = {r["item_id"]: r["raw_output"] for r in ctx.database.query("SELECT * FROM predictions WHERE model='local-lm'")}
+        a = {
+            r["item_id"]: r["raw_output"]
+            for r in ctx.database.query("SELECT * FROM predictions WHERE model='served-lm'")
+        }
+        b = {
+            r["item_id"]: r["raw_output"]
+            for r in ctx.database.query("SELECT * FROM predictions WHERE model='local-lm'")
+        }
         agree = sum(a[i] == b[i] for i in a)
         print(f"likelihood agreement ({style}): {agree}/{len(a)} items choose the same option on both backends")
         assert agree == len(a) == 40

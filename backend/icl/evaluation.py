@@ -149,7 +149,9 @@ def category_breakdown(
     items = [p.item for p in prepared]
     answered = [(p.item, r) for p, r in zip(prepared, rows, strict=True) if not r.failed]  # failed: no score
     return {
-        "exact_match_by_category": accuracy_by_category([i for i, _ in answered], [r.score or 0.0 for _, r in answered]),
+        "exact_match_by_category": accuracy_by_category(
+            [i for i, _ in answered], [r.score or 0.0 for _, r in answered]
+        ),
         "outcomes_by_category": outcomes_by_category(items, [r.status for r in rows]),
     }
 

@@ -303,6 +303,25 @@ def parse_models(text: str | Sequence[str] | None) -> list[str]:
     return list(dict.fromkeys(m.strip() for m in items if m and m.strip()))
 
 
+def results_found(names: Sequence[str], planning: dict, vqa: dict, icl: dict) -> Table:
+    """Each chosen model and where it has results; a model with none is listed "no results yet" (never left
+    out without a word). A run's name is the model's, or the model's followed by `` [...]``."""
+
+    def of(model: str, run_names: Sequence[str], separator: str = " [") -> bool:
+        return any(n == model or n.startswith(model + separator) for n in run_names)
+
+    rows = []
+    for model in names:
+        where = {
+            "planning": of(model, list(planning.get("runs", {}))),
+            "vqa": of(model, [r["name"] for r in vqa.get("rows", []) if r["kind"] not in ("random", "human")]),
+            "in-context": of(model, list(icl.get("runs", {})), " | "),
+        }
+        shown = ", ".join(k for k, v in where.items() if v) or "no results yet"
+        rows.append({"model": model, **{k: "yes" if v else "" for k, v in where.items()}, "results": shown})
+    return Table("models", "The models of this report and where they have results", rows)
+
+
 def build_report(ctx: AppContext, username: str | None, models: str | Sequence[str] | None) -> Report:
     """The report of ``models`` (registered model names) on the three benchmarks (reviewers and admins)."""
     from backend.inference.registry import get_spec
@@ -318,9 +337,10 @@ def build_report(ctx: AppContext, username: str | None, models: str | Sequence[s
     v_tables, v_charts, v_section = vqa_section(ctx, user.username, names)
     i_tables, i_charts, i_section = icl_section(ctx, names)
     outcomes = outcomes_table(p_tables[0], v_tables[0], i_tables[0])
+    found = results_found(names, p_section, v_section, i_section)
     return Report(
         title=f"CompStudio report: {', '.join(names)}",
-        tables=(*p_tables, *v_tables, *i_tables, outcomes),
+        tables=(found, *p_tables, *v_tables, *i_tables, outcomes),
         charts={**p_charts, **v_charts, **i_charts},
         sections={"manifest": manifest(ctx, names), "planning": p_section, "vqa": v_section, "icl": i_section},
     )

@@ -309,7 +309,8 @@ def submit_verification(
                 _settle(db, settings, item_id)
             elif (decision == "reject") != (item.status == "rejected"):  # a re-check that disagrees
                 db.conn.execute(
-                    "UPDATE vqa_items SET status = 'draft', disputed = 1, updated_at = ? WHERE id = ?", (utcnow(), item_id)
+                    "UPDATE vqa_items SET status = 'draft', disputed = 1, updated_at = ? WHERE id = ?",
+                    (utcnow(), item_id),
                 )
     return {"item": get_item(database, item_id).as_dict()}
 
