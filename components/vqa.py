@@ -16,6 +16,7 @@ from backend.context import AppContext
 from backend.errors import CompStudioError
 from backend.inference.comparison import COMPARISON_COLUMNS, comparison_rows
 from backend.inference.registry import model_names
+from backend.inference.runner import status_label
 from backend.reporting.below_chance import below_chance_export
 from backend.reporting.exports import write_report
 from backend.vqa import compose, io, models, runs, service
@@ -203,8 +204,13 @@ def _ask_section(ctx: AppContext, names: list[str]) -> gr.Dropdown:
             image_mode=image_mode,
             progress=lambda done, n: progress((done, n)),
         )
+        score = (
+            f"mean partial credit {out['score']:.3f} over {out['scored']} answered items"
+            if out["score"] is not None
+            else "no item has an answer: no score, not ranked"
+        )
         return (
-            f"Run **{esc(out['run'])}**: {out['items']} items, mean partial credit {out['score']:.3f}, "
+            f"Run **{esc(out['run'])}** {status_label(out['status'], out['errors'])}: {out['items']} items, {score}, "
             f"{out['answered']} answered, {out['refusals']} refused, {out['parse_failures']} unparsed, "
             f"{out['errors']} errors, {out['newly_computed']} newly computed."
         )

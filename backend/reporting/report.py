@@ -319,7 +319,7 @@ def results_found(names: Sequence[str], planning: dict, vqa: dict, icl: dict) ->
         }
         shown = ", ".join(k for k, v in where.items() if v) or "no results yet"
         rows.append({"model": model, **{k: "yes" if v else "" for k, v in where.items()}, "results": shown})
-    return Table("models", "The models of this report and where they have results", rows)
+    return Table("coverage", "The models of this report and where they have results", rows)
 
 
 def build_report(ctx: AppContext, username: str | None, models: str | Sequence[str] | None) -> Report:
