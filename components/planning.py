@@ -93,7 +93,7 @@ def _leaderboard_frames(board: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.Dat
     return pd.DataFrame(rows), pd.DataFrame(lengths), pd.DataFrame(scenes)
 
 
-def _browse_panel(ctx: AppContext) -> tuple[gr.Dropdown, gr.Column]:
+def _browse_panel(ctx: AppContext) -> tuple[gr.Dropdown, gr.Column, gr.Dropdown]:
     with gr.Row():
         qid = gr.Dropdown(label="Question", choices=[], allow_custom_value=True, elem_id="planning-question-id")
         show = gr.Button("Show", elem_id="planning-show")

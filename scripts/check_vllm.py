@@ -47,7 +47,7 @@ class VllmServer:
     def start(self, weights: Path, timeout_s: float = 600) -> float:
         command = [
             self.python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(weights),
-            "--served-model-name", SERVED, "--dtype", "float32", "--max-model-len", "4096",
+            "--served-model-name", SERVED, "--dtype", "float32", "--max-model-len", "2048",
             "--host", "127.0.0.1", "--port", str(self.port), "--no-enable-prefix-caching",
         ]  # fmt: skip
         env = os.environ | {"VLLM_CPU_KVCACHE_SPACE": "2", "HF_HUB_OFFLINE": "1", "PYTHONPATH": ""}
