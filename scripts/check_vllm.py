@@ -44,7 +44,7 @@ class VllmServer:
         self.python, self.port, self.log = python, port, log
         self.process: subprocess.Popen | None = None
 
-    def start(self, weights: Path, timeout_s: float = 600) -> float:
+    def start(self, weights: Path, timeout_s: float = 1800) -> float:
         command = [
             self.python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(weights),
             "--served-model-name", SERVED, "--dtype", "float32", "--max-model-len", "2048",
@@ -178,6 +178,7 @@ def check(args: argparse.Namespace) -> dict[str, Any]:
         run(ctx, "toy-colors", "local-plain")
         out["plain"] = agreement(ctx, "served-plain", "local-plain", "toy-colors")
         server.stop()
+        print(json.dumps(out, indent=1), file=sys.stderr, flush=True)  # what is known so far, should the rest fail
         out["swap_ready_s"] = server.start(weights_b)
         swapped = run(ctx, "toy-colors", "served")
         out["swap"] = {
