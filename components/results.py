@@ -54,7 +54,11 @@ def _frame(report: Report, name: str) -> pd.DataFrame:
 
 
 def _shown(report: Report, name: str) -> gr.Dataframe:
+    """A report table; an empty one says so in its label instead of standing under bare numbered headers."""
     table = report.table(name)
+    if not table.rows:
+        empty = pd.DataFrame([{"results": "no results yet for these models"}])
+        return gr.Dataframe(value=empty, label=table.title, visible=True)
     return gr.Dataframe(value=_frame(report, name), label=table.title, visible=True)
 
 

@@ -127,6 +127,7 @@ def test_a_model_added_in_models_is_run_from_two_tabs_and_reaches_every_leaderbo
     expect(page.locator("#results-coverage")).to_contain_text("no results yet")
     expect(page.locator("#results-vqa")).to_contain_text("journey-rand")
     expect(page.locator("#results-planning")).to_contain_text("journey-rand")
+    expect(page.locator("#results-icl")).to_contain_text("no results yet for these models")  # not bare headers
     page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
     if os.environ.get("JOURNEY_SHOTS"):  # to look at them: JOURNEY_SHOTS=/some/folder
         shutil.copytree(tmp_path, os.environ["JOURNEY_SHOTS"], dirs_exist_ok=True)

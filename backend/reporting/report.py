@@ -191,6 +191,8 @@ def _icl_runs(ctx: AppContext, models: Sequence[str]) -> list[tuple[str, dict | 
         if run["benchmark"] != "icl" or run["model"] not in models or run["status"] not in RANKED_STATUSES:
             continue
         options = run["options"] or {}
+        if options.get("live"):
+            continue  # a live answer is a run of one item: its setting's batch runs are what is reported
         loaded = options.get("load_options") or {}
         # one entry per setting as the report names it (``n=4`` from the command line is the same run as 4)
         same = [setting_label(loaded), loaded.get("bank"), loaded.get("tests"), options.get("limit")]
