@@ -18,6 +18,7 @@ from backend.context import AppContext
 from backend.errors import CompStudioError, PermissionDenied
 from backend.inference import service
 from backend.inference.benchmarks import EvalItem
+from backend.inference.runner import status_label
 from components.common import ConcurrencyOptions, EventOptions, TabHandle, caller, esc, ui_errors
 from components.feedback import QUIET, Mistake, mistake_text, shown_in
 
@@ -84,8 +85,24 @@ def runs_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     flat = []
     for row in rows:
         summary = row.get("summary") or {}
-        flat.append({**{c: row.get(c) for c in RUN_COLUMNS}, **{k: summary.get(k) for k in RUN_COLUMNS[6:]}})
+        entry = {**{c: row.get(c) for c in RUN_COLUMNS}, **{k: summary.get(k) for k in RUN_COLUMNS[6:]}}
+        errors = row.get("errors") if row.get("errors") is not None else summary.get("errors")
+        entry["status"] = status_label(row.get("status") or "", errors)  # "finished with 3 errors", "failed (5 errors)"
+        flat.append(entry)
     return pd.DataFrame(flat, columns=RUN_COLUMNS)
+
+
+def run_message(model: str, bench: str, done: dict[str, Any]) -> str:
+    """What the run's status line says: finished, finished with N errors (and an example), or failed."""
+    label = status_label(done["status"], done["errors"])
+    text = f"{label.capitalize()}: {esc(model)} on {esc(bench)}"
+    if done["score"] is not None:
+        text += f", score {done['score']:.3f} over {done['scored']} of {done['items']} items"
+    else:
+        text += ": no item has an answer, so there is no score and the run is not ranked"
+    if done["errors"] and done.get("error_examples"):
+        text += f". First error: {esc(done['error_examples'][0][:300])}"
+    return text + "."
 
 
 @dataclass
@@ -201,7 +218,7 @@ def _run(ctx: AppContext, v: ModelsView, data: dict, name: str | None, progress:
     done = result.as_dict()
     return {
         v.summary: gr.JSON(done, visible=True),
-        v.run_message: f"Finished {esc(chosen)} on {esc(bench)}.",
+        v.run_message: run_message(chosen, bench, done),
         **_view(ctx, v, name),
     }
 

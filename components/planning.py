@@ -25,6 +25,7 @@ from backend.planning.authoring import author_question
 from backend.planning.questions import CHOICE_LETTERS
 from components.common import TabHandle, caller, esc, ui_errors
 from components.feedback import refusal
+from components.model_choices import offer_models_on_open
 
 NONE_LABEL = "None is plausible"
 CHECK_HELP = (
@@ -92,7 +93,7 @@ def _leaderboard_frames(board: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.Dat
     return pd.DataFrame(rows), pd.DataFrame(lengths), pd.DataFrame(scenes)
 
 
-def _browse_panel(ctx: AppContext) -> tuple[gr.Dropdown, gr.Column]:
+def _browse_panel(ctx: AppContext) -> tuple[gr.Dropdown, gr.Column, gr.Dropdown]:
     with gr.Row():
         qid = gr.Dropdown(label="Question", choices=[], allow_custom_value=True, elem_id="planning-question-id")
         show = gr.Button("Show", elem_id="planning-show")
@@ -100,7 +101,7 @@ def _browse_panel(ctx: AppContext) -> tuple[gr.Dropdown, gr.Column]:
         clip = gr.Video(label="Observed window (first 20%)", interactive=False, elem_id="planning-clip", visible=False)
         text = gr.Markdown(elem_id="planning-question")
     with gr.Column(visible=False, elem_id="planning-reviewer-tools") as tools:
-        reviewer_tools(ctx, qid)
+        picker = reviewer_tools(ctx, qid)
 
     @ui_errors
     def on_show(question_id: str, request: gr.Request) -> dict:
@@ -109,12 +110,12 @@ def _browse_panel(ctx: AppContext) -> tuple[gr.Dropdown, gr.Column]:
         return {clip: clip_update(view), text: question_markdown(view, show_key=is_reviewer(ctx, name))}
 
     show.click(on_show, [qid], [clip, text], api_visibility="private")
-    return qid, tools
+    return qid, tools, picker
 
 
-def reviewer_tools(ctx: AppContext, qid: gr.Dropdown) -> None:
+def reviewer_tools(ctx: AppContext, qid: gr.Dropdown) -> gr.Dropdown:
     """Ask a model, run a batch, author a question: reviewers only (hidden for others; the backend refuses
-    them too)."""
+    them too). Returns the model picker."""
     gr.Markdown("#### Ask a model")
     with gr.Row():
         model = gr.Dropdown(label="Model", choices=model_names(ctx), value="nsplan-lite", elem_id="planning-model")
@@ -180,6 +181,7 @@ def reviewer_tools(ctx: AppContext, qid: gr.Dropdown) -> None:
     author.click(on_author, [sequence, intent], authored, api_visibility="private")
     ask.click(on_ask, [qid, model, mode], answer, concurrency_id="models", api_visibility="private")
     run.click(on_run, [model, mode, circular, limit], summary, concurrency_id="models", api_visibility="private")
+    return model
 
 
 def counts_markdown(counts: dict[str, int]) -> str:
@@ -259,7 +261,7 @@ def _check_panel(ctx: AppContext) -> dict[str, Any]:
     return {"progress": progress, "fetch": fetch}
 
 
-def _results_panel(ctx: AppContext) -> None:
+def _results_panel(ctx: AppContext, results_tab: gr.Tab) -> None:
     with gr.Row():
         baseline = gr.Dropdown(
             label="McNemar baseline",
@@ -297,11 +299,11 @@ def _results_panel(ctx: AppContext) -> None:
             queue: pd.DataFrame([{**r, "votes": ", ".join(f"{k}:{v}" for k, v in r["votes"].items())} for r in rows]),
         }
 
-    refresh.click(
-        on_refresh,
-        [baseline, circular],
-        [board, human, compared, by_length, by_scene, queue],
-        api_visibility="private",
+    shown = [board, human, compared, by_length, by_scene, queue]
+    refresh.click(on_refresh, [baseline, circular], shown, api_visibility="private")
+    # opened with results: filled at once, no Refresh needed
+    results_tab.select(
+        on_refresh, [baseline, circular], shown, api_name="planning_results_open", api_visibility="private"
     )
 
 
@@ -424,10 +426,11 @@ def build_planning_tab(ctx: AppContext) -> TabHandle:
             with gr.Tab("Check questions", id="planning-check"):
                 check = _check_panel(ctx)
             with gr.Tab("Browse and ask a model", id="planning-browse"):
-                qid, tools = _browse_panel(ctx)
-            with gr.Tab("Results", id="planning-results"):
-                _results_panel(ctx)
+                qid, tools, picker = _browse_panel(ctx)
+            with gr.Tab("Results", id="planning-results") as results_tab:
+                _results_panel(ctx, results_tab)
         _register_api(ctx)
+    offer_models_on_open(ctx, tab, [picker], "planning_models_open")
 
     def on_load(request: gr.Request) -> dict:
         name = caller(ctx, request)

@@ -24,11 +24,12 @@ from backend.reporting.grids import GRID_SETTINGS, grid_report, run_grid
 from backend.reporting.plots import layout, to_svg
 from backend.reporting.report import build_report
 from backend.reporting.tables import Report
-from components.common import ConcurrencyOptions, TabHandle, caller, ui_errors
+from components.common import ConcurrencyOptions, TabHandle, caller, esc, ui_errors
 from components.feedback import shown_in
+from components.model_choices import offer_models_on_open
 
 MODEL_QUEUE: ConcurrencyOptions = {"concurrency_id": "models", "concurrency_limit": 1}
-REPORT_TABLES = ("planning", "vqa", "vqa_categories", "icl", "outcomes")
+REPORT_TABLES = ("coverage", "planning", "vqa", "vqa_categories", "icl", "outcomes")
 GRID_BENCHMARKS = [("planning (ViLPAct)", "planning"), ("VQA (MMComposition)", "vqa"), ("in-context (CoFe)", "icl")]
 SHOWN = ("vilpact-planning", "mmcomposition", "mmcomposition-blind", "icl")
 
@@ -53,7 +54,11 @@ def _frame(report: Report, name: str) -> pd.DataFrame:
 
 
 def _shown(report: Report, name: str) -> gr.Dataframe:
+    """A report table; an empty one says so in its label instead of standing under bare numbered headers."""
     table = report.table(name)
+    if not table.rows:
+        empty = pd.DataFrame([{"results": "no results yet for these models"}])
+        return gr.Dataframe(value=empty, label=table.title, visible=True)
     return gr.Dataframe(value=_frame(report, name), label=table.title, visible=True)
 
 
@@ -83,8 +88,10 @@ def _report_panel(ctx: AppContext) -> gr.Dropdown:
         report = build_report(ctx, caller(ctx, request), chosen or [])
         written = _export(report, "report-")
         out: dict[Any, Any] = {frames[name]: _shown(report, name) for name in REPORT_TABLES}
+        missing = [r["model"] for r in report.table("coverage").rows if r["results"] == "no results yet"]
+        said = f" No results yet: {esc(', '.join(missing))}." if missing else ""
         return out | {
-            message: f"Report built: {len(report.tables)} tables, {len(report.charts)} charts.",
+            message: f"Report built: {len(report.tables)} tables, {len(report.charts)} charts.{said}",
             charts: charts_html(report),
             download: gr.DownloadButton(value=written["zip"], visible=True),
             files: [written["json"], written["md"], written["tex"], *written["csv"], *written["svg"], *written["png"]],
@@ -173,6 +180,7 @@ def build_results_tab(ctx: AppContext) -> TabHandle:
             with gr.Tab("Controlled comparison", id="results-grid"):
                 grid_model = _grid_panel(ctx)
         _register_api(ctx)
+    offer_models_on_open(ctx, tab, [report_models, grid_model], "results_models_open")
 
     def on_load(request: gr.Request) -> dict:
         """Every page load: the model lists for reviewers; nothing for anyone else (the tab is hidden)."""

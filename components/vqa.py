@@ -16,6 +16,7 @@ from backend.context import AppContext
 from backend.errors import CompStudioError
 from backend.inference.comparison import COMPARISON_COLUMNS, comparison_rows
 from backend.inference.registry import model_names
+from backend.inference.runner import status_label
 from backend.reporting.below_chance import below_chance_export
 from backend.reporting.exports import write_report
 from backend.vqa import compose, io, models, runs, service
@@ -24,6 +25,7 @@ from backend.vqa.permissions import set_permission
 from components import vqa_api
 from components.common import TabHandle, caller, esc, ui_errors
 from components.feedback import refusal
+from components.model_choices import offer_models_on_open
 from components.results import charts_html
 from components.vqa_authoring import author_panel, item_image, letter_choices, question_md
 from components.vqa_chart import category_chart_html
@@ -50,12 +52,17 @@ def build_vqa_tab(ctx: AppContext) -> TabHandle:
             with gr.Tab("Verify", id="vqa-verify", visible=False) as verify_tab:
                 verify = verify_panel(ctx)
             with gr.Tab("Models", id="vqa-models", visible=False) as models_tab:
-                _models_panel(ctx)
-            with gr.Tab("Leaderboard", id="vqa-leaderboard"):
+                pickers = _models_panel(ctx)
+            with gr.Tab("Leaderboard", id="vqa-leaderboard") as board_tab:
                 board = _leaderboard_panel(ctx)
             with gr.Tab("Admin", id="vqa-admin", visible=False) as admin_tab:
                 _admin_panel(ctx)
         vqa_api.register(ctx)
+    offer_models_on_open(ctx, models_tab, pickers, "vqa_models_open")
+    # the leaderboard, its comparison and chart are filled when the tab opens: no Refresh needed
+    board_tab.select(
+        board["refresh"], None, board["outputs"], api_name="vqa_leaderboard_open", api_visibility="private"
+    )
     # an item is handed out (leased) only when the person opens the Answer panel to work, not on page load
     open_answer, answer_outputs = answer["open"]
     for opened in (tab, answer_tab):
@@ -76,7 +83,7 @@ def build_vqa_tab(ctx: AppContext) -> TabHandle:
             admin_tab: gr.Tab(visible=rights["admin"]),
             answer["progress"]: answer_counts(counts["answer"] or {}),
             verify.progress: verify_counts(counts["verify"]) if counts["verify"] else "",
-            **board["render"](runs.leaderboard(db, name)),
+            **board["render"](runs.leaderboard(ctx, name)),
         }
 
     outputs = [author_tab, verify_tab, models_tab, admin_tab, answer["progress"], verify.progress, *board["outputs"]]
@@ -157,7 +164,7 @@ def _answer_panel(ctx: AppContext) -> dict[str, Any]:
     return {"render": render, "outputs": outputs, "progress": progress, "open": (on_open, outputs)}
 
 
-def _ask_section(ctx: AppContext, names: list[str]) -> None:
+def _ask_section(ctx: AppContext, names: list[str]) -> gr.Dropdown:
     with gr.Row():
         model = gr.Dropdown(names, label="Model", value=names[0] if names else None, elem_id="vqa-model")
         mode = gr.Radio(list(models.IMAGE_MODES), value=ctx.settings.vqa_image_mode, label="Multi-image items as")
@@ -197,8 +204,13 @@ def _ask_section(ctx: AppContext, names: list[str]) -> None:
             image_mode=image_mode,
             progress=lambda done, n: progress((done, n)),
         )
+        score = (
+            f"mean partial credit {out['score']:.3f} over {out['scored']} answered items"
+            if out["score"] is not None
+            else "no item has an answer: no score, not ranked"
+        )
         return (
-            f"Run **{esc(out['run'])}**: {out['items']} items, mean partial credit {out['score']:.3f}, "
+            f"Run **{esc(out['run'])}** {status_label(out['status'], out['errors'])}: {out['items']} items, {score}, "
             f"{out['answered']} answered, {out['refusals']} refused, {out['parse_failures']} unparsed, "
             f"{out['errors']} errors, {out['newly_computed']} newly computed."
         )
@@ -211,13 +223,14 @@ def _ask_section(ctx: AppContext, names: list[str]) -> None:
     refresh_items.click(on_items, None, item, api_visibility="private")
     ask.click(on_ask, [model, item, mode, blind], answer_md, concurrency_id="models", api_visibility="private")
     run_all.click(on_run, [model, mode, blind], answer_md, concurrency_id="models", api_visibility="private")
+    return model
 
 
 def _dist_frame(counts: dict[str, int]) -> pd.DataFrame:
     return pd.DataFrame({"level": list(counts), "items": list(counts.values())})
 
 
-def _voting_section(ctx: AppContext, names: list[str]) -> None:
+def _voting_section(ctx: AppContext, names: list[str]) -> gr.Dropdown:
     gr.Markdown(
         "**Difficulty voting** (paper section 3.1): each panel model answers every verified item; the "
         "number answering fully correctly sets the level (six models: 0 super hard, 1-2 hard, 3-4 medium, "
@@ -248,6 +261,7 @@ def _voting_section(ctx: AppContext, names: list[str]) -> None:
 
     vote.click(on_vote, [panel], distribution, concurrency_id="models", api_visibility="private")
     show.click(on_show, None, distribution, api_visibility="private")
+    return panel
 
 
 def _compose_section(ctx: AppContext) -> None:
@@ -285,15 +299,15 @@ def _reading(out: dict[str, Any]) -> str:
     return "(refused)" if out["status"] == "refusal" else f"({out['status']})"
 
 
-def _models_panel(ctx: AppContext) -> None:
+def _models_panel(ctx: AppContext) -> list[gr.Dropdown]:
+    """The panel's model pickers (refilled from the registry when the tab opens)."""
     names = model_names(ctx)
-    _ask_section(ctx, names)
-    _voting_section(ctx, names)
+    pickers = [_ask_section(ctx, names), _voting_section(ctx, names)]
     _compose_section(ctx)
+    return pickers
 
 
 def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
-    db = ctx.database
     table = gr.Dataframe(interactive=False, elem_id="vqa-leaderboard", label="Scores (%), verified items")
     with gr.Row():
         refresh = gr.Button("Refresh")
@@ -316,7 +330,7 @@ def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
 
     def render(rows: list[dict[str, Any]], comparison: dict | None = None) -> dict:
         path = Path(tempfile.mkdtemp(prefix="vqa-board-")) / "vqa_leaderboard.csv"
-        path.write_text(runs.leaderboard_csv(rows, runs.run_manifests(db)), encoding="utf-8")
+        path.write_text(runs.leaderboard_csv(rows, runs.run_manifests(ctx)), encoding="utf-8")
         out = {table: pd.DataFrame(rows), chart: category_chart_html(rows), download: str(path)}
         if comparison is not None:
             out[compared] = pd.DataFrame(comparison_rows(comparison["comparison"]), columns=COMPARISON_COLUMNS)
@@ -325,11 +339,11 @@ def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
     @ui_errors
     def on_refresh(request: gr.Request) -> dict:
         name = caller(ctx, request)
-        return render(runs.leaderboard(db, name), runs.comparison(db, name, samples=ctx.settings.bootstrap_samples))
+        return render(runs.leaderboard(ctx, name), runs.comparison(ctx, name, samples=ctx.settings.bootstrap_samples))
 
     @ui_errors
     def on_analyse(request: gr.Request) -> tuple:
-        out = runs.low_cpv_analysis(db, caller(ctx, request))
+        out = runs.low_cpv_analysis(ctx, caller(ctx, request))
         report = below_chance_export(out)  # appendix A.4's charts (issue 18), exported with the tables
         written = write_report(report, Path(tempfile.mkdtemp(prefix="vqa-below-chance-")))
         summary = (
@@ -344,7 +358,7 @@ def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
     outputs = [table, chart, download, compared]
     refresh.click(on_refresh, None, outputs, api_visibility="private")
     analyse.click(on_analyse, None, [analysis_md, below_charts, below_download, below], api_visibility="private")
-    return {"render": render, "outputs": outputs}
+    return {"render": render, "outputs": outputs, "refresh": on_refresh}
 
 
 def _admin_panel(ctx: AppContext) -> None:

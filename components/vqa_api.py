@@ -62,7 +62,7 @@ def register(ctx: AppContext) -> None:
     @ui_errors
     def vqa_leaderboard(request: gr.Request) -> list[dict]:
         """Leaderboard rows (percent): random choice, human, and every run."""
-        return runs.leaderboard(db, caller(ctx, request))
+        return runs.leaderboard(ctx, caller(ctx, request))
 
     @ui_errors
     def vqa_levels(request: gr.Request) -> dict:

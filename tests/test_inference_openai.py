@@ -52,7 +52,9 @@ def test_failures_are_retried_then_recorded_without_stopping_the_run(ctx, server
     write_models(ctx.settings, [_spec(server)])
     server.reset()
     summary = run_eval(ctx, "test-flaky", "fake")
-    assert summary.items == 6 and summary.errors == 2 and summary.score == pytest.approx(4 / 6)
+    # failed is failed: the two failed calls are neither answers nor wrong answers
+    assert summary.items == 6 and summary.errors == 2 and summary.scored == 4 and summary.score == 1.0
+    assert summary.status == "finished with errors"
     attempts = {prompt.splitlines()[0]: count for prompt, count in server.attempts.items()}
     assert attempts["FLAKY once"] == 2  # a 500, then success
     assert attempts["FAIL500 always"] == 3 and attempts["SLOW reply"] == 3  # 1 + 2 retries
@@ -77,7 +79,8 @@ def test_concurrency_is_respected(ctx, server):
 def test_option_scores_from_server_logprobs(server):
     backend = build_backend(_spec(server))
     scores = backend.score_options([image(_square("red")), text("What colour?")], ["blue", "red", "green"])
-    assert [s.sum_logprob for s in scores] == [-3.0, -0.1, -5.0]
+    # each option's own tokens after the prompt (the fake scores a word naming the colour seen -0.1)
+    assert [s.sum_logprob for s in scores] == [-3.0, -0.1, -3.0] and [s.num_tokens for s in scores] == [1, 1, 1]
     backend.unload()
 
 

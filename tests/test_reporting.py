@@ -70,7 +70,7 @@ def test_the_report_reads_each_benchmark_s_own_results(demo, report):
 
     vqa = {row["run"]: row for row in report.table("vqa").rows}
     assert list(vqa) == ["Random choice", "random", "random [blind]"]
-    expected = {r["name"]: r for r in vqa_leaderboard(demo.database, "rev")}
+    expected = {r["name"]: r for r in vqa_leaderboard(demo, "rev")}
     assert vqa["random"]["overall (%)"] == expected["random"]["overall"]
     assert vqa["Random choice"]["Perception"] == expected["Random choice"]["Perception"]
     assert report.table("vqa_categories").columns[:3] == ["run", "Attr-P", "Obj-P"]

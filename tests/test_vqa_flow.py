@@ -149,15 +149,15 @@ def test_leaderboard_rows_and_the_below_chance_analysis(team):
     service.submit_answer(team.database, team.settings, "ann", item.id, "A")
     save_predictions(team.database, "m-wrong", "model", {item.id: (("B",), "B")}, actor="boss", model="m")
     save_predictions(team.database, "m-blind", "blind", {item.id: (("A",), "A")}, actor="boss", model="m")
-    rows = leaderboard(team.database, "ann")
+    rows = leaderboard(team, "ann")
     assert [r["name"] for r in rows] == ["Random choice", "Human", "m-blind", "m-wrong"]
     assert rows[0]["overall"] == 50.0 and rows[1]["overall"] == 100.0 and rows[3]["Diff-S"] == 0.0
     assert leaderboard_csv(rows).splitlines()[0].startswith("name,kind,overall,Perception")
-    analysis = low_cpv_analysis(team.database, "rev")
+    analysis = low_cpv_analysis(team, "rev")
     assert [r["id"] for r in analysis["below_chance"]] == [item.id]
     assert analysis["option_counts"] == {2: 1}
     with pytest.raises(PermissionDenied):
-        low_cpv_analysis(team.database, "ann")
+        low_cpv_analysis(team, "ann")
 
 
 def test_nobody_signed_in_is_refused(team):

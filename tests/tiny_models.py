@@ -139,8 +139,10 @@ def tiny_llava() -> Path:
 
 
 @functools.cache
-def tiny_qwen2vl() -> Path:
-    """A tiny Qwen2-VL (native ``videos=`` input) saved with its processor."""
+def tiny_qwen2vl(head_dim: int = 16, folder: Path | None = None, seed: int = 0) -> Path:
+    """A tiny Qwen2-VL (native ``videos=`` input) saved with its processor. ``head_dim`` 32 or more for vLLM's
+    CPU attention (scripts/check_vllm.sh: text and vision heads of 32, ``sum(mrope_section) == head_dim / 2``);
+    ``folder``: where to save it (default: this session's temporary folder); ``seed``: other random weights."""
     import torch
     from transformers import (
         Qwen2VLConfig,
@@ -150,7 +152,10 @@ def tiny_qwen2vl() -> Path:
         Qwen2VLVideoProcessor,
     )
 
-    path = _root() / "qwen2vl"
+    path = folder if folder is not None else _root() / ("qwen2vl" if head_dim == 16 else f"qwen2vl-hd{head_dim}")
+    heads = 64 // head_dim
+    third = 3 * (head_dim // 8) // 2
+    mrope = [head_dim // 2 - 2 * third, third, third]  # [2, 3, 3] for 16, [4, 6, 6] for 32: sum is head_dim / 2
     markers = ("<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>")
     tokenizer = tiny_tokenizer(
         markers,
@@ -170,11 +175,11 @@ def tiny_qwen2vl() -> Path:
             hidden_size=64,
             intermediate_size=128,
             num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
+            num_attention_heads=heads,
+            num_key_value_heads=max(1, heads // 2),
             vocab_size=len(tokenizer),
             max_position_embeddings=2048,
-            rope_parameters={"rope_type": "default", "rope_theta": 1e4, "mrope_section": [2, 3, 3]},
+            rope_parameters={"rope_type": "default", "rope_theta": 1e4, "mrope_section": mrope},
             pad_token_id=tokenizer.pad_token_id,
             eos_token_id=tokenizer.eos_token_id,
             bos_token_id=None,
@@ -183,7 +188,7 @@ def tiny_qwen2vl() -> Path:
             depth=1,
             embed_dim=32,
             hidden_size=64,
-            num_heads=2,
+            num_heads=2 if head_dim == 16 else 1,  # vision heads of embed_dim / num_heads
             mlp_ratio=2,
             patch_size=14,
             spatial_merge_size=2,
@@ -198,7 +203,7 @@ def tiny_qwen2vl() -> Path:
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
     )
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     model = Qwen2VLForConditionalGeneration(config).eval()
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.eos_token_id = tokenizer.eos_token_id

@@ -105,6 +105,8 @@ EVENTS: dict[str, str] = {
     "components.campaigns.build_studies_tab.on_link": "admin",
     "components.campaigns.build_studies_tab.on_close": "admin",
     "components.campaigns.build_studies_tab.on_open": "admin",
+    # -- the live model registry (components/model_choices.py): every tab's model pickers, refilled when it opens
+    "components.model_choices.offer_models_on_open.on_open": "annotator",  # answers reviewers only
     # -- Results (components/results.py)
     "results_report": "reviewer",
     "results_grid": "reviewer",

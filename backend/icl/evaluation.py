@@ -134,8 +134,8 @@ def evaluate_by_category(
 def category_breakdown(
     ctx: AppContext, model: str, load_options: dict[str, Any] | None = None, limit: int | None = None
 ) -> dict[str, Any]:
-    """Exact match and outcomes per category of ``model``'s stored answers to the run's items (after
-    ``run_eval``: ``icl eval`` and ``eval --benchmark icl`` both report it)."""
+    """Exact match (over the items whose call did not fail) and outcomes per category of ``model``'s stored
+    answers to the run's items (after ``run_eval``: ``icl eval`` and ``eval --benchmark icl`` both report it)."""
     from backend.inference.benchmarks import get_benchmark
     from backend.inference.registry import get_spec
     from backend.inference.runner import prepare, store_key
@@ -147,8 +147,11 @@ def category_breakdown(
     stored = lookup(ctx.database, spec.name, bench.name, store_key(ctx, bench, spec))
     rows = [stored[(p.item.item_id, p.prompt_hash)] for p in prepared]
     items = [p.item for p in prepared]
+    answered = [(p.item, r) for p, r in zip(prepared, rows, strict=True) if not r.failed]  # failed: no score
     return {
-        "exact_match_by_category": accuracy_by_category(items, [r.score or 0.0 for r in rows]),
+        "exact_match_by_category": accuracy_by_category(
+            [i for i, _ in answered], [r.score or 0.0 for _, r in answered]
+        ),
         "outcomes_by_category": outcomes_by_category(items, [r.status for r in rows]),
     }
 

@@ -114,6 +114,16 @@ class BenchmarkSpec:
     score: Callable[[EvalItem, ParsedAnswer], float] = exact_score
     params: GenerationParams = GenerationParams()
     metric: str = "accuracy"
+    #: the load options a run's items depend on, filled in from the app's settings (e.g. VQA's image mode), so
+    #: that a run's row records them whoever started it: ``default_options(ctx) -> dict``
+    default_options: Callable[[AppContext], dict[str, Any]] | None = None
+
+    def resolve_options(self, ctx: AppContext, options: dict[str, Any] | None) -> dict[str, Any] | None:
+        """``options`` with this benchmark's defaults filled in (None and unset values take the default)."""
+        if self.default_options is None:
+            return options
+        given = {k: v for k, v in (options or {}).items() if v is not None}
+        return self.default_options(ctx) | given
 
 
 class BenchmarkRegistry:

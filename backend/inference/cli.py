@@ -91,7 +91,7 @@ def _compare(args: argparse.Namespace) -> Any:
         from backend.vqa.cli import _cli_admin
         from backend.vqa.runs import comparison
 
-        return comparison(ctx.database, _cli_admin(ctx), models, samples=samples)
+        return comparison(ctx, _cli_admin(ctx), models, samples=samples)
     from backend.inference.paired import compare_stored
 
     if not models or len(models) < 2:

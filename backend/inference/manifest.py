@@ -1,7 +1,9 @@
 """The run manifest: one JSON object naming everything that decided a run's numbers.
 
 It names the model and its revision, the backend, the generation settings, the prompt template (by name
-and hash), the frame sampling and image size limit, the data set (benchmark, load options, item count and
+and hash), how answers were scored
+(``model.scoring_method``), what a served model's server said it serves (``model.served``), warnings about the
+revision (``warnings``), the frame sampling and image size limit, the data set (benchmark, load options, item count and
 a content hash), the prediction key (version and settings hash), the CompStudio version, the git commit when
 the code runs from a checkout, and the time. Every export of results carries it: ``eval --out DIR``
 writes ``manifest.json``; ``export predictions`` writes ``<file>.manifest.json``; each batch run stores
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from backend.inference.benchmarks import BenchmarkSpec, get_benchmark
 from backend.inference.registry import ModelSpec, get_spec
 from backend.inference.request import VIDEO_DECODER
-from backend.inference.revision import model_revision
+from backend.inference.revision import model_revision, revision_warnings, served_identity
 from backend.inference.store import KEY_VERSION, settings_hash
 from backend.storage import utcnow
 
@@ -93,6 +95,20 @@ def _frame_sampling(spec: ModelSpec, prepared: Sequence[Prepared]) -> dict[str, 
     }
 
 
+def scoring_method(spec: ModelSpec) -> str:
+    """How the model's answers were obtained: generated and parsed, or (``scoring: likelihood``) how each
+    backend scores option texts."""
+    if spec.scoring != "likelihood":
+        return "generated text, parsed (choice letters or free text)"
+    if spec.backend == "openai":
+        from backend.inference.backends.openai_compat import scoring_method as served
+
+        return served(spec)
+    if spec.backend == "transformers":
+        return "option text log-probability from a forward pass over the prompt and the option's tokens"
+    return f"option scores from the {spec.backend} backend's score_options"
+
+
 def run_manifest(
     ctx: AppContext,
     benchmark: str,
@@ -100,6 +116,7 @@ def run_manifest(
     *,
     load_options: dict[str, Any] | None = None,
     prepared: Sequence[Prepared] | None = None,
+    warnings: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The manifest of ``model`` on ``benchmark`` (items loaded with ``load_options``; pass ``prepared``
     when the items are at hand, else they are loaded and prepared here)."""
@@ -109,7 +126,9 @@ def run_manifest(
     if prepared is None:
         prepared = prepare(bench, bench.load_items(ctx, **(load_options or {})), ctx.digests)
     params = effective_params(bench, spec)
-    revision = model_revision(spec, ctx.digests)
+    served = served_identity(ctx, spec)
+    revision = model_revision(spec, ctx.digests, served=served)
+    model_warnings = list(warnings) if warnings is not None else revision_warnings(spec, served)
     return {
         "manifest_version": MANIFEST_VERSION,
         "created_at": utcnow(),
@@ -121,8 +140,11 @@ def run_manifest(
             "revision": revision,
             "dtype": spec.dtype,
             "scoring": spec.scoring,
+            "scoring_method": scoring_method(spec),
             "fingerprint": spec.fingerprint(),
+            **({"served": served} if served is not None else {}),
         },
+        "warnings": model_warnings,
         "generation": params.as_dict(),
         "prompt": {
             "style": spec.prompt_style,

@@ -56,7 +56,8 @@ def compare_stored(
     from backend.inference.comparison import compare_models
 
     total = len(get_benchmark(ctx, benchmark).load_items(ctx, **(load_options or {})))
-    outcomes = {model: stored_outcomes(ctx, benchmark, model, load_options) for model in models}
+    every = {model: stored_outcomes(ctx, benchmark, model, load_options) for model in models}
+    outcomes = {model: o for model, o in every.items() if o}  # no successful item: never ranked or paired
     runs = {
         model: {
             "run": f"{len(o)} of {total}",
@@ -65,4 +66,10 @@ def compare_stored(
         }
         for model, o in outcomes.items()
     }
-    return {"benchmark": benchmark, "items": total, "runs": runs, "comparison": compare_models(outcomes, samples)}
+    return {
+        "benchmark": benchmark,
+        "items": total,
+        "runs": runs,
+        "not_ranked": [model for model, o in every.items() if not o],
+        "comparison": compare_models(outcomes, samples),
+    }

@@ -2,16 +2,19 @@
 
 In order:
 
-1. ``options["revision"]`` when the registry pins one (any backend; for an OpenAI-compatible server this is
-   the only way to say which weights it serves);
-2. a folder inside a Hugging Face cache snapshot (``.../snapshots/<40-hex commit>/``): ``hub:<commit>``;
-3. any other local folder: ``local:<digest of its files>`` (:meth:`FileDigests.folder_digest`), so weights
+1. an OpenAI-compatible server (``openai``): what the server says it serves (:func:`served_revision`: its
+   ``/v1/models`` entry's ``root`` and ``max_model_len``, its ``/version``, and the ``base_url``), after
+   ``options["revision"]`` when one is pinned; a server that says nothing identifying gets
+   ``served:unknown@<base_url>`` and the warning :data:`UNKNOWN_WARNING` (run and manifest);
+2. ``options["revision"]`` when the registry pins one (any other backend but transformers);
+3. a folder inside a Hugging Face cache snapshot (``.../snapshots/<40-hex commit>/``): ``hub:<commit>``;
+4. any other local folder: ``local:<digest of its files>`` (:meth:`FileDigests.folder_digest`), so weights
    fine-tuned in place compute anew;
-4. a Hub id (transformers): the commit its cached ``refs/main`` (or the pinned ``options["revision"]``
+5. a Hub id (transformers): the commit its cached ``refs/main`` (or the pinned ``options["revision"]``
    branch) points to, ``hub:<commit>``; ``hub:<id>@main:unresolved`` while the model is not cached yet
    (:func:`backend.inference.runner.run_eval` then loads, i.e. downloads, the model before keying the run,
    so answers are stored under the commit);
-5. otherwise ``""`` (random and in-process baselines: their code is the model).
+6. otherwise ``""`` (random and in-process baselines: their code is the model).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from backend.inference.digests import FileDigests
 from backend.inference.registry import ModelSpec
@@ -29,6 +32,8 @@ if TYPE_CHECKING:
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 UNRESOLVED = ":unresolved"  # the end of a Hub model's revision before it is in the local cache
+UNKNOWN_WARNING = "revision unknown: pin options.revision"  # a served model whose server names nothing
+SERVED_BACKENDS = ("openai",)
 
 
 def hub_cache_dir() -> Path:
@@ -66,9 +71,67 @@ def cached_hub_commit(repo_id: str, ref: str = "main", cache_dir: Path | None = 
     return commit if _COMMIT.match(commit) else None
 
 
-def model_revision(spec: ModelSpec, digests: FileDigests, cache_dir: Path | None = None) -> str:
-    """The revision of ``spec``'s weights (see the module docstring for the order of the rules)."""
+def served_revision(pinned: str, served: dict[str, Any]) -> str:
+    """A served model's revision: the pinned one (if any), then what the server said it serves.
+
+    >>> served_revision("", {"base_url": "http://h/v1", "root": "/w/a", "max_model_len": 4096, "server_version": "0.32"})
+    'served:/w/a|len=4096|server=0.32|url=http://h/v1'
+    >>> served_revision("", {"base_url": "http://h/v1", "root": None, "max_model_len": None, "server_version": None})
+    'served:unknown@http://h/v1'
+    >>> served_revision("v2", {"base_url": "http://h/v1", "unreachable": "ConnectError"})
+    'v2|served:unreachable@http://h/v1'
+    """
+    url = served.get("base_url") or ""
+    if served.get("unreachable"):
+        found = f"served:unreachable@{url}"
+    elif not identifies(served):
+        found = f"served:unknown@{url}"
+    else:
+        fields = [str(served["root"] or "?"), f"len={served.get('max_model_len')}"]
+        fields += [f"server={served.get('server_version')}", f"url={url}"]
+        found = "served:" + "|".join(fields)
+    return f"{pinned}|{found}" if pinned else found
+
+
+def identifies(served: dict[str, Any]) -> bool:
+    """Whether a server's answer names its weights (a ``root`` or a ``/version``)."""
+    return bool(served.get("root") or served.get("server_version"))
+
+
+def served_identity(ctx: AppContext, spec: ModelSpec, refresh: bool = False) -> dict[str, Any] | None:
+    """What the server of a served model says it serves (read at the backend's first call; again with
+    ``refresh``, as every run does); None for models that are not served."""
+    if spec.backend not in SERVED_BACKENDS:
+        return None
+    identity = getattr(ctx.pool.get(spec), "identity", None)
+    return identity(refresh=refresh) if identity is not None else None
+
+
+def revision_warnings(spec: ModelSpec, served: dict[str, Any] | None) -> list[str]:
+    """What a run and its manifest must say about the revision: :data:`UNKNOWN_WARNING` when a served model's
+    server names nothing identifying and no revision is pinned; that the server was unreachable."""
+    if served is None:
+        return []
+    if served.get("unreachable"):
+        return [f"model server unreachable when the run started ({served['unreachable']})"]
+    if not identifies(served) and not spec.options.get("revision"):
+        return [UNKNOWN_WARNING]
+    return []
+
+
+def current_revision(ctx: AppContext, spec: ModelSpec, refresh: bool = False) -> str:
+    """:func:`model_revision` with the server's identity for served models (``refresh``: ask the server anew)."""
+    return model_revision(spec, ctx.digests, served=served_identity(ctx, spec, refresh))
+
+
+def model_revision(
+    spec: ModelSpec, digests: FileDigests, cache_dir: Path | None = None, served: dict[str, Any] | None = None
+) -> str:
+    """The revision of ``spec``'s weights (see the module docstring for the order of the rules); ``served``:
+    the server's identity (:func:`served_identity`) for a served model."""
     pinned = str(spec.options.get("revision") or "")
+    if served is not None:
+        return served_revision(pinned, served)
     if pinned and spec.backend != "transformers":
         return pinned
     if spec.path and Path(spec.path).is_dir():
@@ -84,5 +147,5 @@ def model_revision(spec: ModelSpec, digests: FileDigests, cache_dir: Path | None
 def download_if_unresolved(ctx: AppContext, spec: ModelSpec) -> None:
     """Load (download) a Hub model that is not cached yet before a run or an answer is keyed, so that its
     answers are stored under its commit rather than under the unresolved revision."""
-    if model_revision(spec, ctx.digests).endswith(UNRESOLVED):
+    if spec.backend == "transformers" and model_revision(spec, ctx.digests).endswith(UNRESOLVED):
         ctx.pool.get(spec)

@@ -4,7 +4,19 @@
 the rest, in chunks of the model's batch size. Every chunk is saved as soon as it is answered, so a
 killed run resumes where it stopped. A call that fails (timeout, out of memory, server error) is retried
 item by item; an item that still fails is stored with its error and the run goes on. Failed items are
-recomputed on a later run with ``retry_failed=True``. The model is loaded only when something is missing:
+recomputed on a later run with ``retry_failed=True`` (``eval --retry-failed``).
+
+**Failed is failed.** A failed call is neither an answer nor a wrong answer: ``score`` is the mean over the
+items that have an answer (``scored``), and is None when none has; the run ends ``failed`` when every item
+failed, ``finished with errors`` when some did (:func:`run_status`, shown as "finished with N errors"), else
+``finished``. Leaderboards and paired comparisons leave failed items out, and never rank a run without one
+successful item.
+
+**Likelihood** (``scoring: likelihood``) scores the options of choice items; in a chunk holding both choice and
+free-text items the free-text ones are generated, each kind as itself (the chunk is split, never switched). A
+backend that can score many items at once (``score_each``: the openai backend, ``concurrency`` in flight) gets
+the whole chunk; a backend that cannot score faithfully refuses before any item is asked (``check_likelihood``).
+A served model's identity is read anew at the start of every run (:mod:`backend.inference.revision`). The model is loaded only when something is missing:
 re-running a finished benchmark makes no model call.
 
 Every summary keeps the outcomes apart (:mod:`backend.inference.outcomes`): ``answered``, ``refusals``,
@@ -23,6 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from backend.errors import InferenceError
 from backend.inference.base import Backend, ItemAnswerer, best_option
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem, get_benchmark
 from backend.inference.digests import FileDigests
@@ -31,7 +44,12 @@ from backend.inference.outcomes import outcome_counts
 from backend.inference.parsing import ParsedAnswer, parse_choice
 from backend.inference.registry import ModelSpec, get_spec
 from backend.inference.request import GenerationParams, Request, request_hash, text
-from backend.inference.revision import download_if_unresolved, model_revision
+from backend.inference.revision import (
+    current_revision,
+    download_if_unresolved,
+    revision_warnings,
+    served_identity,
+)
 from backend.inference.store import Prediction, finish_run, lookup, save, settings_hash, start_run
 
 if TYPE_CHECKING:
@@ -46,7 +64,7 @@ class RunSummary:
     model: str
     items: int
     metric: str
-    score: float
+    score: float | None  # over the items with an answer (failed calls left out); None when none has one
     answered: int
     answered_rate: float
     parse_failures: int  # unparsed answers only (refusals are counted apart)
@@ -54,6 +72,8 @@ class RunSummary:
     refusals: int
     refusal_rate: float
     errors: int
+    scored: int  # items with an answer (read, refused or unparsed): what ``score`` is over
+    status: str  # finished | finished with errors | failed (run_status)
     newly_computed: int
     from_store: int
     run_id: int
@@ -61,6 +81,7 @@ class RunSummary:
     judge: dict[str, Any] | None = None
     error_examples: list[str] = field(default_factory=list)
     manifest: dict[str, Any] | None = None  # what decided these numbers (backend.inference.manifest)
+    warnings: list[str] = field(default_factory=list)
     item_keys: tuple[tuple[str, str], ...] = ()  # (item id, prompt hash) of the run's items; not printed
 
     def as_dict(self) -> dict[str, Any]:
@@ -98,47 +119,94 @@ def effective_params(bench: BenchmarkSpec, spec: ModelSpec) -> GenerationParams:
 
 def store_key(ctx: AppContext, bench: BenchmarkSpec, spec: ModelSpec) -> str:
     """The settings hash ``spec``'s answers to ``bench`` are stored under (:mod:`backend.inference.store`)."""
-    return settings_hash(spec, effective_params(bench, spec), model_revision(spec, ctx.digests))
+    return settings_hash(spec, effective_params(bench, spec), current_revision(ctx, spec))
 
 
-def _likelihood_answers(backend: Backend, batch: Sequence[Prepared]) -> list[str]:
-    answers = []
-    for prepared in batch:
-        item = prepared.item
-        if not item.options:
-            raise ValueError("likelihood scoring needs options; this item is free text")
-        scores = backend.score_options([*item.request, text("Answer:")], list(item.options))
-        answers.append(item.letters[best_option(scores)])
-    return answers
+def run_status(items: int, errors: int) -> str:
+    """``failed`` when every item failed, ``finished with errors`` when some did, else ``finished``.
+
+    >>> run_status(5, 5), run_status(5, 2), run_status(5, 0), run_status(0, 0)
+    ('failed', 'finished with errors', 'finished', 'finished')
+    """
+    if items and errors >= items:
+        return "failed"
+    return "finished with errors" if errors else "finished"
 
 
-def call_model(
-    backend: Backend, spec: ModelSpec, batch: Sequence[Prepared], params: GenerationParams
+def status_label(status: str, errors: int | None) -> str:
+    """A run's status as shown: ``finished with 3 errors``, ``failed (5 errors)``, ``finished``.
+
+    >>> status_label("finished with errors", 3), status_label("failed", 5), status_label("finished", 0)
+    ('finished with 3 errors', 'failed (5 errors)', 'finished')
+    """
+    if status == "finished with errors":
+        return f"finished with {errors} error{'s' if errors != 1 else ''}"
+    if status == "failed" and errors:
+        return f"failed ({errors} error{'s' if errors != 1 else ''})"
+    return status
+
+
+def likelihood_request(item: EvalItem) -> Request:
+    """What an item's options are scored after: the question (without the lettered options), then "Answer:"."""
+    return [*item.request, text("Answer:")]
+
+
+def _likelihood_answers(backend: Backend, batch: Sequence[Prepared]) -> list[str | Exception]:
+    """The letter of each item's most likely option (sum of its tokens' log-probabilities over their number,
+    :func:`best_option`); all at once where the backend can (``score_each``)."""
+    asks = [(likelihood_request(p.item), list(p.item.options)) for p in batch]
+    each = getattr(backend, "score_each", None)
+    scored = each(asks) if each is not None else [backend.score_options(r, o) for r, o in asks]
+    return [
+        found if isinstance(found, Exception) else p.item.letters[best_option(found)]
+        for p, found in zip(batch, scored, strict=True)
+    ]
+
+
+def _answers(backend: Backend, chunk: Sequence[Prepared], params: GenerationParams, score: bool) -> list:
+    if isinstance(backend, ItemAnswerer):
+        return list(backend.answer_items([p.item for p in chunk], params))
+    if score:
+        return _likelihood_answers(backend, chunk)
+    each = getattr(backend, "generate_each", None)
+    if each is not None:
+        return list(each([p.request for p in chunk], params))
+    return list(backend.generate([p.request for p in chunk], params))
+
+
+def _call_group(
+    backend: Backend, batch: Sequence[Prepared], params: GenerationParams, score: bool
 ) -> list[str | Exception]:
-    """Answers for a batch; an exception in place of each answer that failed."""
-
-    def once(chunk: Sequence[Prepared]) -> list[str | Exception]:
-        if isinstance(backend, ItemAnswerer):
-            return list(backend.answer_items([p.item for p in chunk], params))
-        if spec.scoring == "likelihood" and all(p.item.options for p in chunk):
-            return list(_likelihood_answers(backend, chunk))
-        each = getattr(backend, "generate_each", None)
-        if each is not None:
-            return list(each([p.request for p in chunk], params))
-        return list(backend.generate([p.request for p in chunk], params))
-
     try:
-        return once(batch)
+        return _answers(backend, batch, params, score)
     except Exception as exc:  # one bad item must not stop the run: retry alone, record what still fails
         if len(batch) == 1:
             return [exc]
     results: list[str | Exception] = []
     for prepared in batch:
         try:
-            results.extend(once([prepared]))
+            results.extend(_answers(backend, [prepared], params, score))
         except Exception as exc:
             results.append(exc)
     return results
+
+
+def call_model(
+    backend: Backend, spec: ModelSpec, batch: Sequence[Prepared], params: GenerationParams
+) -> list[str | Exception]:
+    """Answers for a batch, in order; an exception in place of each answer that failed. Under ``scoring:
+    likelihood`` the choice items are scored and the free-text items generated: the batch is split by kind."""
+    score = spec.scoring == "likelihood" and not isinstance(backend, ItemAnswerer)
+    groups: dict[bool, list[int]] = {True: [], False: []}
+    for index, prepared in enumerate(batch):
+        groups[score and bool(prepared.item.options)].append(index)
+    results: list[str | Exception | None] = [None] * len(batch)
+    for scored, indices in groups.items():
+        if indices:
+            answers = _call_group(backend, [batch[i] for i in indices], params, scored)
+            for index, answer in zip(indices, answers, strict=True):
+                results[index] = answer
+    return [r if r is not None else InferenceError("no answer") for r in results]
 
 
 def _describe(exc: Exception) -> str:
@@ -195,6 +263,9 @@ def _compute(
     if not todo:
         return 0
     backend = ctx.pool.get(spec)
+    check = getattr(backend, "check_likelihood", None)
+    if spec.scoring == "likelihood" and check is not None and any(p.item.options for p in todo):
+        check()  # refuse before any item is asked: no answer stands in for a likelihood it is not
     step = max(spec.batch_size, spec.concurrency)
     computed = 0
     for start in range(0, len(todo), step):
@@ -232,9 +303,12 @@ def _run_judge(
 ) -> dict[str, Any]:
     """Resolve unparsed choice answers with ``judge`` (cached in the row's ``judge`` column)."""
     judge_backend = None
-    resolved, asked, judged_total = 0, 0, 0.0
+    resolved, asked, judged_total, scored = 0, 0, 0.0, 0
     for p in prepared:
         prediction = stored[(p.item.item_id, p.prompt_hash)]
+        if prediction.failed:
+            continue  # a failed call is not an answer: neither judged nor scored
+        scored += 1
         verdict = prediction.judge if prediction.judge and prediction.judge.get("model") == judge else None
         if prediction.status in {"unparsed", "refusal"} and p.item.options and verdict is None:
             judge_backend = judge_backend or ctx.pool.get(get_spec(ctx, judge))
@@ -252,7 +326,7 @@ def _run_judge(
         "model": judge,
         "resolved": resolved,
         "asked_now": asked,
-        "score_with_judge": judged_total / len(prepared) if prepared else 0.0,
+        "score_with_judge": judged_total / scored if scored else None,
         "note": "score_with_judge counts answers a judge model read; score does not",
     }
 
@@ -269,13 +343,18 @@ def run_eval(
     actor: str = "cli",
     load_options: dict[str, Any] | None = None,
 ) -> RunSummary:
-    """Evaluate ``model`` on ``benchmark`` (the first ``limit`` items), reusing stored predictions."""
+    """Evaluate ``model`` on ``benchmark`` (the first ``limit`` items), reusing stored predictions.
+
+    Every evaluation goes through here (the Models, VQA, Planning and In-context tabs, grids, ``eval``, the
+    API): one ``eval_runs`` row per run and the one prediction store, which every leaderboard reads."""
     began = time.perf_counter()
     bench, spec = get_benchmark(ctx, benchmark), get_spec(ctx, model)
     judge, judge_chosen_by = resolve_judge(ctx, judge)
     if judge is not None:
         get_spec(ctx, judge)  # fail before any work when the judge is unknown
     download_if_unresolved(ctx, spec)
+    load_options = bench.resolve_options(ctx, load_options)
+    warnings = revision_warnings(spec, served_identity(ctx, spec, refresh=True))
     items = bench.load_items(ctx, **(load_options or {}))
     prepared = prepare(bench, items[:limit] if limit is not None else items, ctx.digests)
     params = effective_params(bench, spec)
@@ -296,20 +375,19 @@ def run_eval(
             ctx, bench, spec, shash, todo, params, run_id, progress, len(prepared) - len(todo), len(prepared)
         )
     except BaseException as exc:
-        finish_run(
-            ctx.database,
-            run_id,
-            {"error": _describe(exc) if isinstance(exc, Exception) else "interrupted"},
-            status="failed",
-        )
+        problem = _describe(exc) if isinstance(exc, Exception) else "interrupted"
+        finish_run(ctx.database, run_id, {"error": problem, "warnings": warnings}, status="failed")
         raise
     if computed:
         stored = lookup(ctx.database, spec.name, bench.name, shash)
     summary = summarise(bench, spec, prepared, stored, computed, run_id, time.perf_counter() - began)
-    summary.manifest = run_manifest(ctx, bench.name, spec.name, load_options=load_options, prepared=prepared)
+    summary.warnings = warnings
+    summary.manifest = run_manifest(
+        ctx, bench.name, spec.name, load_options=load_options, prepared=prepared, warnings=warnings
+    )
     if judge is not None:
         summary.judge = {**_run_judge(ctx, judge, prepared, stored, bench), "chosen_by": judge_chosen_by}
-    finish_run(ctx.database, run_id, summary.as_dict())
+    finish_run(ctx.database, run_id, summary.as_dict(), status=summary.status)
     return summary
 
 
@@ -325,19 +403,23 @@ def summarise(
     rows = [stored[(p.item.item_id, p.prompt_hash)] for p in prepared]
     count = len(rows)
     outcomes = outcome_counts(r.status for r in rows)
+    answered = [r for r in rows if not r.failed]
+    errors = int(outcomes["errors"])
     return RunSummary(
         benchmark=bench.name,
         model=spec.name,
         items=count,
         metric=bench.metric,
-        score=sum(r.score or 0.0 for r in rows) / count if count else 0.0,
+        score=sum(r.score or 0.0 for r in answered) / len(answered) if answered else None,
         answered=int(outcomes["answered"]),
         answered_rate=outcomes["answered_rate"],
         parse_failures=int(outcomes["parse_failures"]),
         parse_failure_rate=outcomes["parse_failure_rate"],
         refusals=int(outcomes["refusals"]),
         refusal_rate=outcomes["refusal_rate"],
-        errors=int(outcomes["errors"]),
+        errors=errors,
+        scored=len(answered),
+        status=run_status(count, errors),
         newly_computed=computed,
         from_store=count - computed,
         run_id=run_id,
@@ -362,12 +444,23 @@ class Answer:
     from_store: bool
 
 
-def answer_item(ctx: AppContext, benchmark: str, model: str, item: EvalItem) -> Answer:
-    """Ask ``model`` one item of ``benchmark`` through the store (a stored answer is reused)."""
+def answer_item(
+    ctx: AppContext,
+    benchmark: str,
+    model: str,
+    item: EvalItem,
+    *,
+    actor: str = "live",
+    load_options: dict[str, Any] | None = None,
+) -> Answer:
+    """Ask ``model`` one item of ``benchmark`` through the store (a stored answer is reused). A new answer is a
+    run of one item (an ``eval_runs`` row, options ``live``), so the leaderboards that read runs count it;
+    ``load_options``: how the benchmark's items were loaded for it (e.g. VQA's image mode)."""
     from backend.inference.request import request_text
 
     bench, spec = get_benchmark(ctx, benchmark), get_spec(ctx, model)
     download_if_unresolved(ctx, spec)
+    served_identity(ctx, spec, refresh=True)  # a served model's answers are keyed by what it serves now
     params = effective_params(bench, spec)
     shash = store_key(ctx, bench, spec)
     prepared = prepare(bench, [item], ctx.digests)[0]
@@ -375,10 +468,15 @@ def answer_item(ctx: AppContext, benchmark: str, model: str, item: EvalItem) -> 
     stored = lookup(ctx.database, spec.name, bench.name, shash)
     from_store = key in stored and not stored[key].failed
     if not from_store:
+        options = {"live": True, "ids": [item.item_id], "load_options": bench.resolve_options(ctx, load_options)}
+        run_id = start_run(ctx.database, bench.name, spec.name, shash, actor, options)
         began = time.perf_counter()
         answer = call_model(ctx.pool.get(spec), spec, [prepared], params)[0]
         prediction = to_prediction(bench, spec, shash, prepared, answer, (time.perf_counter() - began) * 1000)
-        save(ctx.database, [prediction])
+        save(ctx.database, [prediction], run_id)
+        failed = int(prediction.failed)
+        outcome = {"items": 1, "errors": failed, "scored": 1 - failed, "score": prediction.score}
+        finish_run(ctx.database, run_id, outcome, status=run_status(1, failed))
     else:
         prediction = stored[key]
     return Answer(

@@ -141,10 +141,12 @@ def start_run(database: Database, benchmark: str, model: str, shash: str, actor:
 
 
 def finish_run(database: Database, run_id: int, summary: dict, status: str = "finished") -> None:
+    """End a run: ``finished``, ``finished with errors`` or ``failed`` (:func:`backend.inference.runner.run_status`),
+    with its summary and its count of failed items (``errors``)."""
     with database.write() as db:
         db.conn.execute(
-            "UPDATE eval_runs SET finished_at = ?, status = ?, summary = ? WHERE id = ?",
-            (utcnow(), status, json.dumps(summary, default=str), run_id),
+            "UPDATE eval_runs SET finished_at = ?, status = ?, summary = ?, errors = ? WHERE id = ?",
+            (utcnow(), status, json.dumps(summary, default=str), summary.get("errors"), run_id),
         )
 
 
@@ -192,7 +194,7 @@ def run_manifests(database: Database, keys: set[tuple[str, str, str]]) -> list[d
     for model, benchmark, shash in sorted(keys):
         run = database.query_one(
             "SELECT summary FROM eval_runs WHERE model = ? AND benchmark = ? AND settings_hash = ? "
-            "AND status = 'finished' ORDER BY id DESC LIMIT 1",
+            "AND status IN ('finished', 'finished with errors') ORDER BY id DESC LIMIT 1",
             (model, benchmark, shash),
         )
         summary = json.loads(run["summary"]) if run and run["summary"] else {}

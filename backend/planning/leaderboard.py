@@ -82,6 +82,8 @@ def _answers(predictions: dict, questions: dict, circular: bool) -> tuple[dict[s
     with ``circular`` the consistency counts (:func:`backend.inference.circular.circular_summary`)."""
     per_question: dict[str, dict[int, tuple[int | None, str]]] = {}
     for (item_id, _), prediction in predictions.items():
+        if prediction.failed:  # a failed call is neither an answer nor a wrong answer: out of every score
+            continue
         match = _ROTATED.match(item_id)
         qid, rotation = (match["qid"], int(match["rotation"])) if match else (item_id, 0)
         letters = prediction.parsed.letters if prediction.parsed and prediction.parsed.ok else None

@@ -172,14 +172,17 @@ def run_grid(
             point.ctx, point.benchmark, model, limit=limit, actor=user.username, load_options=point.load_options
         )
         found = stored_outcomes(point.ctx, point.benchmark, model, point.load_options, underlying_item, limit)
-        outcomes[point.label] = found
+        if found:  # a point whose every call failed is reported, never paired (failed is not wrong)
+            outcomes[point.label] = found
         accuracy = bootstrap_accuracy(list(found.values()), samples)
         reported = summary.as_dict()
         runs[point.label] = {
             "value": point.value,
             "benchmark": point.benchmark,
             "metric": summary.metric,
-            "score": round(summary.score, 4),
+            "score": None if summary.score is None else round(summary.score, 4),
+            "status": summary.status,
+            "errors": summary.errors,
             **accuracy.as_dict(),
             **{
                 k: reported[k]
@@ -205,10 +208,12 @@ def grid_report(result: dict[str, Any]) -> Report:
         {
             result["setting"]: label,
             "benchmark": run["benchmark"],
-            "fully right (%)": pct(run["accuracy"]),
-            "ci95 low": pct(run["ci95"][0]),
-            "ci95 high": pct(run["ci95"][1]),
+            "status": run.get("status", "finished"),
+            "fully right (%)": pct(run["accuracy"]) if run["n"] else None,  # no successful item: no score
+            "ci95 low": pct(run["ci95"][0]) if run["n"] else None,
+            "ci95 high": pct(run["ci95"][1]) if run["n"] else None,
             "n": run["n"],
+            "errors": run.get("errors", 0),
             f"{run['metric']} (mean, %)": pct(run["score"]),
             "answered (%)": pct(run["answered_rate"]),
             "refused (%)": pct(run["refusal_rate"]),
@@ -220,6 +225,7 @@ def grid_report(result: dict[str, Any]) -> Report:
     points = [
         IntervalPoint(label, result["model"], 100 * r["accuracy"], 100 * r["ci95"][0], 100 * r["ci95"][1])
         for label, r in result["runs"].items()
+        if r["n"]
     ]
     common = result["comparison"]["common_items"]
     names = {"model A": "value A", "model B": "value B"}

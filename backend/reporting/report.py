@@ -120,10 +120,10 @@ def vqa_section(ctx: AppContext, username: str, models: Sequence[str]) -> tuple[
     from backend.vqa import runs
     from backend.vqa.categories import DIMENSIONS
 
-    run_model = {r["id"]: r["model"] for r in runs.list_runs(ctx.database)}
+    run_model = {r.id: r.model for r in runs.list_runs(ctx)}
     board = [
         row
-        for row in runs.leaderboard(ctx.database, username)
+        for row in runs.leaderboard(ctx, username)
         if row["kind"] in ("random", "human", "blind") or run_model.get(row["name"]) in models or row["name"] in models
     ]
     scores = [
@@ -147,7 +147,7 @@ def vqa_section(ctx: AppContext, username: str, models: Sequence[str]) -> tuple[
     charts: dict[str, Chart] = {"vqa_categories": BarChart("VQA per category (%)", categories, series)} if board else {}
     section: dict[str, Any] = {"rows": board}
     try:
-        analysis = runs.low_cpv_analysis(ctx.database, username)
+        analysis = runs.low_cpv_analysis(ctx, username)
     except CompStudioError:  # no model runs yet: no appendix A.4 analysis
         analysis = None
     if analysis is not None:
@@ -179,15 +179,20 @@ def setting_label(load_options: dict[str, Any] | None) -> str:
     return " · ".join(parts)
 
 
+RANKED_STATUSES = ("finished", "finished with errors")  # a failed run (no successful item) is not reported
+
+
 def _icl_runs(ctx: AppContext, models: Sequence[str]) -> list[tuple[str, dict | None, int | None]]:
     """(model, load options, limit) of every distinct stored in-context run of ``models``, newest first."""
     from backend.inference.store import list_runs
 
     seen: dict[str, tuple[str, dict | None, int | None]] = {}
     for run in list_runs(ctx.database, limit=100_000):
-        if run["benchmark"] != "icl" or run["model"] not in models or run["status"] != "finished":
+        if run["benchmark"] != "icl" or run["model"] not in models or run["status"] not in RANKED_STATUSES:
             continue
         options = run["options"] or {}
+        if options.get("live"):
+            continue  # a live answer is a run of one item: its setting's batch runs are what is reported
         loaded = options.get("load_options") or {}
         # one entry per setting as the report names it (``n=4`` from the command line is the same run as 4)
         same = [setting_label(loaded), loaded.get("bank"), loaded.get("tests"), options.get("limit")]
@@ -211,7 +216,7 @@ def icl_section(ctx: AppContext, models: Sequence[str]) -> tuple[list[Table], di
         found[f"{model} | {label}"] = result
         for category, counts in result["outcomes_by_category"].items():
             n = sum(int(counts[k]) for k in ("answered", "refusals", "parse_failures", "errors"))
-            exact = result["exact_match_by_category"][category]
+            exact = result["exact_match_by_category"].get(category)
             rows.append(
                 {"model": model, "setting": label, "category": category, "exact match (%)": pct(exact), "n": n}
                 | _rates(counts)
@@ -300,6 +305,25 @@ def parse_models(text: str | Sequence[str] | None) -> list[str]:
     return list(dict.fromkeys(m.strip() for m in items if m and m.strip()))
 
 
+def results_found(names: Sequence[str], planning: dict, vqa: dict, icl: dict) -> Table:
+    """Each chosen model and where it has results; a model with none is listed "no results yet" (never left
+    out without a word). A run's name is the model's, or the model's followed by `` [...]``."""
+
+    def of(model: str, run_names: Sequence[str], separator: str = " [") -> bool:
+        return any(n == model or n.startswith(model + separator) for n in run_names)
+
+    rows = []
+    for model in names:
+        where = {
+            "planning": of(model, list(planning.get("runs", {}))),
+            "vqa": of(model, [r["name"] for r in vqa.get("rows", []) if r["kind"] not in ("random", "human")]),
+            "in-context": of(model, list(icl.get("runs", {})), " | "),
+        }
+        shown = ", ".join(k for k, v in where.items() if v) or "no results yet"
+        rows.append({"model": model, **{k: "yes" if v else "" for k, v in where.items()}, "results": shown})
+    return Table("coverage", "The models of this report and where they have results", rows)
+
+
 def build_report(ctx: AppContext, username: str | None, models: str | Sequence[str] | None) -> Report:
     """The report of ``models`` (registered model names) on the three benchmarks (reviewers and admins)."""
     from backend.inference.registry import get_spec
@@ -315,9 +339,10 @@ def build_report(ctx: AppContext, username: str | None, models: str | Sequence[s
     v_tables, v_charts, v_section = vqa_section(ctx, user.username, names)
     i_tables, i_charts, i_section = icl_section(ctx, names)
     outcomes = outcomes_table(p_tables[0], v_tables[0], i_tables[0])
+    found = results_found(names, p_section, v_section, i_section)
     return Report(
         title=f"CompStudio report: {', '.join(names)}",
-        tables=(*p_tables, *v_tables, *i_tables, outcomes),
+        tables=(found, *p_tables, *v_tables, *i_tables, outcomes),
         charts={**p_charts, **v_charts, **i_charts},
         sections={"manifest": manifest(ctx, names), "planning": p_section, "vqa": v_section, "icl": i_section},
     )

@@ -9,9 +9,10 @@ Two benchmarks are registered with :mod:`backend.inference.benchmarks`:
 * ``mmcomposition-blind``: question and options only, no image, to measure how much an item needs the image.
 
 Answers are parsed by the inference layer (indefinite-choice items accept several letters) and scored
-with partial credit (:func:`backend.vqa.scoring.partial_credit`). Every answer also lands in this
-package's ``vqa_predictions`` under a run named after the model (``<model>``, ``<model> [blind]`` or
-``<model> [separate]``), which the leaderboard reads.
+with partial credit (:func:`backend.vqa.scoring.partial_credit`). Batch runs and live answers go through the
+inference layer's runner, whoever starts them (this tab, the Models tab, ``compstudio eval``, the API): its run
+rows and prediction store are the one record the leaderboard reads (:func:`backend.vqa.runs.store_runs`), under a
+run named after the model (``<model>``, ``<model> [blind]`` or ``<model> [separate]``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from backend.storage import audit, utcnow
 from backend.vqa.difficulty import difficulty_level
 from backend.vqa.images import media_path
 from backend.vqa.items import LETTERS, VqaItem, get_item, list_items
-from backend.vqa.runs import save_predictions
 from backend.vqa.scoring import partial_credit
 
 if TYPE_CHECKING:
@@ -123,6 +123,7 @@ BENCHMARKS = (
         build_request=choice_request,
         score=partial_credit_score,
         metric="partial_credit",
+        default_options=lambda ctx: {"image_mode": ctx.settings.vqa_image_mode},
     ),
     BenchmarkSpec(
         BLIND_BENCHMARK,
@@ -183,30 +184,21 @@ def run_model(
     bench_name = BLIND_BENCHMARK if blind else BENCHMARK
     options = {"image_mode": mode, "ids": list(ids) if ids is not None else None, "circular": circular}
     summary = run_eval(ctx, bench_name, model, progress=progress, actor=user.username, load_options=options)
-    items = get_benchmark(ctx, bench_name).load_items(ctx, **options)
-    stored, stored_statuses = _stored_letters(ctx, bench_name, model, items)
-    answers = {i.item_id: stored[i.item_id] for i in items if i.meta["rotation"] == 0 and i.item_id in stored}
-    statuses = {item_id: stored_statuses[item_id] for item_id in answers}
-    name = run_name(model, blind, mode)
-    save_predictions(
-        ctx.database,
-        name,
-        "blind" if blind else "model",
-        answers,
-        actor=user.username,
-        model=model,
-        image_mode=None if blind else mode,
-        statuses=statuses,
-        manifest=summary.manifest,
-    )
     reported = summary.as_dict()
+    report = {}
+    if circular:
+        items = get_benchmark(ctx, bench_name).load_items(ctx, **options)
+        stored = _stored_letters(ctx, bench_name, model, items)[0]
+        report = {"circular": circular_report(items, {k: v[0] for k, v in stored.items()})}
     return {
-        "run": name,
+        "run": run_name(model, blind, mode),
         "items": summary.items,
         "score": summary.score,
+        "status": summary.status,
+        "scored": summary.scored,
         **{key: reported[key] for key in OUTCOME_KEYS},
         "newly_computed": summary.newly_computed,
-        **({"circular": circular_report(items, {k: v[0] for k, v in stored.items()})} if circular else {}),
+        **report,
         "manifest": summary.manifest,
     }
 
@@ -220,25 +212,17 @@ def ask_model(
     blind: bool = False,
     image_mode: str | None = None,
 ) -> dict[str, Any]:
-    """One live answer (stored like a batch answer, so the leaderboard includes it)."""
+    """One live answer (a run of one item in the one run record, so the leaderboard includes it)."""
     from backend.inference.runner import answer_item
 
     user = auth.require_role(ctx.database, username, "reviewer")
     mode = image_mode or ctx.settings.vqa_image_mode
     item = get_item(ctx.database, item_id)
     evaluated = eval_item(ctx.settings, item, mode, blind)
-    answer = answer_item(ctx, BLIND_BENCHMARK if blind else BENCHMARK, model, evaluated)
+    load_options = None if blind else {"image_mode": mode}
+    bench_name = BLIND_BENCHMARK if blind else BENCHMARK
+    answer = answer_item(ctx, bench_name, model, evaluated, actor=user.username, load_options=load_options)
     letters = tuple(sorted(answer.parsed.replace(" ", "").split(","))) if answer.status == "ok" else ()
-    save_predictions(
-        ctx.database,
-        run_name(model, blind, mode),
-        "blind" if blind else "model",
-        {item_id: (letters, answer.raw_output)},
-        actor=user.username,
-        model=model,
-        image_mode=None if blind else mode,
-        statuses={item_id: answer.status},
-    )
     return {
         "item_id": item_id,
         "model": model,

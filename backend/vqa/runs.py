@@ -1,16 +1,25 @@
-"""Runs (a model, a blind model, or an imported predictions file), the leaderboard and the appendix A.4
-analysis.
+"""Runs, the leaderboard and the appendix A.4 analysis.
+
+**One run record.** A model's VQA runs are read from the inference layer's run rows (``eval_runs``) and its
+prediction store, whoever started them: the VQA tab, the Models tab, ``compstudio eval``, the API, a live
+answer (:func:`store_runs`). Each (model, benchmark, settings hash, image mode) with a run row is one run,
+named ``<model>``, ``<model> [blind]`` or ``<model> [separate]`` (:func:`backend.vqa.models.run_name`); runs
+under settings other than the model's latest are named ``... [earlier settings abc123]``. Only imported
+predictions files are kept apart, in ``vqa_runs`` / ``vqa_predictions`` (:func:`save_predictions`).
 
 Leaderboard rows, all scored with :mod:`backend.vqa.scoring` over the verified items:
 
 * **Random choice**: the exact expected score of a uniformly random answer;
 * **Human**: each item's score is the mean over the annotators who answered it; only answered items count
   (``questions`` says how many);
-* every run: items the run did not answer score 0.
+* every run: scored over the items it has an answer for (read, refused or unparsed: a refused or unread answer
+  scores 0). **Failed is failed**: a failed call is neither an answer nor a wrong answer, so it stays out of the
+  score and of paired comparisons, and a run without one successful item is not ranked.
 
 Every row has ``questions`` and ``answered``; a run's row keeps apart the answers read (``answered``),
 refused (``refusals``) and unparsed (``parse_failures``), and failed calls (``errors``), each with its rate
-over the items (:mod:`backend.inference.outcomes`); random and human rows have None there.
+over the items asked (:mod:`backend.inference.outcomes`), and its latest run's ``status``; random and human rows
+have None there.
 """
 
 from __future__ import annotations
@@ -20,9 +29,10 @@ import io
 import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backend.accounts import auth
 from backend.errors import ImportFileError, NotFound, ValidationError
@@ -33,6 +43,9 @@ from backend.vqa.categories import CATEGORIES, SHORT_NAMES
 from backend.vqa.difficulty import level_distribution
 from backend.vqa.items import VqaItem, list_items, parse_letters
 from backend.vqa.scoring import ScoreTable, aggregate, item_random_score, partial_credit, random_table
+
+if TYPE_CHECKING:
+    from backend.context import AppContext
 
 RUN_KINDS = ("model", "blind", "imported")
 
@@ -94,23 +107,114 @@ def read_predictions_file(path: Path | str, known_ids: set[str] | None = None) -
     return out
 
 
-def run_predictions(database: Database, run_id: str) -> dict[str, tuple[str, ...]]:
-    rows = database.query("SELECT item_id, answer FROM vqa_predictions WHERE run_id = ?", (run_id,))
-    return {r["item_id"]: tuple(json.loads(r["answer"])) for r in rows}
+@dataclass(frozen=True)
+class VqaRun:
+    """One leaderboard run: its answers (item id -> letters) and how each was read (item id -> ``ok``,
+    ``refusal``, ``unparsed`` or ``error``)."""
+
+    id: str
+    kind: str  # model | blind | imported
+    model: str | None
+    image_mode: str | None
+    answers: dict[str, tuple[str, ...]]
+    statuses: dict[str, str]
+    manifest: dict[str, Any] | None = None
+    status: str = "finished"  # of the latest run row (imported files: finished)
+
+    @property
+    def scored(self) -> dict[str, tuple[str, ...]]:
+        """The answers that count: every item asked whose call did not fail."""
+        return {i: a for i, a in self.answers.items() if self.statuses.get(i) != "error"}
 
 
-def run_statuses(database: Database, run_id: str) -> dict[str, str]:
-    """Item id -> how the run's answer was read; a row without a status (an imported file, or saved
-    before statuses were kept) is ``ok`` when it has letters, else ``unparsed``."""
-    rows = database.query("SELECT item_id, answer, status FROM vqa_predictions WHERE run_id = ?", (run_id,))
-    return {r["item_id"]: r["status"] or ("ok" if json.loads(r["answer"]) else "unparsed") for r in rows}
+def _imported_runs(database: Database) -> list[VqaRun]:
+    runs = database.query("SELECT * FROM vqa_runs ORDER BY created_at")
+    rows = database.query("SELECT run_id, item_id, answer, status FROM vqa_predictions")
+    answers: dict[str, dict[str, tuple[str, ...]]] = defaultdict(dict)
+    statuses: dict[str, dict[str, str]] = defaultdict(dict)
+    for row in rows:
+        letters = tuple(json.loads(row["answer"]))
+        answers[row["run_id"]][row["item_id"]] = letters
+        statuses[row["run_id"]][row["item_id"]] = row["status"] or ("ok" if letters else "unparsed")
+    return [
+        VqaRun(
+            r["id"],
+            r["kind"],
+            r["model"],
+            r["image_mode"],
+            answers[r["id"]],
+            statuses[r["id"]],
+            json.loads(r["manifest"]) if r["manifest"] else None,
+        )
+        for r in runs
+    ]
 
 
-def list_runs(database: Database) -> list[dict[str, Any]]:
-    return database.query(
-        """SELECT r.*, (SELECT count(*) FROM vqa_predictions p WHERE p.run_id = r.id) AS answers
-           FROM vqa_runs r ORDER BY r.created_at"""
+def _run_groups(ctx: AppContext) -> list[dict[str, Any]]:
+    """(model, benchmark, settings hash, image mode) of every VQA run row, in order of their latest row, with
+    that row's status and the manifest of the latest one that has one."""
+    from backend.vqa.models import BENCHMARK, BLIND_BENCHMARK
+
+    rows = ctx.database.query(
+        "SELECT id, model, benchmark, settings_hash, options, status, summary FROM eval_runs "
+        "WHERE benchmark IN (?, ?) AND status != 'running' ORDER BY id",
+        (BENCHMARK, BLIND_BENCHMARK),
     )
+    groups: dict[tuple[str, str, str, str | None], dict[str, Any]] = {}
+    for row in rows:
+        options = json.loads(row["options"]) if row["options"] else {}
+        load = options.get("load_options") or {}
+        blind = row["benchmark"] == BLIND_BENCHMARK
+        mode = None if blind else load.get("image_mode") or ctx.settings.vqa_image_mode
+        key = (row["model"], row["benchmark"], row["settings_hash"], mode)
+        group = groups.pop(key, {"manifest": None})
+        summary = json.loads(row["summary"]) if row["summary"] else {}
+        group |= {"key": key, "status": row["status"], "latest": row["id"]}
+        if summary.get("manifest"):
+            group["manifest"] = summary["manifest"]
+        groups[key] = group  # re-inserted: dict order is the order of each group's latest row
+    return list(groups.values())
+
+
+def store_runs(ctx: AppContext, items: list[VqaItem]) -> list[VqaRun]:
+    """The model and blind runs of the one run record (module docstring), answers for ``items``: each item's
+    prediction under the run's settings hash and the item's current prompt (its text, options and image bytes in
+    the run's image mode), so an edited item is not scored with an answer to its old version."""
+    from backend.inference.benchmarks import get_benchmark
+    from backend.inference.runner import prepare
+    from backend.inference.store import lookup
+    from backend.vqa.models import BLIND_BENCHMARK, eval_item, run_name
+
+    groups = _run_groups(ctx)
+    latest_hash = {(g["key"][0], g["key"][1], g["key"][3]): g["key"][2] for g in groups}
+    out = []
+    for group in groups:
+        model, bench_name, shash, mode = group["key"]
+        blind = bench_name == BLIND_BENCHMARK
+        bench = get_benchmark(ctx, bench_name)
+        prepared = prepare(bench, [eval_item(ctx.settings, i, mode or "composite", blind) for i in items], ctx.digests)
+        stored = lookup(ctx.database, model, bench_name, shash)
+        answers, statuses = {}, {}
+        for p in prepared:
+            row = stored.get((p.item.item_id, p.prompt_hash))
+            if row is not None:
+                answers[p.item.item_id] = tuple(sorted(row.parsed.letters)) if row.parsed and row.parsed.ok else ()
+                statuses[p.item.item_id] = row.status
+        name = run_name(model, blind, mode or "composite")
+        if latest_hash[(model, bench_name, mode)] != shash:
+            name = f"{name} [earlier settings {shash[:6]}]"
+        kind = "blind" if blind else "model"
+        out.append(VqaRun(name, kind, model, mode, answers, statuses, group["manifest"], group["status"]))
+    return out
+
+
+def list_runs(ctx: AppContext, items: list[VqaItem] | None = None) -> list[VqaRun]:
+    """Every run: imported files, then the runs of the one run record (a stored run replaces an imported row of
+    the same name, e.g. one a version before the one run record saved). ``items``: default the verified ones."""
+    items = list_items(ctx.database, status="verified") if items is None else items
+    stored = store_runs(ctx, items)
+    names = {r.id for r in stored}
+    return [r for r in _imported_runs(ctx.database) if r.id not in names] + stored
 
 
 def human_item_scores(database: Database, items: Iterable[VqaItem]) -> dict[str, Fraction]:
@@ -133,40 +237,53 @@ def _row(name: str, kind: str, table: ScoreTable) -> dict[str, Any]:
     row |= {SHORT_NAMES[c]: pct(v) for c, v in table.categories.items()}
     row["questions"], row["answered"] = table.questions, table.answered
     rate = round(table.answered / table.questions, 4) if table.questions else 0.0
-    return row | {"answered_rate": rate} | dict.fromkeys(_NOT_READ)
+    return row | {"answered_rate": rate} | dict.fromkeys(_NOT_READ) | {"status": None}
 
 
 # outcome columns that apply only to runs (random and human rows show None)
 _NOT_READ = ("refusals", "refusal_rate", "parse_failures", "parse_failure_rate", "errors", "error_rate")
 
 
-def _run_row(database: Database, run: dict[str, Any], items: list[VqaItem]) -> dict[str, Any]:
-    """A run's row: its scores, and its answers read, refused and unparsed (rates: shares of the items)."""
-    predictions = run_predictions(database, run["id"])
-    scores = {i.id: partial_credit(predictions[i.id], i.answer) for i in items if i.id in predictions}
-    statuses = run_statuses(database, run["id"])
-    read = outcome_counts([statuses[i.id] for i in items if i.id in statuses], total=len(items))
-    return _row(run["id"], run["kind"], aggregate(items, scores)) | read
+def _run_row(run: VqaRun, items: list[VqaItem]) -> dict[str, Any] | None:
+    """A run's row (None when it has no successful item: never ranked): scores over the items it answered, and
+    its answers read, refused, unparsed and failed (rates: shares of the items asked)."""
+    scored = run.scored
+    asked = [i for i in items if i.id in scored]
+    if not asked:
+        return None
+    scores = {i.id: partial_credit(scored[i.id], i.answer) for i in asked}
+    read = outcome_counts([run.statuses[i.id] for i in items if i.id in run.statuses])
+    return _row(run.id, run.kind, aggregate(asked, scores)) | read | {"status": run.status}
 
 
-def leaderboard(database: Database, username: str | None, status: str = "verified") -> list[dict[str, Any]]:
-    """Rows (percent): random, human, then every run; sorted by overall, best first (random/human kept)."""
-    auth.require_role(database, username, "annotator")
-    items = list_items(database, status=status)
+def leaderboard(ctx: AppContext, username: str | None, status: str = "verified") -> list[dict[str, Any]]:
+    """Rows (percent): random, human, then every ranked run; sorted by overall, best first (random/human kept)."""
+    auth.require_role(ctx.database, username, "annotator")
+    items = list_items(ctx.database, status=status)
     rows = [_row("Random choice", "random", random_table(items))]
-    humans = human_item_scores(database, items)
+    humans = human_item_scores(ctx.database, items)
     answered = [i for i in items if i.id in humans]
     if answered:
         rows.append(_row("Human", "human", aggregate(answered, humans)))
-    runs = [_run_row(database, run, items) for run in list_runs(database)]
-    runs.sort(key=lambda r: -(r["overall"] or 0))
-    return rows + runs
+    ranked = [row for row in (_run_row(run, items) for run in list_runs(ctx, items)) if row is not None]
+    ranked.sort(key=lambda r: -(r["overall"] or 0))
+    return rows + ranked
 
 
-def run_manifests(database: Database) -> dict[str, dict[str, Any]]:
-    """Run name -> the run manifest of its latest batch (runs saved before manifests, and imports, have none)."""
-    rows = database.query("SELECT id, manifest FROM vqa_runs WHERE manifest IS NOT NULL")
-    return {r["id"]: json.loads(r["manifest"]) for r in rows}
+def unranked_runs(ctx: AppContext, username: str | None, status: str = "verified") -> list[dict[str, Any]]:
+    """The runs left off the leaderboard because none of their items has an answer (every call failed)."""
+    auth.require_role(ctx.database, username, "annotator")
+    items = list_items(ctx.database, status=status)
+    return [
+        {"name": run.id, "status": run.status, "errors": sum(1 for s in run.statuses.values() if s == "error")}
+        for run in list_runs(ctx, items)
+        if not run.scored
+    ]
+
+
+def run_manifests(ctx: AppContext) -> dict[str, dict[str, Any]]:
+    """Run name -> the manifest of its latest batch (imports and runs saved before manifests have none)."""
+    return {run.id: run.manifest for run in list_runs(ctx) if run.manifest}
 
 
 def leaderboard_csv(rows: list[dict[str, Any]], manifests: Mapping[str, dict[str, Any]] | None = None) -> str:
@@ -183,21 +300,24 @@ def leaderboard_csv(rows: list[dict[str, Any]], manifests: Mapping[str, dict[str
     return buffer.getvalue()
 
 
-def low_cpv_analysis(database: Database, username: str | None, status: str = "verified") -> dict[str, Any]:
+def low_cpv_analysis(ctx: AppContext, username: str | None, status: str = "verified") -> dict[str, Any]:
     """Appendix A.4: each question's comprehensive performance value (CPV, its mean score across model
     runs) against the random score of its category; the questions below chance, and the distributions of
     option counts and difficulty for all questions and for those below chance. Blind and imported runs
     are left out of the CPV."""
-    auth.require_role(database, username, "reviewer")
-    items = list_items(database, status=status)
-    model_runs = [r["id"] for r in list_runs(database) if r["kind"] == "model"]
-    if not model_runs:
+    auth.require_role(ctx.database, username, "reviewer")
+    items = list_items(ctx.database, status=status)
+    ranked = [r for r in list_runs(ctx, items) if r.kind == "model" and r.scored]
+    if not ranked:
         raise NotFound("no model runs yet: run models on the items first")
-    predictions = {run_id: run_predictions(database, run_id) for run_id in model_runs}
+    model_runs = [r.id for r in ranked]
+    predictions = {r.id: r.scored for r in ranked}
     category_random = random_table(items).categories
     below, rows = [], []
     for item in items:
-        scores = [partial_credit(predictions[r].get(item.id, ()), item.answer) for r in model_runs]
+        scores = [partial_credit(predictions[r][item.id], item.answer) for r in model_runs if item.id in predictions[r]]
+        if not scores:
+            continue  # no run answered it (asked of none, or every call failed): no CPV
         cpv = float(sum(scores) / len(scores))
         chance = category_random[item.category] or 0.0
         row = {
@@ -230,20 +350,16 @@ def category_order() -> list[str]:
     return [SHORT_NAMES[c] for c in CATEGORIES]
 
 
-def run_outcomes(database: Database, run_id: str, items: list[VqaItem]) -> dict[str, bool]:
+def run_outcomes(run: VqaRun, items: list[VqaItem]) -> dict[str, bool]:
     """Item id -> fully right (partial credit 1: the exact set of key letters), for the items the run has an
     answer for; a refused or unread answer counts wrong, a failed call (``error``) or an item not asked is
     absent (it did not answer)."""
-    predictions, statuses = run_predictions(database, run_id), run_statuses(database, run_id)
-    return {
-        i.id: partial_credit(predictions[i.id], i.answer) == 1
-        for i in items
-        if i.id in predictions and statuses.get(i.id) != "error"
-    }
+    scored = run.scored
+    return {i.id: partial_credit(scored[i.id], i.answer) == 1 for i in items if i.id in scored}
 
 
 def comparison(
-    database: Database,
+    ctx: AppContext,
     username: str | None,
     run_ids: Iterable[str] | None = None,
     status: str = "verified",
@@ -251,24 +367,27 @@ def comparison(
 ) -> dict[str, Any]:
     """Paired comparison of runs (default: all; every blind run always joins,
     :func:`backend.inference.comparison.compare_models`) on the items every one of them answered, scored
-    fully right or not (McNemar needs a right/wrong outcome; partial credit stays in the leaderboard).
-    ``random_choice`` is the expected share of fully right answers of a uniform random pick, for reference
-    (an expectation, not a paired run)."""
+    fully right or not (McNemar needs a right/wrong outcome; partial credit stays in the leaderboard). A run
+    without one successful item is left out (``not_ranked``): failed calls are not answers. ``random_choice``
+    is the expected share of fully right answers of a uniform random pick, for reference (an expectation, not a
+    paired run)."""
     from backend.inference.comparison import compare_models
     from backend.vqa.scoring import item_random_score
 
-    auth.require_role(database, username, "annotator")
-    items = list_items(database, status=status)
-    runs = {r["id"]: r for r in list_runs(database)}
+    auth.require_role(ctx.database, username, "annotator")
+    items = list_items(ctx.database, status=status)
+    every = {r.id: r for r in list_runs(ctx, items)}
+    runs = {name: run for name, run in every.items() if run.scored}
     wanted = list(runs) if run_ids is None else [r for r in run_ids if r in runs]
-    wanted += [r for r, row in runs.items() if row["kind"] == "blind" and r not in wanted]
+    wanted += [r for r, run in runs.items() if run.kind == "blind" and r not in wanted]
     chance = sum(float(item_random_score(i)) for i in items if i.choice_type == "single")
     singles = sum(1 for i in items if i.choice_type == "single")
     return {
         "benchmark": "mmcomposition",
         "items": len(items),
-        "comparison": compare_models({r: run_outcomes(database, r, items) for r in wanted}, samples),
-        "blind_runs": [r for r in wanted if runs[r]["kind"] == "blind"],
-        "not_run": [r for r in (run_ids or []) if r not in runs],
+        "comparison": compare_models({r: run_outcomes(runs[r], items) for r in wanted}, samples),
+        "blind_runs": [r for r in wanted if runs[r].kind == "blind"],
+        "not_run": [r for r in (run_ids or []) if r not in every],
+        "not_ranked": [r for r in every if r not in runs],
         "random_choice_single": round(chance / singles, 4) if singles else None,
     }

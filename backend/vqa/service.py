@@ -268,8 +268,12 @@ def submit_verification(
 ) -> dict[str, Any]:
     """Accept, edit (accept with corrections, applied now) or reject an item handed to the caller.
 
-    When the last of ``vqa_verifiers`` verifiers has decided: all accept -> verified (and queued for
-    answering); all reject -> rejected; otherwise the item is disputed and waits for a reviewer.
+    The item's states (every transition tested in tests/test_vqa_states.py): a **draft** waits for
+    ``vqa_verifiers`` decisions; when the last has come: all accept (an edit accepts with corrections) ->
+    **verified** (and queued for answering); all reject -> **rejected**; otherwise **disputed** (still a draft)
+    until a reviewer resolves it (:func:`resolve_dispute`). An item already verified or rejected that is handed
+    out again (a re-check round) keeps its state when the decision agrees with it (accepting a verified item keeps
+    it verified and in the answer pool); a decision against it disputes it, and a reviewer decides.
     A repeated submit returns the stored outcome.
     """
     user = require_author(database, username)
@@ -301,7 +305,13 @@ def submit_verification(
             )
             assignment.finish(db, row["id"], "submitted")
             audit(db, user.username, f"vqa.verify.{decision}", item_id, {"note": (note or "")[:200]})
-            _settle(db, settings, item_id)
+            if item.status == "draft":
+                _settle(db, settings, item_id)
+            elif (decision == "reject") != (item.status == "rejected"):  # a re-check that disagrees
+                db.conn.execute(
+                    "UPDATE vqa_items SET status = 'draft', disputed = 1, updated_at = ? WHERE id = ?",
+                    (utcnow(), item_id),
+                )
     return {"item": get_item(database, item_id).as_dict()}
 
 

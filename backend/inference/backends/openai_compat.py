@@ -1,15 +1,24 @@
-"""``openai``: any OpenAI-compatible chat-completions server (vLLM, TGI, SGLang, hosted APIs).
+"""``openai``: any OpenAI-compatible server (vLLM, TGI, SGLang, hosted APIs).
 
 ``spec.path`` is the served model name; ``options``: ``base_url`` (e.g. ``http://host:8000/v1``),
 ``api_key_env`` (name of the environment variable holding the key; none sent when unset), ``timeout_s``
 (per request, default 60), ``retries`` (default 3), ``backoff_s`` (first retry delay, doubled each time,
-default 0.5). Images go as base64 PNG data URLs; a video as ``frames_per_video`` sampled frames.
-Up to ``spec.concurrency`` requests are in flight at once. Timeouts, connection errors, 429 and 5xx
-are retried with exponential backoff; a request that still fails becomes an :class:`InferenceError`
-for its item only (:meth:`generate_each`). Scaling out = pointing this at a vLLM deployment.
+default 0.5). Up to ``spec.concurrency`` requests are in flight at once. Timeouts, connection errors, 429 and
+5xx are retried with exponential backoff; a request that still fails becomes an :class:`InferenceError` for its
+item only (:meth:`generate_each`). Scaling out = pointing this at a vLLM deployment.
 
-``score_options`` asks for one token with ``logprobs`` and reads the log-probability of each option's
-letter (the server cannot score arbitrary continuations); ``InferenceError`` if the server returns none.
+* **Prompts.** ``prompt_style="chat"``: ``/v1/chat/completions``, one user message (images as base64 PNG data
+  URLs, a video as ``frames_per_video`` sampled frames). ``"plain"``: ``/v1/completions`` with the plain template
+  (the request's text parts joined by newlines, as the transformers backend's plain template; text only: the
+  completions API takes no images), for base models.
+* **What is served** (:meth:`identity`): ``GET /v1/models`` (the entry of the served name: ``root``, the weights'
+  folder, and ``max_model_len``) and ``GET /version`` at the server's root, read at the first call and again at
+  the start of every run; :mod:`backend.inference.revision` binds them into the revision.
+* **Likelihood** (:meth:`score_options`): each option's text is scored by its log-probability as the continuation
+  of the prompt, from the server's per-token ``prompt_logprobs`` (vLLM): chat requests end with an assistant
+  message holding the option (``continue_final_message``), plain ones append it to the prompt; the option's tokens
+  are those past the prompt's own token count. A server that returns no prompt log-probabilities is refused
+  (:meth:`check_likelihood`): there is no top-k-letter fallback.
 """
 
 from __future__ import annotations
@@ -17,15 +26,15 @@ from __future__ import annotations
 import base64
 import io
 import os
+import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from backend.errors import InferenceError
+from backend.errors import InferenceError, ValidationError
 from backend.inference.base import OptionScore
-from backend.inference.parsing import letters_for
-from backend.inference.request import GenerationParams, Request, load_image, text, validate_request, video_frames
+from backend.inference.request import GenerationParams, Request, load_image, validate_request, video_frames
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -33,12 +42,22 @@ if TYPE_CHECKING:
     from backend.inference.registry import ModelSpec
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
+NO_PROMPT_LOGPROBS = (
+    "the model server at {url} returns no prompt log-probabilities (prompt_logprobs), so option texts cannot be "
+    "scored: scoring 'likelihood' is refused for model {name}. Serve it with vLLM, or set scoring: generate."
+)
 
 
 def data_url(img: Image.Image) -> str:
     buffer = io.BytesIO()
     img.save(buffer, format="PNG")
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+
+
+def scoring_method(spec: ModelSpec) -> str:
+    """How this backend scores ``scoring: likelihood`` (named in the run manifest)."""
+    endpoint = "/v1/completions" if spec.prompt_style == "plain" else "/v1/chat/completions (continue_final_message)"
+    return f"option text log-probability from the server's prompt_logprobs on {endpoint}"
 
 
 class OpenAIBackend:
@@ -49,22 +68,64 @@ class OpenAIBackend:
         options = spec.options
         if not options.get("base_url"):
             raise InferenceError(f"model {spec.name}: options.base_url is required for the openai backend")
+        self.base_url = str(options["base_url"]).rstrip("/")
         self.timeout_s = float(options.get("timeout_s", 60))
         self.retries = int(options.get("retries", 3))
         self.backoff_s = float(options.get("backoff_s", 0.5))
+        self.plain = spec.prompt_style == "plain"
         headers = {}
         key = os.environ.get(options.get("api_key_env") or "", "")
         if key:
             headers["Authorization"] = f"Bearer {key}"
         self.client = httpx.Client(
-            base_url=str(options["base_url"]).rstrip("/") + "/",
+            base_url=self.base_url + "/",
             headers=headers,
             timeout=self.timeout_s,
             limits=httpx.Limits(max_connections=spec.concurrency, max_keepalive_connections=spec.concurrency),
         )
         self._pool = ThreadPoolExecutor(max_workers=spec.concurrency, thread_name_prefix=f"openai-{spec.name}")
+        self._identity: dict[str, Any] | None = None
+        self._identity_lock = threading.Lock()
+        self._prompt_logprobs: bool | None = None
 
-    def messages(self, request: Request) -> list[dict[str, Any]]:
+    # -- what the server serves ---------------------------------------------------------------------
+    def identity(self, refresh: bool = False) -> dict[str, Any]:
+        """What the server says it serves under ``spec.path``: ``root``, ``max_model_len``, ``server_version``
+        (each None when not offered), with ``base_url`` and ``served_name``; ``unreachable`` (the error) when the
+        server did not answer. Read once, and again with ``refresh``."""
+        with self._identity_lock:
+            if self._identity is None or refresh:
+                self._identity = self._read_identity()
+            return dict(self._identity)
+
+    def _read_identity(self) -> dict[str, Any]:
+        import httpx
+
+        found: dict[str, Any] = {"base_url": self.base_url, "served_name": self.spec.path}
+        timeout = min(self.timeout_s, 10.0)
+        try:
+            listing = self.client.get("models", timeout=timeout)
+        except (httpx.TimeoutException, httpx.TransportError) as exc:
+            return found | {"unreachable": f"{type(exc).__name__}: {exc or 'timed out'}"}
+        entry: dict[str, Any] = {}
+        if listing.status_code == 200:
+            try:
+                entries = listing.json().get("data") or []
+                entry = next((e for e in entries if isinstance(e, dict) and e.get("id") == self.spec.path), {})
+            except (ValueError, AttributeError):
+                entry = {}
+        found |= {"root": entry.get("root"), "max_model_len": entry.get("max_model_len"), "server_version": None}
+        root_url = self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
+        try:
+            version = self.client.get(root_url + "/version", timeout=timeout)
+            if version.status_code == 200:
+                found["server_version"] = str(version.json().get("version") or "") or None
+        except (httpx.TimeoutException, httpx.TransportError, ValueError, AttributeError):
+            pass
+        return found
+
+    # -- prompts ---------------------------------------------------------------------------------
+    def content(self, request: Request) -> list[dict[str, Any]]:
         validate_request(request)
         content: list[dict[str, Any]] = []
         for part in request:
@@ -76,12 +137,25 @@ class OpenAIBackend:
             else:
                 for frame in video_frames(part, self.spec.frames_per_video, self.spec.max_image_side):
                     content.append({"type": "image_url", "image_url": {"url": data_url(frame)}})
-        return [{"role": "user", "content": content}]
+        return content
 
-    def _body(self, request: Request, params: GenerationParams) -> dict[str, Any]:
+    def messages(self, request: Request) -> list[dict[str, Any]]:
+        return [{"role": "user", "content": self.content(request)}]
+
+    def plain_prompt(self, request: Request) -> str:
+        """The plain template: the text parts joined by newlines (the completions API takes no media)."""
+        validate_request(request)
+        media = [part["type"] for part in request if part["type"] != "text"]
+        if media:
+            raise ValidationError(
+                f"model {self.spec.name}: prompt_style 'plain' sends text to /v1/completions, which takes no "
+                f"{media[0]}; use prompt_style 'chat' for items with images or video"
+            )
+        return "\n".join(part["text"] for part in request)
+
+    def _body(self, request: Request, params: GenerationParams) -> tuple[str, dict[str, Any]]:
         body: dict[str, Any] = {
             "model": self.spec.path,
-            "messages": self.messages(request),
             "max_tokens": params.max_new_tokens or self.spec.max_new_tokens,
             "temperature": params.temperature,
             "top_p": params.top_p,
@@ -89,9 +163,11 @@ class OpenAIBackend:
         }
         if params.stop:
             body["stop"] = list(params.stop)
-        return body
+        if self.plain:
+            return "completions", body | {"prompt": self.plain_prompt(request), "add_special_tokens": False}
+        return "chat/completions", body | {"messages": self.messages(request)}
 
-    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _post(self, endpoint: str, body: dict[str, Any]) -> dict[str, Any]:
         import httpx
 
         problem = ""
@@ -99,7 +175,7 @@ class OpenAIBackend:
             if attempt:
                 time.sleep(self.backoff_s * 2 ** (attempt - 1))
             try:
-                response = self.client.post("chat/completions", json=body)
+                response = self.client.post(endpoint, json=body)
             except (httpx.TimeoutException, httpx.TransportError) as exc:
                 problem = f"{type(exc).__name__}: {exc or 'timed out'}"
                 continue
@@ -114,22 +190,18 @@ class OpenAIBackend:
         raise InferenceError(f"model server failed after {self.retries + 1} attempts; last: {problem}")
 
     def _one(self, request: Request, params: GenerationParams) -> str:
-        reply = self._post(self._body(request, params))
+        endpoint, body = self._body(request, params)
+        reply = self._post(endpoint, body)
         try:
-            return (reply["choices"][0]["message"].get("content") or "").strip()
-        except (KeyError, IndexError, TypeError) as exc:
+            choice = reply["choices"][0]
+            found = choice["text"] if self.plain else choice["message"].get("content")
+            return (found or "").strip()
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
             raise InferenceError(f"model server sent an unexpected reply: {str(reply)[:300]}") from exc
 
     def generate_each(self, requests: Sequence[Request], params: GenerationParams) -> list[str | Exception]:
         """One answer or one exception per request, ``concurrency`` in flight."""
-        futures = [self._pool.submit(self._one, request, params) for request in requests]
-        results: list[str | Exception] = []
-        for future in futures:
-            try:
-                results.append(future.result())
-            except Exception as exc:
-                results.append(exc)
-        return results
+        return _gather([self._pool.submit(self._one, request, params) for request in requests])
 
     def generate(self, requests: Sequence[Request], params: GenerationParams) -> list[str]:
         results = self.generate_each(requests, params)
@@ -138,25 +210,98 @@ class OpenAIBackend:
                 raise result
         return [str(r) for r in results]
 
-    def score_options(self, request: Request, options: Sequence[str]) -> list[OptionScore]:
-        letters = letters_for(len(options))
-        listing = "\n".join(f"{letter}. {option}" for letter, option in zip(letters, options, strict=True))
-        prompt = [*request, text(f"Options:\n{listing}\nAnswer with the option's letter only.")]
-        body = self._body(prompt, GenerationParams(max_new_tokens=1))
-        body.update(logprobs=True, top_logprobs=min(20, max(5, len(options))))
-        reply = self._post(body)
+    # -- likelihood ------------------------------------------------------------------------------
+    def _scoring_body(self, request: Request, continuation: str | None) -> tuple[str, dict[str, Any]]:
+        """A one-token request whose prompt is ``request`` (ready for the answer) followed by
+        ``continuation``; with ``None``, the prompt alone (to count its tokens)."""
+        endpoint, body = self._body(request, GenerationParams(max_new_tokens=1))
+        if continuation is None:
+            return endpoint, body if self.plain else body | {"add_generation_prompt": True}
+        if self.plain:
+            return endpoint, body | {"prompt": body["prompt"] + continuation, "prompt_logprobs": 0}
+        messages = [*body["messages"], {"role": "assistant", "content": continuation}]
+        extra = {"add_generation_prompt": False, "continue_final_message": True, "prompt_logprobs": 0}
+        return endpoint, body | {"messages": messages} | extra
+
+    def _prompt_tokens(self, request: Request) -> int:
+        reply = self._post(*self._scoring_body(request, None))
         try:
-            top = reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
-        except (KeyError, IndexError, TypeError) as exc:
-            raise InferenceError("the model server returned no log-probabilities") from exc
-        best: dict[str, float] = {}
-        for entry in top:
-            token = entry["token"].strip().strip("().").upper()
-            if token in letters and token not in best:
-                best[token] = float(entry["logprob"])
-        floor = min(best.values(), default=0.0) - 10.0
-        return [OptionScore(best.get(letter, floor), best.get(letter, floor), 1) for letter in letters]
+            return int(reply["usage"]["prompt_tokens"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InferenceError("the model server reported no prompt token count (usage.prompt_tokens)") from exc
+
+    def _continuation(self, request: Request, option: str) -> list[float]:
+        """The per-token log-probabilities of the prompt followed by `` option`` (the transformers backend's
+        option tokens: a space, then the option text)."""
+        reply = self._post(*self._scoring_body(request, " " + option.strip()))
+        found = reply.get("prompt_logprobs")
+        if found is None and reply.get("choices"):
+            found = reply["choices"][0].get("prompt_logprobs")
+        if not isinstance(found, list):
+            raise InferenceError(NO_PROMPT_LOGPROBS.format(url=self.base_url, name=self.spec.name))
+        values = []
+        for entry in found[1:]:  # the first token has no log-probability
+            if not isinstance(entry, dict) or len(entry) != 1:
+                raise InferenceError(f"the model server sent prompt_logprobs of an unknown shape: {str(entry)[:200]}")
+            values.append(float(next(iter(entry.values()))["logprob"]))
+        return values
+
+    def check_likelihood(self) -> None:
+        """Refuse likelihood scoring (``InferenceError``) where the server returns no prompt log-probabilities;
+        asked once (a text-only probe)."""
+        if self._prompt_logprobs is None:
+            try:
+                self._continuation([{"type": "text", "text": "Answer:"}], "yes")
+                self._prompt_logprobs = True
+            except InferenceError as exc:
+                if "prompt_logprobs" not in str(exc) and "HTTP 400" not in str(exc):
+                    raise  # the server is down or failing: not a verdict on what it supports
+                self._prompt_logprobs = False
+        if not self._prompt_logprobs:
+            raise InferenceError(NO_PROMPT_LOGPROBS.format(url=self.base_url, name=self.spec.name))
+
+    def score_each(self, asks: Sequence[tuple[Request, Sequence[str]]]) -> list[list[OptionScore] | Exception]:
+        """Option scores for many (request, options) at once, ``concurrency`` requests in flight: each prompt's
+        token count and each prompt + option, all submitted together."""
+        self.check_likelihood()
+        submitted = [
+            (
+                self._pool.submit(self._prompt_tokens, request),
+                [self._pool.submit(self._continuation, request, option) for option in options],
+            )
+            for request, options in asks
+        ]
+        results: list[list[OptionScore] | Exception] = []
+        for prefix, continuations in submitted:
+            try:
+                prompt_tokens = prefix.result()
+                scores = []
+                for future in continuations:
+                    values = future.result()[prompt_tokens - 1 :]
+                    if not values:
+                        raise InferenceError("the server counted no tokens for an option")
+                    scores.append(OptionScore(sum(values), sum(values) / len(values), len(values)))
+                results.append(scores)
+            except Exception as exc:
+                results.append(exc)
+        return results
+
+    def score_options(self, request: Request, options: Sequence[str]) -> list[OptionScore]:
+        result = self.score_each([(request, options)])[0]
+        if isinstance(result, Exception):
+            raise result
+        return result
 
     def unload(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
         self.client.close()
+
+
+def _gather(futures: Sequence[Future]) -> list[Any]:
+    results: list[Any] = []
+    for future in futures:
+        try:
+            results.append(future.result())
+        except Exception as exc:
+            results.append(exc)
+    return results

@@ -40,4 +40,31 @@ MIGRATIONS = [
             )""",
         ),
     ),
+    Migration(
+        "inference_0002_run_status_errors",
+        (
+            # Failed is failed (issue 24): a run with some failed calls ends 'finished with errors', one with
+            # every call failed 'failed'; ``errors`` counts them. SQLite cannot alter a CHECK: rebuild the table.
+            """CREATE TABLE eval_runs_new (
+                id INTEGER PRIMARY KEY,
+                benchmark TEXT NOT NULL,
+                model TEXT NOT NULL,
+                settings_hash TEXT NOT NULL,
+                started_by TEXT NOT NULL,
+                started_at TEXT NOT NULL,
+                finished_at TEXT,
+                status TEXT NOT NULL CHECK (status IN ('running', 'finished', 'finished with errors', 'failed')),
+                options TEXT,
+                summary TEXT,
+                errors INTEGER
+            )""",
+            """INSERT INTO eval_runs_new (id, benchmark, model, settings_hash, started_by, started_at, finished_at,
+                   status, options, summary, errors)
+               SELECT id, benchmark, model, settings_hash, started_by, started_at, finished_at, status, options, summary,
+                   CAST(json_extract(summary, '$.errors') AS INTEGER) FROM eval_runs""",
+            "DROP TABLE eval_runs",
+            "ALTER TABLE eval_runs_new RENAME TO eval_runs",
+            "CREATE INDEX eval_runs_benchmark ON eval_runs (benchmark, model, settings_hash)",
+        ),
+    ),
 ]

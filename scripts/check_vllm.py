@@ -1,0 +1,235 @@
+"""The real-server check behind scripts/check_vllm.sh (run it through that script).
+
+Serves a tiny Qwen2-VL (head_dim 32, tests/tiny_models.py) with vLLM's CPU build and runs toy-colors, VQA with
+images (the demo items) and planning through CompStudio against it and against the transformers backend on the
+same weights. Prints one JSON object of figures and exits non-zero when a check fails:
+
+* ``identity``: the run's manifest names the served ``root`` (the weights' folder), ``max_model_len`` and the
+  server's version, bound into the revision;
+* ``greedy``: answers equal to the transformers backend's (items compared, equal);
+* ``likelihood``: the option chosen by likelihood equal to the transformers backend's (toy-colors choice items,
+  VQA items), and the time at concurrency 1 and 8 (prefix caching off);
+* ``plain``: ``prompt_style: plain`` goes to /v1/completions: the text items' answers equal the transformers
+  backend's plain template;
+* ``swap``: other weights served under the same name recompute every item;
+* ``failed``: the server down, the run ends ``failed`` and stays off the VQA leaderboard.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+SERVED = "tiny-qwen2vl"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class VllmServer:
+    def __init__(self, python: str, port: int, log: Path) -> None:
+        self.python, self.port, self.log = python, port, log
+        self.process: subprocess.Popen | None = None
+
+    def start(self, weights: Path, timeout_s: float = 1800) -> float:
+        command = [
+            self.python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(weights),
+            "--served-model-name", SERVED, "--dtype", "float32", "--max-model-len", "2048",
+            "--host", "127.0.0.1", "--port", str(self.port), "--no-enable-prefix-caching",
+        ]  # fmt: skip
+        env = os.environ | {"VLLM_CPU_KVCACHE_SPACE": "2", "HF_HUB_OFFLINE": "1", "PYTHONPATH": ""}
+        began = time.perf_counter()
+        handle = self.log.open("a")
+        self.process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env)
+        import httpx
+
+        while time.perf_counter() - began < timeout_s:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"vLLM exited ({self.process.returncode}); see {self.log}")
+            try:
+                if httpx.get(f"http://127.0.0.1:{self.port}/health", timeout=2).status_code == 200:
+                    return round(time.perf_counter() - began, 1)
+            except httpx.HTTPError:
+                pass
+            time.sleep(2)
+        raise RuntimeError(f"vLLM not ready after {timeout_s} s; see {self.log}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        self.process = None
+
+
+def specs(base_url: str, weights: Path) -> list[Any]:
+    from backend.inference.registry import ModelSpec
+
+    common = dict(max_new_tokens=6, frames_per_video=4, max_image_side=64)
+    served = {"base_url": base_url, "timeout_s": 120, "retries": 1}
+    local = dict(
+        backend="transformers", path=str(weights), dtype="float32", device="cpu", options={"native_video": False}
+    )
+    return [
+        ModelSpec("served", "openai", SERVED, concurrency=4, options=served, **common),
+        ModelSpec("served-lik-c1", "openai", SERVED, concurrency=1, scoring="likelihood", options=served, **common),
+        ModelSpec("served-lik-c8", "openai", SERVED, concurrency=8, scoring="likelihood", options=served, **common),
+        ModelSpec("served-plain", "openai", SERVED, concurrency=4, prompt_style="plain", options=served, **common),
+        ModelSpec("local", **local, **common),
+        ModelSpec("local-lik", scoring="likelihood", **local, **common),
+        ModelSpec("local-plain", prompt_style="plain", **local, **common),
+    ]
+
+
+def answers(ctx: Any, model: str, benchmark: str) -> dict[str, Any]:
+    rows = ctx.database.query(
+        "SELECT item_id, status, raw_output FROM predictions WHERE model = ? AND benchmark = ?", (model, benchmark)
+    )
+    return {
+        r["item_id"]: (r["raw_output"] or "").replace("\ufffd", "").strip() if r["status"] != "error" else None
+        for r in rows
+    }
+
+
+def agreement(ctx: Any, a: str, b: str, benchmark: str) -> dict[str, int]:
+    left, right = answers(ctx, a, benchmark), answers(ctx, b, benchmark)
+    both = [i for i in left if i in right and left[i] is not None and right[i] is not None]
+    return {"items": len(both), "equal": sum(left[i] == right[i] for i in both)}
+
+
+def run(ctx: Any, benchmark: str, model: str, **kw: Any) -> Any:
+    from backend.inference.runner import run_eval
+
+    began = time.perf_counter()
+    summary = run_eval(ctx, benchmark, model, **kw)
+    summary.seconds = round(time.perf_counter() - began, 2)
+    return summary
+
+
+def check(args: argparse.Namespace) -> dict[str, Any]:
+    from tiny_models import tiny_qwen2vl
+
+    from backend.context import build_context
+    from backend.inference.registry import write_models
+    from backend.settings import Settings
+    from backend.vilpact.demo import ensure_vilpact_demo
+    from backend.vqa.demo import ensure_vqa_demo
+
+    work = Path(tempfile.mkdtemp(prefix="check-vllm-"))
+    weights_a, weights_b = tiny_qwen2vl(32, work / "weights-a", 0), tiny_qwen2vl(32, work / "weights-b", 1)
+    ctx = build_context(Settings(data_dir=work / "data", demo_content=False))
+    ensure_vqa_demo(ctx)
+    ensure_vilpact_demo(ctx)
+    port = free_port()
+    base_url = f"http://127.0.0.1:{port}/v1"
+    write_models(ctx.settings, specs(base_url, weights_a))
+    server = VllmServer(args.vllm_python, port, work / "vllm.log")
+    out: dict[str, Any] = {"work": str(work)}
+    try:
+        out["ready_s"] = server.start(weights_a)
+        first = run(ctx, "toy-colors", "served")
+        served = first.manifest["model"]["served"]
+        out["identity"] = {
+            "revision": first.manifest["model"]["revision"],
+            "root_is_weights": served.get("root") == str(weights_a),
+            "max_model_len": served.get("max_model_len"),
+            "server_version": served.get("server_version"),
+            "warnings": first.warnings,
+        }
+        run(ctx, "toy-colors", "local")
+        for model in ("served", "local"):
+            run(ctx, "mmcomposition", model)
+            run(ctx, "vilpact-planning", model, limit=args.planning_items, load_options={"mode": "text"})
+        out["greedy"] = {
+            b: agreement(ctx, "served", "local", b) for b in ("toy-colors", "mmcomposition", "vilpact-planning")
+        }
+        out["greedy"]["errors_served"] = first.errors
+        c1 = run(ctx, "toy-colors", "served-lik-c1")
+        c8 = run(ctx, "toy-colors", "served-lik-c8")
+        run(ctx, "toy-colors", "local-lik")
+        for model in ("served-lik-c8", "local-lik"):
+            run(ctx, "mmcomposition", model)
+        out["likelihood"] = {
+            "toy-colors": agreement(ctx, "served-lik-c8", "local-lik", "toy-colors"),
+            "mmcomposition": agreement(ctx, "served-lik-c8", "local-lik", "mmcomposition"),
+            "c1_vs_c8": agreement(ctx, "served-lik-c1", "served-lik-c8", "toy-colors"),
+            "seconds_c1": c1.seconds,
+            "seconds_c8": c8.seconds,
+            "speedup": round(c1.seconds / c8.seconds, 2) if c8.seconds else None,
+            "scoring_method": c8.manifest["model"]["scoring_method"],
+        }
+        run(ctx, "toy-colors", "served-plain")
+        run(ctx, "toy-colors", "local-plain")
+        out["plain"] = agreement(ctx, "served-plain", "local-plain", "toy-colors")
+        server.stop()
+        print(json.dumps(out, indent=1), file=sys.stderr, flush=True)  # what is known so far, should the rest fail
+        out["swap_ready_s"] = server.start(weights_b)
+        swapped = run(ctx, "toy-colors", "served")
+        out["swap"] = {
+            "items": swapped.items,
+            "recomputed": swapped.newly_computed,
+            "key_changed": swapped.manifest["key"] != first.manifest["key"],
+            "revision": swapped.manifest["model"]["revision"],
+        }
+        server.stop()
+        down = run(ctx, "mmcomposition", "served")
+        from backend.accounts import auth
+        from backend.vqa.runs import leaderboard
+
+        auth.add_user(ctx.database, "checker", "reviewer", "password123")
+        names = [row["name"] for row in leaderboard(ctx, "checker")]
+        out["failed"] = {"status": down.status, "errors": down.errors, "items": down.items, "ranked": "served" in names}
+    finally:
+        server.stop()
+    return out
+
+
+def verdicts(out: dict[str, Any]) -> list[str]:
+    problems = []
+    if not out["identity"]["root_is_weights"]:
+        problems.append("the manifest does not name the served weights' folder")
+    for name, counts in out["greedy"].items():
+        if isinstance(counts, dict) and counts["equal"] != counts["items"]:
+            problems.append(f"greedy answers differ on {name}: {counts}")
+    for name in ("toy-colors", "mmcomposition", "c1_vs_c8"):
+        counts = out["likelihood"][name]
+        if counts["equal"] != counts["items"] or not counts["items"]:
+            problems.append(f"likelihood choices differ on {name}: {counts}")
+    if out["plain"]["equal"] != out["plain"]["items"] or not out["plain"]["items"]:
+        problems.append(f"plain answers differ: {out['plain']}")
+    if out["swap"]["recomputed"] != out["swap"]["items"] or not out["swap"]["key_changed"]:
+        problems.append(f"the swap did not recompute: {out['swap']}")
+    if out["failed"]["status"] != "failed" or out["failed"]["ranked"]:
+        problems.append(f"a server that is down did not make a failed, unranked run: {out['failed']}")
+    return problems
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--vllm-python", required=True, help="the python of the vllm-cpu venv")
+    parser.add_argument("--planning-items", type=int, default=30)
+    args = parser.parse_args()
+    out = check(args)
+    out["problems"] = verdicts(out)
+    print(json.dumps(out, indent=1))
+    return 1 if out["problems"] else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
