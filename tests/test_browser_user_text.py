@@ -130,6 +130,7 @@ def _add_studies(ctx) -> None:
             screenout_code=f"OUT{index}",
             return_url=RETURN_URL,
             qualification_size=0 if index else 5,
+            qualification_attempts=1,  # one try: all answers wrong screens out at once
             pass_mark=1.0,
         )
 
@@ -310,11 +311,13 @@ def test_a_study_workers_pages_show_the_study_name_and_return_url_as_text(app, b
     page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-    page.goto(links.worker_link(database, quiz, app.url, "PIDQUIZ"))
+    page.goto(links.worker_link(database, quiz, app.url, "5f00aa11bb22cc33dd44ee01"))
     expect(page.locator("#study-page")).to_have_attribute("data-state", "started", timeout=30_000)
     expect(page.locator("#study-page strong")).to_have_text(PAYLOADS[0])  # shown as typed
     _assert_clean(page, dialogs, "study qualification")
-    for item in draw_quiz(quiz.kind, quiz.qualification_size, quiz.id, "PIDQUIZ"):  # every answer wrong
+    for item in draw_quiz(
+        quiz.kind, quiz.qualification_size, quiz.id, "5f00aa11bb22cc33dd44ee01"
+    ):  # every answer wrong
         page.locator(f'input[name="{item.id}"][value="{(item.answer + 1) % len(item.options)}"]').check()
     page.locator("#study-quiz-submit").click()
     expect(page.locator("#study-page")).to_have_attribute("data-state", "screened_out", timeout=30_000)
@@ -323,7 +326,7 @@ def test_a_study_workers_pages_show_the_study_name_and_return_url_as_text(app, b
 
     page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-    page.goto(links.worker_link(database, work, app.url, "PIDWORK"))
+    page.goto(links.worker_link(database, work, app.url, "5f00aa11bb22cc33dd44ee02"))
     expect(page.locator("#study-page")).to_have_attribute("data-state", "qualified", timeout=30_000)
     expect(page.locator("#study-page strong")).to_have_text(PAYLOADS[1])
     _assert_clean(page, dialogs, "study working")

@@ -11,9 +11,11 @@
   place that differs per worker (``phase``, from a hash of the name), so nobody can count their way to it.
 * A gold task is handed out like any other (an ``assignments`` row: leases, drafts, submit and retries
   work unchanged) and recorded in ``gold_answers``; the worker's answer is stored where every answer of
-  that kind goes, and scored against the key by :func:`score_new_answers`: planning and VQA exactly;
-  intents by agreement with the reference (:func:`intent_agreement`) at or above
-  ``gold_agreement_threshold``, else a reviewer judges them (:func:`judge`).
+  that kind goes, and scored against the key when it is submitted, in the submit's own transaction
+  (:func:`score_submitted`, issue 26 §1): the last task of a worker and a task submitted after the study closed
+  are scored like any other. Planning and VQA exactly; intents by agreement with the reference
+  (:func:`intent_agreement`) at or above ``gold_agreement_threshold``, else a reviewer judges them (:func:`judge`).
+  :func:`score_new_answers` scores what is left unscored (answers submitted before scoring at submit existed).
 """
 
 from __future__ import annotations
@@ -262,6 +264,28 @@ def _outcome(db: sqlite_utils.Database, settings: Settings, gold: dict) -> tuple
     return ("correct" if agreement >= settings.gold_agreement_threshold else "pending"), agreement
 
 
+def _store_outcome(db: sqlite_utils.Database, assignment_id: int, outcome: str, agreement: float | None) -> None:
+    db.conn.execute(
+        "UPDATE gold_answers SET outcome = ?, agreement = ?, judged_by = ?, judged_at = ? WHERE assignment_id = ?",
+        (outcome, agreement, None if outcome == "pending" else "key", utcnow(), assignment_id),
+    )
+
+
+def score_submitted(db: sqlite_utils.Database, settings: Settings, assignment_id: int) -> str | None:
+    """Score one gold answer as it is submitted: call it in the submit's ``write()``, after the answer row is
+    stored. Returns the outcome (``correct``, ``wrong``, ``pending``), or None when the assignment is no gold
+    item (one read by primary key: every submit pays only that)."""
+    row = db.conn.execute(
+        "SELECT * FROM gold_answers WHERE assignment_id = ? AND outcome IS NULL", (int(assignment_id),)
+    ).fetchone()
+    if row is None:
+        return None
+    outcome, agreement = _outcome(db, settings, dict(row))
+    if outcome is not None:
+        _store_outcome(db, int(assignment_id), outcome, agreement)
+    return outcome
+
+
 def score_new_answers(db: sqlite_utils.Database, settings: Settings, annotator: str) -> int:
     """Score the annotator's gold answers submitted since the last look; returns how many. Inside ``write()``."""
     rows = db.conn.execute(
@@ -272,10 +296,7 @@ def score_new_answers(db: sqlite_utils.Database, settings: Settings, annotator: 
     for gold in rows:
         outcome, agreement = _outcome(db, settings, dict(gold))
         if outcome is not None:
-            db.conn.execute(
-                "UPDATE gold_answers SET outcome = ?, agreement = ?, judged_by = ?, judged_at = ? WHERE assignment_id = ?",
-                (outcome, agreement, None if outcome == "pending" else "key", utcnow(), gold["assignment_id"]),
-            )
+            _store_outcome(db, gold["assignment_id"], outcome, agreement)
     return len(rows)
 
 
