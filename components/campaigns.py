@@ -17,25 +17,27 @@ from components.common import EventOptions, TabHandle, caller, esc, ui_errors
 from components.feedback import QUIET, Mistake, shown_in
 
 PRIVATE: EventOptions = {"api_visibility": "private"}
-COLUMNS = [
-    "id",
-    "name",
-    "status",
-    "kind",
-    "platform",
-    "completion_code",
-    "screenout_code",
-    "places",
-    "qualifying",
-    "working",
-    "finished",
-    "screened_out",
-    "returned",
-    "tasks_per_worker",
-    "tries",
-    "median_minutes",
-    "link",
-]
+# the table's columns: (what the admin reads, the study's key)
+SHOWN = (
+    ("id", "id"),
+    ("name", "name"),
+    ("state", "status"),
+    ("kind", "kind"),
+    ("platform", "platform"),
+    ("completion code", "completion_code"),
+    ("screen-out code", "screenout_code"),
+    ("places", "places"),
+    ("qualifying", "qualifying"),
+    ("working", "working"),
+    ("finished", "finished"),
+    ("screened out", "screened_out"),
+    ("returned", "returned"),
+    ("tasks each", "tasks_per_worker"),
+    ("tries", "tries"),
+    ("median min", "median_minutes"),
+    ("link", "link"),
+)
+COLUMNS = [label for label, _ in SHOWN]
 HELP = (
     "A study sends crowd workers (Prolific, Mechanical Turk, or any platform that can put a worker id into a "
     "link) straight to their tasks: the link signs them in without a password, they read the instructions, take a "
@@ -72,7 +74,7 @@ def _row(ctx: AppContext, study: dict[str, Any], base: str) -> dict[str, Any]:
 
 def studies_frame(ctx: AppContext, me: str | None, base: str = "") -> pd.DataFrame:
     rows = [_row(ctx, study, base) for study in studies.list_studies(ctx.database, me)]
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return pd.DataFrame([[row[key] for _, key in SHOWN] for row in rows], columns=COLUMNS)
 
 
 def _study_id(value: Any) -> int:
@@ -89,7 +91,7 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
     db = ctx.database
     with gr.Tab("Studies", id="studies", visible=False) as tab:
         gr.Markdown(HELP)
-        table = gr.Dataframe(headers=COLUMNS, interactive=False, label="Studies", elem_id="studies-table", wrap=True)
+        table = gr.Dataframe(headers=COLUMNS, interactive=False, label="Studies", elem_id="studies-table")
         with gr.Accordion("Create a study", open=True):
             with gr.Row():
                 name = gr.Textbox(label="Name (unique among open studies)", elem_id="study-name", max_length=200)
@@ -190,7 +192,7 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
             }
         return {
             confirm_box: gr.Group(visible=True),
-            effect: f"**{esc(preview['effect'])}**",
+            effect: f"⚠️ **{esc(preview['effect'])}**",
             closing: preview["study_id"],
             message: "",
         }

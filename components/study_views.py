@@ -64,7 +64,11 @@ def mistakes_section(mistakes: list[dict[str, Any]]) -> str:
             f'<li class="mistake"><p>{html.escape(str(mistake["question"]))}</p>'
             f"<p>You answered <em>{html.escape(str(mistake['chosen']))}</em>; the right answer is "
             f"<strong>{html.escape(str(mistake['right']))}</strong>: {html.escape(str(mistake['why']))}.</p>"
-            + (f'<p>The rule:</p><ul class="rules">{rules}</ul>' if rules else "")
+            + (
+                f'<p>{"The rules" if len(mistake.get("rules", [])) > 1 else "The rule"}:</p><ul class="rules">{rules}</ul>'
+                if rules
+                else ""
+            )
             + "</li>"
         )
     return f'<section id="study-mistakes"><h2>What went wrong</h2><ol>{"".join(items)}</ol></section>'

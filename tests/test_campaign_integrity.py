@@ -383,3 +383,20 @@ def test_a_rejected_submission_moves_unreviewed_answers_aside(template, tmp_path
     assert (row["state"], row["platform_status"], row["submitted"]) == ("finished", "REJECTED", 0)
     unknown = prolific.handle(db, ctx.settings, *signed(event(pid_of(7), "RETURNED", "NOPE"), event_id="e10"), "x")
     assert unknown["outcome"] == "ignored: no study worker with this submission"
+
+
+def test_a_gold_item_freed_by_signing_out_comes_back_first(template, tmp_path):
+    """Found by the browser journey: a worker logged out holding their gold item; when they came back the gold
+    place had passed and they were never asked it. A gold item holds no slot of N, so it always waits for them."""
+    from backend import assignment
+
+    ctx = make(template, tmp_path, gold_rate=1 / 3)
+    release_as_reference(ctx.database, gold_ids := last_sequences(ctx.database, 3))
+    gold.add_gold(ctx.database, "rev", "intent", gold_ids)
+    study = new_study(ctx, places=10)
+    worker = arrive(ctx, study, _pids_with_gold_at(study.id, 1 / 3, 3)[1]).worker
+    held = service.next_intent_task(ctx.database, ctx.settings, worker.username)["task"]["sequence_id"]
+    assert held in gold_ids
+    with ctx.database.write() as db:
+        assert assignment.release_leases(db, worker.username) == 1  # what signing out does
+    assert service.next_intent_task(ctx.database, ctx.settings, worker.username)["task"]["sequence_id"] == held

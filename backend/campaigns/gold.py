@@ -161,19 +161,34 @@ def count_gold(database: Database, kind: str) -> int:
     return int(database.scalar("SELECT count(*) FROM gold_items WHERE kind = ? AND retired = 0", (kind,)))
 
 
-def _gold_lease(db: sqlite_utils.Database, kind: str, annotator: str, lease_minutes: float) -> assignment.Lease | None:
-    """Lease the annotator a gold item: their own expired one first (their draft), else the least used one
-    they never had. Inside ``write()``."""
-    now = utcnow()
-    expires = (datetime.now(UTC) + timedelta(minutes=lease_minutes)).isoformat(timespec="microseconds")
+def _expires(lease_minutes: float) -> str:
+    return (datetime.now(UTC) + timedelta(minutes=lease_minutes)).isoformat(timespec="microseconds")
+
+
+def _own_gold_lease(
+    db: sqlite_utils.Database, kind: str, annotator: str, lease_minutes: float
+) -> assignment.Lease | None:
+    """The gold item handed to the annotator and not yet submitted, leased again (its lease ran out, or was freed
+    when they signed out): a gold item holds no slot of N, so it always waits for them. Inside ``write()``."""
     mine = db.conn.execute(
-        """SELECT a.id, a.item_id, a.round FROM assignments a JOIN gold_answers g ON g.assignment_id = a.id
+        """SELECT a.id, a.item_id, a.round, a.viewed_at FROM assignments a JOIN gold_answers g ON g.assignment_id = a.id
            WHERE a.kind = ? AND a.annotator = ? AND a.status = 'leased' LIMIT 1""",
         (kind, annotator),
     ).fetchone()
+    if mine is None:
+        return None
+    now, expires = utcnow(), _expires(lease_minutes)
+    db.conn.execute("UPDATE assignments SET leased_at = ?, expires_at = ? WHERE id = ?", (now, expires, mine["id"]))
+    return assignment.Lease(kind, mine["item_id"], mine["round"], annotator, now, expires, mine["viewed_at"], None)
+
+
+def _gold_lease(db: sqlite_utils.Database, kind: str, annotator: str, lease_minutes: float) -> assignment.Lease | None:
+    """Lease the annotator a gold item: their own unsubmitted one first (their draft), else the least used one
+    they never had. Inside ``write()``."""
+    mine = _own_gold_lease(db, kind, annotator, lease_minutes)
     if mine is not None:
-        db.conn.execute("UPDATE assignments SET leased_at = ?, expires_at = ? WHERE id = ?", (now, expires, mine["id"]))
-        return assignment.Lease(kind, mine["item_id"], mine["round"], annotator, now, expires, None, None)
+        return mine
+    now, expires = utcnow(), _expires(lease_minutes)
     row = db.conn.execute(
         """SELECT g.item_id, coalesce(t.round, 1) AS round FROM gold_items g
            LEFT JOIN tasks t ON t.kind = g.kind AND t.item_id = g.item_id
@@ -208,6 +223,10 @@ def next_task(db: sqlite_utils.Database, settings: Settings, kind: str, annotato
     held = assignment.current_lease(db, kind, annotator)
     if held is not None:
         return held
+    if kind in GOLD_KINDS:  # a gold item handed out earlier and not submitted comes back first, due or not
+        waiting = _own_gold_lease(db, kind, annotator, settings.lease_minutes)
+        if waiting is not None:
+            return waiting
     if settings.gold_rate > 0 and kind in GOLD_KINDS:
         position = (
             1
