@@ -279,8 +279,11 @@ def test_author_and_admin_pages_show_the_payloads_as_text(app, browser):
     _assert_clean(page, dialogs, "admin: audit log and worker report")
     page.get_by_role("tab", name="Studies", exact=True).click()  # the table, a new study, the link panel
     expect(page.locator("#studies-table")).to_contain_text("data-xss", timeout=30_000)
-    page.locator("#study-name input, #study-name textarea").fill(PAYLOADS[5])
+    page.locator("#study-name input, #study-name textarea").fill(
+        PAYLOADS[5] + " again"
+    )  # names are unique among open studies
     page.locator("#study-completion input, #study-completion textarea").fill("DONE99")
+    page.locator("#study-screenout input, #study-screenout textarea").fill("OUT99")
     page.locator("#study-return-url input, #study-return-url textarea").fill(RETURN_URL)
     page.locator("#study-create").click()
     expect(page.locator("#study-message")).to_contain_text("Created study 11", timeout=30_000)
@@ -313,7 +316,11 @@ def test_a_study_workers_pages_show_the_study_name_and_return_url_as_text(app, b
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     page.goto(links.worker_link(database, quiz, app.url, "5f00aa11bb22cc33dd44ee01"))
     expect(page.locator("#study-page")).to_have_attribute("data-state", "started", timeout=30_000)
-    expect(page.locator("#study-page strong")).to_have_text(PAYLOADS[0])  # shown as typed
+    expect(page.locator("#study-page strong").first).to_have_text(PAYLOADS[0])  # shown as typed
+    _assert_clean(page, dialogs, "study instructions")
+    page.locator("#study-quiz-start").click()  # the instructions come first (issue 26 §2)
+    expect(page.locator("#study-quiz")).to_be_visible(timeout=30_000)
+    expect(page.locator("#study-page strong").first).to_have_text(PAYLOADS[0])
     _assert_clean(page, dialogs, "study qualification")
     for item in draw_quiz(
         quiz.kind, quiz.qualification_size, quiz.id, "5f00aa11bb22cc33dd44ee01"

@@ -209,3 +209,38 @@ def test_every_event_is_sent_by_the_flow_that_causes_it(template, tmp_path, rece
     assert by_name["study.completed"][0]["data"]["workers"]["finished"] == 1
     run = by_name["run.finished"][0]["data"]
     assert (run["run_id"], run["status"], run["summary"]) == (run_id, "finished", {"score": 0.5})
+
+
+def test_the_webhooks_and_study_commands(template, tmp_path, receiver, capsys, monkeypatch):
+    from backend.cli import main
+
+    ctx = make(template, tmp_path)
+    monkeypatch.setenv("COMPSTUDIO_WEBHOOKS_ALLOW_PRIVATE", "true")
+    data = ["--data-dir", str(ctx.settings.data_dir)]
+    assert (
+        main(
+            ["webhooks", "add", "lab", "--url", receiver.url, "--secret", SECRET, "--events", "study.completed", *data]
+        )
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)["events"] == ["study.completed"]
+    assert main(["webhooks", "test", "lab", *data]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "delivered"
+    assert [r.event for r in receiver.requests] == [webhooks.TEST_EVENT]
+    assert main(["webhooks", "list", *data]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["delivered"] == 1
+    create = ["study", "create", "--name", "CLI", "--kind", "intents", "--tasks", "2", "--qualification-size", "0"]
+    with pytest.raises(SystemExit):  # no completion code: refused before anything is made
+        main([*create, *data])
+    capsys.readouterr()
+    assert main([*create, "--completion-code", "C1", "--places", "3", *data]) == 0
+    study = json.loads(capsys.readouterr().out)
+    assert (study["places"], study["qualification_attempts"]) == (3, 2)
+    assert main(["study", "close", str(study["id"]), *data]) == 2  # says what closing does, closes nothing
+    assert "cannot be undone" in capsys.readouterr().err
+    assert main(["study", "close", str(study["id"]), "--yes", *data]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "closed"
+    assert main(["webhooks", "deliveries", *data]) == 0
+    assert {d["event"] for d in json.loads(capsys.readouterr().out)} == {"study.completed", webhooks.TEST_EVENT}
+    assert main(["webhooks", "remove", "lab", *data]) == 0
+    assert json.loads(capsys.readouterr().out)["removed"] == "lab"

@@ -162,8 +162,8 @@ def _run_event(db: sqlite_utils.Database, run_id: int) -> dict:
         (run_id,),
     ).fetchone()
     return {
-        **{k: row[k] for k in row.keys() if k != "summary"},
         "run_id": row["id"],
+        **{k: row[k] for k in row.keys() if k not in ("id", "summary")},
         "summary": json.loads(row["summary"]),
     }
 
