@@ -119,7 +119,7 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
                 )
             create = gr.Button("Create study", variant="primary", elem_id="study-create")
         with gr.Row():
-            chosen = gr.Number(label="Study id", precision=0, elem_id="study-id")
+            chosen = gr.Number(label="Study id", precision=0, value=None, elem_id="study-id")
             address = gr.Textbox(label="The app's public address", elem_id="study-address")
             show_link = gr.Button("Show its link", elem_id="study-show-link")
             close = gr.Button("Close the study…", variant="stop", elem_id="study-close")

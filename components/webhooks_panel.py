@@ -70,7 +70,7 @@ def build_webhooks_panel(ctx: AppContext) -> None:
         elem_id="webhook-deliveries",
     )
     with gr.Row():
-        delivery = gr.Number(label="Delivery id", precision=0, elem_id="webhook-delivery-id")
+        delivery = gr.Number(label="Delivery id", precision=0, value=None, elem_id="webhook-delivery-id")
         resend = gr.Button("Resend", elem_id="webhook-resend")
     message = gr.Markdown(elem_id="webhook-message")
 
