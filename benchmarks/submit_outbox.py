@@ -40,7 +40,7 @@ ANNOTATORS = [f"b{i}" for i in range(6)]
 
 def run(submits: int, endpoints: int) -> list[float]:
     settings = Settings(data_dir=Path(tempfile.mkdtemp(prefix="outbox-", dir=os.environ.get("OUTBOX_DIR"))) / "data", demo_content=False,
-                        require_full_view=False, speed_floor_share=0.0, webhooks_allow_private=True)  # fmt: skip
+                        require_full_view=False, speed_floor_share=0.0, **({"webhooks_allow_private": True} if registry else {}))  # fmt: skip
     ctx = build_context(settings)
     ctx.database.start_checkpointer()  # as app.py does: commits never checkpoint the WAL themselves
     import_vilpact(ctx.database, ROOT / "assets" / "vilpact", annotators_per_sequence=3)
