@@ -143,4 +143,3 @@ def signed_out_body(study: Study, worker: StudyWorker, link: str) -> str:
         "study link shows what you earned.</p>"
         f'<p><a class="button" id="study-continue" href="{html.escape(link)}">Open my study page</a></p>'
     )
-
