@@ -269,6 +269,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     ctx.database.start_checkpointer()
     close_interrupted_runs(ctx.database)  # batch runs a crash cut short: failed, to be resumed
     ctx.backup.start()
+    ctx.webhooks.start()  # queued webhook deliveries, retried across restarts (backend/webhooks/sender.py)
     stop_on_sigterm(ctx.backup)
     from backend.inference.warmup import start_warm_up
 
@@ -279,6 +280,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
             server_name=ctx.settings.host, server_port=ctx.settings.port, ssr_mode=False, **launch_kwargs(ctx, demo)
         )
     finally:
+        ctx.webhooks.stop()
         ctx.backup.stop()
         ctx.database.stop_checkpointer()
 

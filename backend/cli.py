@@ -33,6 +33,7 @@ COMMAND_MODULES = (
     "backend.icl.cli",
     "backend.campaigns.quality_cli",
     "backend.campaigns.cli",
+    "backend.webhooks.cli",
     "backend.reporting.cli",
 )
 

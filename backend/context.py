@@ -14,6 +14,7 @@ from backend.inference.registry import ModelPool, ModelRegistry
 from backend.operations.service import BackupService
 from backend.settings import Settings
 from backend.storage import Database
+from backend.webhooks.sender import WebhookSender
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class AppContext:
     icl: IclWorkspace  # loaded in-context example sets and prepared selectors
     embeddings: EmbeddingModels  # sentence encoders shared by nsplan-lite, review agreement, the ICL selectors
     backup: BackupService  # snapshots (and Hub push); app.py starts it, commands leave it stopped
+    webhooks: WebhookSender  # posts queued webhook deliveries; app.py starts it, commands leave it stopped
     notices: tuple[str, ...] = ()  # start-up notices for admins (ephemeral storage, what was restored)
     digests: FileDigests = field(default_factory=FileDigests)  # media and weights digests, once per file version
 
@@ -51,5 +53,6 @@ def build_context(settings: Settings, *, notices: tuple[str, ...] = (), hf_api: 
         icl=IclWorkspace(settings.data_dir / "cache" / "icl", embeddings),
         embeddings=embeddings,
         backup=BackupService(settings, database, hf_api=hf_api),
+        webhooks=WebhookSender(settings, database),
         notices=notices,
     )

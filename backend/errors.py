@@ -71,3 +71,27 @@ class StorageFull(CompStudioError):
             "Nothing was saved: the server's disk is full (or a file reached its size limit). "
             "Your entry is still here: try again in a few minutes, and tell an admin to free space in the data folder."
         )
+
+
+class StudyFull(PermissionDenied):
+    """A study link's latecomer: the study's places are taken (issue 26 §5). ``return_link`` sends them back."""
+
+    def __init__(self, message: str, return_link: str = ""):
+        self.return_link = return_link
+        super().__init__(message)
+
+
+class TooManyArrivals(PermissionDenied):
+    """Too many new worker ids from one client address in one study (issue 26 §5); ``retry_after`` in seconds."""
+
+    def __init__(self, message: str, retry_after: float):
+        self.retry_after = retry_after
+        super().__init__(message)
+
+
+class WebhookRefused(CompStudioError):
+    """An incoming platform webhook that is not signed, forged, replayed or malformed (issue 26 §6)."""
+
+    def __init__(self, message: str, status: int = 401):
+        self.status = status
+        super().__init__(message)

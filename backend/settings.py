@@ -527,6 +527,74 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "Charades extraction: a JSON task map (the shape of `assets/charades/tasks.json`). Empty: the bundled "
         "22-task map.",
     ),
+    SettingSpec(
+        "study_arrivals_per_address",
+        int,
+        10,
+        "COMPSTUDIO_STUDY_ARRIVALS_PER_ADDRESS",
+        "New worker ids one client address may start in one study per `study_arrival_window_minutes` (a worker "
+        "coming back is not counted); more get a page saying when to come back. 0: no limit. Behind a reverse "
+        "proxy, let uvicorn trust its X-Forwarded-For (`FORWARDED_ALLOW_IPS`), or every worker has its address.",
+    ),
+    SettingSpec(
+        "study_arrival_window_minutes",
+        float,
+        60.0,
+        "COMPSTUDIO_STUDY_ARRIVAL_WINDOW_MINUTES",
+        "The window of `study_arrivals_per_address`.",
+    ),
+    SettingSpec(
+        "prolific_webhook_secret",
+        str,
+        "",
+        "COMPSTUDIO_PROLIFIC_WEBHOOK_SECRET",
+        "The workspace secret Prolific signs its webhooks with (`POST /api/v1/hooks/secrets/`); empty: "
+        "`/webhooks/prolific` refuses every event.",
+    ),
+    SettingSpec(
+        "prolific_webhook_tolerance_seconds",
+        float,
+        300.0,
+        "COMPSTUDIO_PROLIFIC_WEBHOOK_TOLERANCE_SECONDS",
+        "A Prolific event whose signed timestamp is further than this from the server's clock is refused as a replay.",
+    ),
+    SettingSpec(
+        "webhooks_allow_private",
+        _bool,
+        False,
+        "COMPSTUDIO_WEBHOOKS_ALLOW_PRIVATE",
+        "Let outgoing webhooks go to loopback, private, link-local and other non-public addresses "
+        "(refused by default: a webhook must not reach into the server's own network).",
+    ),
+    SettingSpec(
+        "webhook_timeout_seconds",
+        float,
+        5.0,
+        "COMPSTUDIO_WEBHOOK_TIMEOUT_SECONDS",
+        "How long one webhook delivery may take (connect and answer) before it counts as failed and is retried.",
+    ),
+    SettingSpec(
+        "webhook_retry_base_seconds",
+        float,
+        10.0,
+        "COMPSTUDIO_WEBHOOK_RETRY_BASE_SECONDS",
+        "The first retry of a failed webhook delivery waits this long; each further one twice as long "
+        "(up to `webhook_retry_max_seconds`).",
+    ),
+    SettingSpec(
+        "webhook_retry_max_seconds",
+        float,
+        3600.0,
+        "COMPSTUDIO_WEBHOOK_RETRY_MAX_SECONDS",
+        "The longest wait between two tries of a webhook delivery.",
+    ),
+    SettingSpec(
+        "webhook_max_attempts",
+        int,
+        15,
+        "COMPSTUDIO_WEBHOOK_MAX_ATTEMPTS",
+        "Tries of one webhook delivery before it is marked failed (an admin can resend it).",
+    ),
 )
 
 _SPECS = {spec.name: spec for spec in SETTINGS}
@@ -601,6 +669,15 @@ class Settings:
     extract_observed_rule: str = "frame"
     extract_word_vectors: str = ""
     extract_task_map: str = ""
+    study_arrivals_per_address: int = 10
+    study_arrival_window_minutes: float = 60.0
+    prolific_webhook_secret: str = ""
+    prolific_webhook_tolerance_seconds: float = 300.0
+    webhooks_allow_private: bool = False
+    webhook_timeout_seconds: float = 5.0
+    webhook_retry_base_seconds: float = 10.0
+    webhook_retry_max_seconds: float = 3600.0
+    webhook_max_attempts: int = 15
 
     @property
     def db_path(self) -> Path:
@@ -673,6 +750,16 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
     if settings.quality_pause_after < 0 or settings.gold_min_judged < 1 or settings.invitation_days <= 0:
         raise SettingsError("quality_pause_after must be 0 or more, gold_min_judged at least 1, invitation_days > 0")
     _check_extraction(settings)
+    if settings.study_arrivals_per_address < 0 or settings.study_arrival_window_minutes <= 0:
+        raise SettingsError("study_arrivals_per_address must be 0 or more and study_arrival_window_minutes more than 0")
+    if settings.webhook_timeout_seconds <= 0 or settings.webhook_retry_base_seconds <= 0:
+        raise SettingsError("webhook_timeout_seconds and webhook_retry_base_seconds must be more than 0")
+    if settings.webhook_retry_max_seconds < settings.webhook_retry_base_seconds or settings.webhook_max_attempts < 1:
+        raise SettingsError(
+            "webhook_retry_max_seconds must be at least webhook_retry_base_seconds; webhook_max_attempts >= 1"
+        )
+    if settings.prolific_webhook_tolerance_seconds <= 0:
+        raise SettingsError("prolific_webhook_tolerance_seconds must be more than 0")
     return settings
 
 

@@ -20,7 +20,7 @@ from backend.context import AppContext
 from backend.errors import PermissionDenied
 from backend.intents.export import FORMATS, export_for_download
 from backend.vilpact.importer import import_release
-from components import admin_charades, campaign_quality
+from components import admin_charades, campaign_quality, webhooks_panel
 from components.common import EventOptions, TabHandle, caller, esc, ui_errors
 from components.feedback import QUIET, Mistake, shown_in
 
@@ -208,12 +208,15 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
             campaign_quality.build_workers_panel(ctx)
         with gr.Accordion("Invitation links", open=False):
             campaign_quality.build_invitations_panel(ctx)
+        with gr.Accordion("Webhooks: tell other systems as work happens", open=False):
+            webhooks_panel.build_webhooks_panel(ctx)
         with gr.Accordion("Backups", open=False):
             _backup_panel(ctx)
         with gr.Accordion("Audit log (latest 200 writes)", open=False):
             audit_table = _audit_panel(ctx)
         _register_api(ctx)
         campaign_quality.register_api(ctx)
+        webhooks_panel.register_api(ctx)
     outputs = [accounts.users, accounts.count, audit_table]
 
     def on_open(request: gr.Request) -> dict:

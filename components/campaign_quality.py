@@ -34,15 +34,20 @@ def app_url(request: gr.Request) -> str:
     return f"http://{request.headers.get('host', '127.0.0.1')}"
 
 
-def report_frame(ctx: AppContext, me: str | None) -> pd.DataFrame:
-    return pd.DataFrame(report.worker_report(ctx.database, me), columns=list(report.COLUMNS))
+def _study(value: float | None) -> str | None:
+    return str(int(value)) if value not in (None, 0) else None
 
 
-def report_file(ctx: AppContext, me: str | None) -> str:
+def report_frame(ctx: AppContext, me: str | None, study: float | None = None) -> pd.DataFrame:
+    return pd.DataFrame(report.worker_report(ctx.database, me, _study(study)), columns=list(report.COLUMNS))
+
+
+def report_file(ctx: AppContext, me: str | None, study: float | None = None) -> str:
     """The report as a CSV file under an unguessable temporary name (handed to Gradio's cache)."""
-    text = report.report_csv(report.worker_report(ctx.database, me))
+    text = report.report_csv(report.worker_report(ctx.database, me, _study(study)))
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    path = Path(tempfile.mkdtemp(prefix="compstudio-report-")) / f"worker-report-{stamp}.csv"
+    suffix = f"-study{_study(study)}" if _study(study) else ""
+    path = Path(tempfile.mkdtemp(prefix="compstudio-report-")) / f"worker-report{suffix}-{stamp}.csv"
     path.write_text(text, encoding="utf-8")
     return str(path)
 
@@ -51,12 +56,15 @@ def build_workers_panel(ctx: AppContext) -> None:
     """Admin tab: the worker report and what an admin does to a worker."""
     db = ctx.database
     gr.Markdown(
-        "Per worker: real tasks submitted (gold items apart), accepted in review, gold accuracy, active time "
-        "(lease to submission, overlaps once) and quality flags. **Block** disables the account and frees its "
-        "leases at once; **Return answers to the pool** then takes its unreviewed answers out and gives the "
+        "One row per worker per study: the **state** to pay from (qualifying, working, finished, screened out, "
+        "returned, blocked; what the platform reported in platform_status), tasks done (what the quota counts), "
+        "real tasks submitted (gold items apart), accepted in review, gold accuracy, active time (lease to "
+        "submission, overlaps once), completion time and quality flags. **Block** disables the account and frees "
+        "its leases at once; **Return answers to the pool** then takes its unreviewed answers out and gives the "
         "slots back (exact N restored)."
     )
     with gr.Row():
+        study = gr.Number(label="Study id (empty: everyone)", precision=0, value=None, elem_id="report-study")
         refresh = gr.Button("Show worker report", elem_id="report-refresh")
         download = gr.Button("Download CSV for payment", elem_id="report-download")
     table = gr.Dataframe(headers=list(report.COLUMNS), interactive=False, label="Workers", elem_id="report-table")
@@ -76,13 +84,17 @@ def build_workers_panel(ctx: AppContext) -> None:
         return name.strip()
 
     @shown_in(message)
-    def on_report(request: gr.Request) -> dict:
-        return {table: report_frame(ctx, caller(ctx, request)), message: ""}
+    def on_report(study_id: float | None, request: gr.Request) -> dict:
+        return {table: report_frame(ctx, caller(ctx, request), study_id), message: ""}
 
     @shown_in(message)
-    def on_download(request: gr.Request) -> dict:
+    def on_download(study_id: float | None, request: gr.Request) -> dict:
         me = caller(ctx, request)
-        return {csv_file: gr.File(report_file(ctx, me), visible=True), table: report_frame(ctx, me), message: ""}
+        return {
+            csv_file: gr.File(report_file(ctx, me, study_id), visible=True),
+            table: report_frame(ctx, me, study_id),
+            message: "",
+        }
 
     @shown_in(message)
     def on_block(name: str, why: str, request: gr.Request) -> dict:
@@ -107,8 +119,8 @@ def build_workers_panel(ctx: AppContext) -> None:
         )
         return {table: report_frame(ctx, me), message: text}
 
-    refresh.click(on_report, None, [table, message], **PRIVATE)
-    download.click(on_download, None, [csv_file, table, message], **PRIVATE)
+    refresh.click(on_report, [study], [table, message], api_name="admin_workers_report", **PRIVATE)
+    download.click(on_download, [study], [csv_file, table, message], api_name="admin_workers_csv", **PRIVATE)
     block.click(on_block, [worker, reason], [table, message], **QUIET, **PRIVATE)
     unblock.click(on_unblock, [worker], [table, message], **QUIET, **PRIVATE)
     give_back.click(on_return, [worker], [table, message], **QUIET, **PRIVATE)
@@ -194,7 +206,8 @@ def register_api(ctx: AppContext) -> None:
 
     @ui_errors
     def worker_report(study_id: str | None, request: gr.Request) -> list:
-        """Admins: one row per worker (submitted, accepted, gold accuracy, active minutes, flags); study_id may be null."""
+        """Admins: one row per worker per study (state, tasks done, accepted, gold accuracy, active and completion
+        minutes, flags); study_id may be null."""
         return report.worker_report(db, caller(ctx, request), study_id or None)
 
     @ui_errors

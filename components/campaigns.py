@@ -1,5 +1,6 @@
-"""The Studies tab (admins): create a crowd study, copy its link, watch its counts, close it; and the named
-endpoints study_create / study_list / study_link / study_close / study_stats (backend/campaigns)."""
+"""The Studies tab (admins): create a crowd study, copy its link, watch its counts, close it (after a confirmation
+that says what happens to the workers in it); and the named endpoints study_create / study_list / study_link /
+study_close / study_stats (backend/campaigns). Every event has an explicit, stable ``api_name`` (``studies_*``)."""
 
 from __future__ import annotations
 
@@ -11,30 +12,39 @@ import pandas as pd
 from backend.campaigns import links, studies, workers
 from backend.campaigns.qualification import pool_for
 from backend.context import AppContext
-from backend.errors import PermissionDenied
+from backend.errors import PermissionDenied, ValidationError
 from components.common import EventOptions, TabHandle, caller, esc, ui_errors
 from components.feedback import QUIET, Mistake, shown_in
 
 PRIVATE: EventOptions = {"api_visibility": "private"}
-COLUMNS = [
-    "id",
-    "name",
-    "kind",
-    "platform",
-    "status",
-    "tasks_per_worker",
-    "started",
-    "qualified",
-    "screened_out",
-    "finished",
-    "returned",
-    "median_minutes",
-]
+# the table's columns: (what the admin reads, the study's key)
+SHOWN = (
+    ("id", "id"),
+    ("name", "name"),
+    ("state", "status"),
+    ("kind", "kind"),
+    ("platform", "platform"),
+    ("completion code", "completion_code"),
+    ("screen-out code", "screenout_code"),
+    ("places", "places"),
+    ("qualifying", "qualifying"),
+    ("working", "working"),
+    ("finished", "finished"),
+    ("screened out", "screened_out"),
+    ("returned", "returned"),
+    ("tasks each", "tasks_per_worker"),
+    ("tries", "tries"),
+    ("median min", "median_minutes"),
+    ("link", "link"),
+)
+COLUMNS = [label for label, _ in SHOWN]
 HELP = (
     "A study sends crowd workers (Prolific, Mechanical Turk, or any platform that can put a worker id into a "
-    "link) straight to their tasks: the link signs them in without a password, they take a short qualification, "
-    "do their quota, and get the completion code. Paste the link into the platform's study page; the README's "
-    "section *Run a crowd campaign* walks through it. Qualification questions available: "
+    "link) straight to their tasks: the link signs them in without a password, they read the instructions, take a "
+    "short qualification, do their quota, and get the completion code. A study needs a completion code, a "
+    "screen-out code when it has a qualification, and a name no other open study has. **Places**: at most that "
+    "many workers in the study at once (0: what the pool needs). Paste the link into the platform's study page; "
+    "docs/crowd.md walks through it. Qualification questions available: "
     + ", ".join(f"{kind} {len(pool_for(kind))}" for kind in studies.KINDS)
     + "."
 )
@@ -51,14 +61,30 @@ def public_address(request: gr.Request | None) -> str:
     return f"{scheme.strip()}://{host}" if host else ""
 
 
-def studies_frame(ctx: AppContext, me: str | None) -> pd.DataFrame:
-    return pd.DataFrame(studies.list_studies(ctx.database, me), columns=COLUMNS)
+def _row(ctx: AppContext, study: dict[str, Any], base: str) -> dict[str, Any]:
+    link = ""
+    if base:
+        try:
+            link = links.study_link(ctx.database, studies.get_study(ctx.database, study["id"]), base)
+        except ValidationError:  # an address the browser gave that is no http(s) URL: no link shown
+            link = ""
+    places = study["places"] if study["places"] else "auto"
+    return {**study, "places": places, "tries": study["qualification_attempts"], "link": link}
+
+
+def studies_frame(ctx: AppContext, me: str | None, base: str = "") -> pd.DataFrame:
+    rows = [_row(ctx, study, base) for study in studies.list_studies(ctx.database, me)]
+    return pd.DataFrame([[row[key] for _, key in SHOWN] for row in rows], columns=COLUMNS)
 
 
 def _study_id(value: Any) -> int:
     if value in (None, ""):
         raise Mistake("Enter the number of the study (the id column of the table).")
     return int(value)
+
+
+def _number(value: float | None, default: int = 0) -> int:
+    return int(value) if value is not None else default
 
 
 def build_studies_tab(ctx: AppContext) -> TabHandle:
@@ -68,7 +94,7 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
         table = gr.Dataframe(headers=COLUMNS, interactive=False, label="Studies", elem_id="studies-table")
         with gr.Accordion("Create a study", open=True):
             with gr.Row():
-                name = gr.Textbox(label="Name", elem_id="study-name", max_length=200)
+                name = gr.Textbox(label="Name (unique among open studies)", elem_id="study-name", max_length=200)
                 kind = gr.Dropdown(list(studies.KINDS), value="intents", label="Kind of work", elem_id="study-kind")
                 platform = gr.Dropdown(
                     list(studies.PLATFORMS), value="prolific", label="Platform", elem_id="study-platform"
@@ -76,20 +102,33 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
             with gr.Row():
                 tasks = gr.Number(value=10, precision=0, label="Tasks per worker", elem_id="study-tasks")
                 minutes = gr.Number(value=60, precision=0, label="Time limit (minutes)", elem_id="study-minutes")
+                places = gr.Number(
+                    value=0, precision=0, label="Places (0: what the pool needs)", elem_id="study-places"
+                )
+            with gr.Row():
                 size = gr.Number(value=5, precision=0, label="Qualification questions", elem_id="study-quiz-size")
                 mark = gr.Number(value=0.8, label="Pass mark (share right)", elem_id="study-pass-mark")
+                attempts = gr.Number(value=2, precision=0, label="Qualification tries", elem_id="study-attempts")
             with gr.Row():
-                completion = gr.Textbox(label="Completion code", elem_id="study-completion")
-                screenout = gr.Textbox(label="Screen-out code", elem_id="study-screenout")
+                completion = gr.Textbox(label="Completion code (required)", elem_id="study-completion")
+                screenout = gr.Textbox(
+                    label="Screen-out code (required with a qualification)", elem_id="study-screenout"
+                )
                 return_url = gr.Textbox(
                     label="Return URL ({code} is filled in; empty: the platform's)", elem_id="study-return-url"
                 )
             create = gr.Button("Create study", variant="primary", elem_id="study-create")
         with gr.Row():
-            chosen = gr.Number(label="Study id", precision=0, elem_id="study-id")
+            chosen = gr.Number(label="Study id", precision=0, value=None, elem_id="study-id")
             address = gr.Textbox(label="The app's public address", elem_id="study-address")
             show_link = gr.Button("Show its link", elem_id="study-show-link")
-            close = gr.Button("Close the study", variant="stop", elem_id="study-close")
+            close = gr.Button("Close the study…", variant="stop", elem_id="study-close")
+        with gr.Group(visible=False, elem_id="study-close-confirm") as confirm_box:
+            effect = gr.Markdown(elem_id="study-close-effect")
+            with gr.Row():
+                confirm = gr.Button("Yes, close it", variant="stop", elem_id="study-close-yes")
+                cancel = gr.Button("Cancel", elem_id="study-close-cancel")
+        closing = gr.State(None)  # the study the confirmation is about (not whatever the id box says by then)
         link = gr.Textbox(label="Study link (paste it into the platform)", buttons=["copy"], elem_id="study-link")
         message = gr.Markdown(elem_id="study-message")
         _register_api(ctx)
@@ -101,8 +140,10 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
         study_platform: str,
         n_tasks: float | None,
         n_minutes: float | None,
+        n_places: float | None,
         quiz_size: float | None,
         pass_mark: float | None,
+        tries: float | None,
         completion_code: str,
         screenout_code: str,
         url: str,
@@ -115,17 +156,19 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
             name=study_name,
             kind=study_kind,
             platform=study_platform,
-            tasks_per_worker=int(n_tasks or 0),
-            time_limit_minutes=int(n_minutes or 0),
-            qualification_size=int(quiz_size or 0),
+            tasks_per_worker=_number(n_tasks),
+            time_limit_minutes=_number(n_minutes),
+            places=_number(n_places) or None,
+            qualification_size=_number(quiz_size),
             pass_mark=float(pass_mark if pass_mark is not None else -1),
+            qualification_attempts=_number(tries),
             completion_code=completion_code,
             screenout_code=screenout_code,
             return_url=(url or "").strip() or None,
         )
         base = public_address(request)
         return {
-            table: studies_frame(ctx, me),
+            table: studies_frame(ctx, me, base),
             chosen: made.id,
             address: base,
             link: links.link_for(db, me, made.id, base)["link"] if base else "",
@@ -139,24 +182,69 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
         return {link: made["link"], address: base, message: ""}
 
     @shown_in(message)
-    def on_close(study_id: Any, request: gr.Request) -> dict:
-        me = caller(ctx, request)
-        closed = studies.close_study(db, me, _study_id(study_id))
-        return {table: studies_frame(ctx, me), message: f"Study **{closed.id}** is closed."}
+    def on_close_ask(study_id: Any, request: gr.Request) -> dict:
+        preview = studies.closing_preview(db, caller(ctx, request), _study_id(study_id))
+        if preview["status"] != "open":
+            return {
+                confirm_box: gr.Group(visible=False),
+                closing: None,
+                message: f"Study {preview['study_id']} is already closed.",
+            }
+        return {
+            confirm_box: gr.Group(visible=True),
+            effect: f"⚠️ **{esc(preview['effect'])}**",
+            closing: preview["study_id"],
+            message: "",
+        }
 
-    inputs = [name, kind, platform, tasks, minutes, size, mark, completion, screenout, return_url]
-    create.click(on_create, inputs, [table, chosen, address, link, message], **QUIET, **PRIVATE)
-    show_link.click(on_link, [chosen, address], [link, address, message], **QUIET, **PRIVATE)
-    close.click(on_close, [chosen], [table, message], **QUIET, **PRIVATE)
+    @shown_in(message)
+    def on_close_confirm(study_id: int | None, base: str, request: gr.Request) -> dict:
+        if study_id is None:
+            raise Mistake("Press “Close the study…” first and read what closing does.")
+        me = caller(ctx, request)
+        closed = studies.close_study(db, me, int(study_id))
+        return {
+            table: studies_frame(ctx, me, (base or "").strip() or public_address(request)),
+            confirm_box: gr.Group(visible=False),
+            closing: None,
+            message: f"Study **{closed.id}** is closed.",
+        }
+
+    def on_close_cancel() -> dict:
+        return {confirm_box: gr.Group(visible=False), closing: None, message: "Nothing was closed."}
+
+    inputs = [name, kind, platform, tasks, minutes, places, size, mark, attempts, completion, screenout, return_url]
+    create.click(
+        on_create, inputs, [table, chosen, address, link, message], api_name="studies_create", **QUIET, **PRIVATE
+    )
+    show_link.click(on_link, [chosen, address], [link, address, message], api_name="studies_link", **QUIET, **PRIVATE)
+    close.click(
+        on_close_ask,
+        [chosen],
+        [confirm_box, effect, closing, message],
+        api_name="studies_close_ask",
+        **QUIET,
+        **PRIVATE,
+    )
+    confirm.click(
+        on_close_confirm,
+        [closing, address],
+        [table, confirm_box, closing, message],
+        api_name="studies_close_confirm",
+        **QUIET,
+        **PRIVATE,
+    )
+    cancel.click(on_close_cancel, None, [confirm_box, closing, message], api_name="studies_close_cancel", **PRIVATE)
 
     def on_open(request: gr.Request) -> dict:
         """The studies and their counts as they are now (page load and each visit of the tab)."""
         try:
-            return {table: studies_frame(ctx, caller(ctx, request)), address: public_address(request)}
+            base = public_address(request)
+            return {table: studies_frame(ctx, caller(ctx, request), base), address: base}
         except PermissionDenied:  # not an admin: the tab is hidden
             return {table: gr.update()}
 
-    tab.select(on_open, None, [table, address], show_progress="hidden", **PRIVATE)
+    tab.select(on_open, None, [table, address], show_progress="hidden", api_name="studies_open", **PRIVATE)
     return TabHandle(tab=tab, min_role="admin", on_load=(on_open, [table, address]), filled_on_select=True)
 
 
@@ -177,8 +265,11 @@ def _register_api(ctx: AppContext) -> None:
         qualification_size: int,
         pass_mark: float,
         request: gr.Request,
+        places: int | None = None,
+        qualification_attempts: int = 2,
     ) -> dict:
-        """Create a study; return_url "" takes the platform's default. Returns the study (never its secret)."""
+        """Create a study; return_url "" takes the platform's default; places null or 0: what the pool needs.
+        Returns the study (never its secret)."""
         return studies.create_study(
             db,
             caller(ctx, request),
@@ -192,11 +283,13 @@ def _register_api(ctx: AppContext) -> None:
             platform=platform,
             qualification_size=int(qualification_size),
             pass_mark=float(pass_mark),
+            places=int(places) if places else None,
+            qualification_attempts=int(qualification_attempts),
         ).public()
 
     @ui_errors
     def study_list(request: gr.Request) -> list:
-        """Every study with started / qualified / screened_out / finished / returned / median_minutes."""
+        """Every study with qualifying / working / screened_out / finished / returned / median_minutes."""
         return studies.list_studies(db, caller(ctx, request))
 
     @ui_errors
@@ -217,16 +310,24 @@ def _register_api(ctx: AppContext) -> None:
     @ui_errors
     def study_me(request: gr.Request) -> dict:
         """A study worker's own state: status, tasks done of the quota, the completion code once finished, and
-        while not yet qualified the qualification's questions (without their answers)."""
+        while not yet qualified the questions of their next try (without answers), tries_left and the mistakes of
+        their last try explained."""
         return workers.my_study(db, caller(ctx, request))
 
     @ui_errors
     def study_qualify(answers: dict, request: gr.Request) -> dict:
-        """A study worker's one try at the qualification: answers maps question id to the chosen option's index."""
+        """One try at the qualification: answers maps question id to the chosen option's index."""
         me = caller(ctx, request)
         study_id = workers.my_study(db, me)["study_id"]
-        worker, result = workers.take_qualification(db, me, study_id, {str(k): str(v) for k, v in answers.items()})
-        return {"status": worker.status, "right": result.right, "asked": result.asked, "passed": result.passed}
+        done = workers.take_qualification(db, me, study_id, {str(k): str(v) for k, v in answers.items()})
+        return {
+            "status": done.worker.status,
+            "right": done.result.right,
+            "asked": done.result.asked,
+            "passed": done.result.passed,
+            "tries_left": done.tries_left,
+            "mistakes": done.mistakes,
+        }
 
     @ui_errors
     def study_leave(request: gr.Request) -> dict:

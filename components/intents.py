@@ -10,26 +10,15 @@ from typing import Any
 import gradio as gr
 
 from backend.accounts.auth import User, get_user
+from backend.campaigns.instructions import INTENTS as INTENT_INSTRUCTIONS
 from backend.context import AppContext
 from backend.errors import CompStudioError, ValidationError
 from backend.intents import service
-from backend.intents.rules import accepted_forms
 from components.common import TabHandle, caller, esc, ui_errors
 from components.feedback import refused
 from components.study_pages import study_end, study_line
 
-INSTRUCTIONS = f"""
-Watch the video, read the actions below it, and answer: **what does the person want to do by taking
-these actions?** Write two intents. Start each with **S/He**, **She** or **He**, then *wants to …* (what they
-plan) or *is …* (how they feel); these beginnings are accepted: {accepted_forms()}.
-
-* **Concrete activity**, e.g. “S/He wants to drink a glass of water”.
-* **High-level goal**, e.g. “S/He is thirsty” or “S/He wants to quench the thirst”.
-
-Do not repeat an action name: say *why* the person acts. The two intents must differ.
-Submit with the button or **Ctrl+Enter** once you have watched the video to its end; your text is saved as a
-draft while you type.
-"""
+INSTRUCTIONS = INTENT_INSTRUCTIONS.markdown()  # the text a study qualification shows too (backend/campaigns)
 KEY_HINT = '<p id="intent-key-hint-text" role="status" aria-live="polite"></p>'  # filled by APP_JS (app.py)
 
 

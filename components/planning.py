@@ -16,6 +16,7 @@ import gradio as gr
 import pandas as pd
 
 from backend.accounts import auth
+from backend.campaigns.instructions import PLANNING as PLANNING_INSTRUCTIONS
 from backend.context import AppContext
 from backend.errors import CompStudioError
 from backend.inference.comparison import COMPARISON_COLUMNS, comparison_rows
@@ -28,10 +29,7 @@ from components.feedback import refusal
 from components.model_choices import offer_models_on_open
 
 NONE_LABEL = "None is plausible"
-CHECK_HELP = (
-    "Watch the first 20% of the video (or read the observed actions), read the intent, then mark the **one** "
-    "future sequence that is plausible, or **None is plausible**."
-)
+CHECK_HELP = PLANNING_INSTRUCTIONS.markdown()  # the text a study qualification shows too (backend/campaigns)
 
 
 def question_markdown(view: service.QuestionView, show_key: bool) -> str:
@@ -245,7 +243,7 @@ def _check_panel(ctx: AppContext) -> dict[str, Any]:
         index = -1 if picked == NONE_LABEL else CHOICE_LETTERS.index(picked)
         try:
             validation.submit_check(
-                ctx.database, name, question_id, index, round(time.time() - began, 1) if began else None
+                ctx.database, name, question_id, index, round(time.time() - began, 1) if began else None, ctx.settings
             )
             nxt = render(validation.next_question(ctx.database, name, ctx.settings.lease_minutes, ctx.settings), name)
         except CompStudioError as exc:
@@ -376,7 +374,7 @@ def _register_api(ctx: AppContext) -> None:
     ) -> dict:
         """Store your check: plausible_choice 0-5, or -1 for "none is plausible"."""
         return validation.submit_check(
-            ctx.database, caller(ctx, request), question_id, int(plausible_choice), seconds_spent
+            ctx.database, caller(ctx, request), question_id, int(plausible_choice), seconds_spent, ctx.settings
         )
 
     @ui_errors

@@ -200,11 +200,18 @@ class SignIn:
     async def logout(self, request: Request) -> Response:
         if request.method == "POST" and not _same_origin(request):
             return JSONResponse({"detail": "sign-out from another site refused"}, status_code=403)
-        await anyio.to_thread.run_sync(signin.sign_out, self.ctx.database, request.cookies.get(self.cookie))
-        response: Response = (
-            RedirectResponse("login?signed_out=1", status_code=303)
-            if _wants_html(request) or request.method == "GET"
-            else JSONResponse({"success": True})
+        username = await anyio.to_thread.run_sync(signin.sign_out, self.ctx.database, request.cookies.get(self.cookie))
+        html_reply = _wants_html(request) or request.method == "GET"
+        # a crowd-study worker has no password: they get their study and the link to continue (issue 26 §4)
+        from components import study_pages  # it builds on this module
+
+        study_page = (
+            await anyio.to_thread.run_sync(study_pages.signed_out_page, self.ctx, username, request)
+            if html_reply and username
+            else None
+        )
+        response: Response = study_page or (
+            RedirectResponse("login?signed_out=1", status_code=303) if html_reply else JSONResponse({"success": True})
         )
         response.delete_cookie(self.cookie, path="/", httponly=True, samesite="lax")
         return response

@@ -6,9 +6,14 @@ qualification, the completion or screen-out code. Plain server-rendered pages li
   or continues the worker (backend/campaigns/workers.py), sets the session cookie and sends them on to
   ``/study/<id>/here``; a refused link gets a page saying why (403), and a worker whose part has ended gets
   their final page without being signed in;
-* ``GET /study/<id>/here``: where the signed-in worker stands: the qualification, the way to their tasks,
-  or the completion code with the platform's return link;
-* ``POST /study/<id>/qualification`` and ``POST /study/<id>/leave``.
+* ``GET /study/<id>/here``: where the signed-in worker stands: the study's instructions and then
+  (``?quiz=1``) the qualification, the way to their tasks, or the completion code with the platform's return
+  link (the page bodies added in issue 26 are components/study_views.py);
+* ``POST /study/<id>/qualification`` and ``POST /study/<id>/leave``;
+* ``POST /webhooks/prolific``: Prolific's submission events, signed (backend/campaigns/prolific.py).
+
+A latecomer gets a "study full" page, an address past the arrival limit a "come back at" page (429), and a
+study worker who logs out their own link to continue (:func:`signed_out_page`, called by /logout).
 
 The tabs show a worker's quota and completion code through :func:`study_line` and :func:`study_end`.
 """
@@ -21,16 +26,17 @@ from typing import Any
 
 import anyio
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from backend.accounts import sessions
-from backend.campaigns import workers
+from backend.campaigns import prolific, workers
 from backend.campaigns.links import verify_visit
 from backend.campaigns.studies import Study, get_study
 from backend.campaigns.workers import StudyWorker
 from backend.context import AppContext
-from backend.errors import CompStudioError, NotFound, PermissionDenied
+from backend.errors import CompStudioError, NotFound, PermissionDenied, StudyFull, TooManyArrivals, WebhookRefused
+from components import study_views
 from components.common import esc
 from components.signin import _same_origin, set_session_cookie
 
@@ -49,6 +55,9 @@ legend {font-weight: 600; padding: 0 .3rem} label {display: block; margin: .35re
 .code {font-size: 1.6rem; font-weight: 700; letter-spacing: .05em; background: #f3f4f6; padding: .3rem .8rem;
   border-radius: 6px; display: inline-block}
 .error {background: #fef2f2; color: #991b1b; border: 1px solid #fecaca; padding: .7rem; border-radius: 6px}
+.instructions {background: #f9fafb; border: 1px solid #e5e7eb; border-radius: 8px; padding: .2rem 1rem; margin: 1rem 0}
+h2 {font-size: 1.15rem; margin: 1rem 0 .3rem} details {margin: 1rem 0} summary {cursor: pointer; font-weight: 600}
+.mistake {margin-bottom: .8rem} .rules {margin: .2rem 0}
 """
 TEMPLATE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -118,42 +127,40 @@ def final_page(study: Study, worker: StudyWorker) -> HTMLResponse:
         )
         return page("Study complete", body + form, state="finished", form_hosts=hosts)
     if worker.status == "screened_out":
-        body = (
-            "<p>Thank you for taking the qualification. Your answers did not reach this study's pass mark, so we "
-            "cannot offer you its tasks. You cannot take it again.</p>"
-            + _code_block(
-                "Your screen-out code:",
-                study.screenout_code,
-                study.return_link(study.screenout_code),
-                "Return to the platform",
-            )
+        body = study_views.screened_out_body(study, worker) + _code_block(
+            "Your screen-out code:",
+            study.screenout_code,
+            study.return_link(study.screenout_code),
+            "Return to the platform",
         )
         return page("Thank you", body, state="screened_out")
     body = "<p>You have left this study, or its time limit passed. It cannot be started again.</p>"
     return page("Study ended", body, state="returned")
 
 
-def _quiz_page(study: Study, worker: StudyWorker) -> HTMLResponse:
-    items = workers.quiz_for(study, worker)
-    fields = []
-    for number, item in enumerate(items, start=1):
-        options = "".join(
-            f'<label><input type="radio" name="{html.escape(item.id)}" value="{index}" required> '
-            f"{html.escape(option)}</label>"
-            for index, option in enumerate(item.options)
-        )
-        fields.append(
-            f"<fieldset><legend>Question {number}</legend><p>{html.escape(item.prompt)}</p>{options}</fieldset>"
-        )
-    need = -(-round(study.pass_mark * len(items) * 1000) // 1000)  # ceil without float noise
-    body = (
-        f"<p>Welcome to <strong>{html.escape(study.name)}</strong>. Before the tasks, a short qualification on the "
-        f"instructions: {len(items)} questions; {need} right answers let you in. You have one try.</p>"
-        '<form method="post" action="qualification" id="study-quiz">'
-        + "".join(fields)
-        + '<button class="button" type="submit" id="study-quiz-submit">Send my answers</button></form>'
-    )
+def _quiz_page(study: Study, worker: StudyWorker, quiz: bool) -> HTMLResponse:
+    """The instructions first (the same text the annotation tab shows), then, asked for, the quiz."""
+    if not quiz and not worker.quiz_feedback:
+        return page("Before you start", study_views.instructions_body(study, worker), state="started")
+    body = study_views.quiz_body(study, worker, workers.quiz_for(study, worker))
     return page("Qualification", body, state="started")
+
+
+def _public_base(request: Request) -> str:
+    """The app's address as the browser reached it (a proxy's X-Forwarded-Host/-Proto first)."""
+    host = (request.headers.get("x-forwarded-host") or request.headers.get("host") or "").split(",")[0].strip()
+    scheme = (request.headers.get("x-forwarded-proto") or request.url.scheme).split(",")[0].strip()
+    return f"{scheme}://{host}" if host else str(request.base_url).rstrip("/")
+
+
+def signed_out_page(ctx: AppContext, username: str | None, request: Request) -> HTMLResponse | None:
+    """What /logout shows a study worker instead of the password form: their study and the link to continue
+    (None for everyone else)."""
+    found = workers.continue_link(ctx.database, username, _public_base(request))
+    if found is None:
+        return None
+    study, worker, link = found
+    return page("Logged out", study_views.signed_out_body(study, worker, link), state="signed_out")
 
 
 def _working_page(study: Study, worker: StudyWorker, done: int) -> HTMLResponse:
@@ -176,9 +183,9 @@ class StudyPages:
     def _user(self, request: Request) -> str | None:
         return sessions.user_for(self.ctx.database, request.cookies.get(self.cookie))
 
-    def _state_page(self, study: Study, worker: StudyWorker) -> HTMLResponse:
+    def _state_page(self, study: Study, worker: StudyWorker, quiz: bool = False) -> HTMLResponse:
         if worker.status == "started":
-            return _quiz_page(study, worker)
+            return _quiz_page(study, worker, quiz)
         if worker.status == "qualified":
             return _working_page(study, worker, workers.submitted(self.ctx.database.db, worker.username, study))
         return final_page(study, worker)
@@ -192,11 +199,15 @@ class StudyPages:
             if visit.preview:
                 body = f"<p>{html.escape(study.name)}: accept the HIT to start. You will first take a short qualification.</p>"
                 return page("Preview", body, state="preview")
-            arrival = await anyio.to_thread.run_sync(
-                workers.arrive, db, study, visit, self.ctx.settings.session_hours, address
-            )
+            arrival = await anyio.to_thread.run_sync(workers.arrive, db, self.ctx.settings, study, visit, address)
         except NotFound as exc:
             return refused(str(exc)[:1].upper() + str(exc)[1:] + ".", 404)
+        except StudyFull as exc:
+            return page("This study is full", study_views.full_body(str(exc), exc.return_link), state="full")
+        except TooManyArrivals as exc:
+            reply = page("Please come back later", study_views.full_body(str(exc), ""), state="limited", status=429)
+            reply.headers["Retry-After"] = str(int(exc.retry_after) + 1)
+            return reply
         except PermissionDenied as exc:
             return refused(str(exc), 403)
         if arrival.token is None:
@@ -211,7 +222,7 @@ class StudyPages:
             )
         except CompStudioError as exc:
             return refused(str(exc), 403)
-        return self._state_page(study, worker)
+        return self._state_page(study, worker, quiz=request.query_params.get("quiz") == "1")
 
     async def qualification(self, request: Request) -> Response:
         if not _same_origin(request):
@@ -220,14 +231,16 @@ class StudyPages:
         answers = {str(key): str(value) for key, value in form.items()}
         study_id = int(request.path_params["study_id"])
         try:
-            worker, _ = await anyio.to_thread.run_sync(
+            outcome = await anyio.to_thread.run_sync(
                 workers.take_qualification, self.ctx.database, self._user(request), study_id, answers
             )
         except CompStudioError as exc:
             return refused(str(exc), 403)
-        if worker.status == "qualified":
+        if outcome.worker.status == "qualified":
             return RedirectResponse("here", status_code=303)
-        return final_page(get_study(self.ctx.database, study_id), worker)
+        if outcome.worker.status == "started":  # tries left: the mistakes explained, then the next quiz
+            return RedirectResponse("here?quiz=1", status_code=303)
+        return final_page(get_study(self.ctx.database, study_id), outcome.worker)
 
     async def leave(self, request: Request) -> Response:
         if not _same_origin(request):
@@ -241,12 +254,27 @@ class StudyPages:
             return refused(str(exc), 403)
         return final_page(get_study(self.ctx.database, study_id), worker)
 
+    async def prolific_event(self, request: Request) -> Response:
+        """Prolific's webhook: 200 once handled (or a duplicate), 401 forged or replayed, 400 malformed."""
+        if int(request.headers.get("content-length") or 0) > 65536:
+            return JSONResponse({"detail": "too large for a submission event"}, status_code=413)
+        body = await request.body()
+        address = request.client.host if request.client else "unknown"
+        try:
+            done = await anyio.to_thread.run_sync(
+                prolific.handle, self.ctx.database, self.ctx.settings, dict(request.headers), body, address
+            )
+        except WebhookRefused as exc:
+            return JSONResponse({"detail": str(exc)}, status_code=exc.status)
+        return JSONResponse(done)
+
     def routes(self) -> list[Route]:
         return [
             Route("/study/{study_id:int}", self.arrive, methods=["GET"]),
             Route("/study/{study_id:int}/here", self.here, methods=["GET"]),
             Route("/study/{study_id:int}/qualification", self.qualification, methods=["POST"]),
             Route("/study/{study_id:int}/leave", self.leave, methods=["POST"]),
+            Route("/webhooks/prolific", self.prolific_event, methods=["POST"]),
         ]
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
+from backend.campaigns.instructions import VQA as VQA_INSTRUCTIONS
 from backend.context import AppContext
 from backend.errors import CompStudioError
 from backend.inference.comparison import COMPARISON_COLUMNS, comparison_rows
@@ -31,10 +32,7 @@ from components.vqa_authoring import author_panel, item_image, letter_choices, q
 from components.vqa_chart import category_chart_html
 from components.vqa_verify import verify_counts, verify_panel
 
-ANSWER_HELP = (
-    "Look at the image and answer the question. **Single choice**: tick exactly one option. "
-    "**Indefinite choice**: tick every correct option (one or more). The key is shown after you submit."
-)
+ANSWER_HELP = VQA_INSTRUCTIONS.markdown()  # the text a study qualification shows too (backend/campaigns)
 
 
 def build_vqa_tab(ctx: AppContext) -> TabHandle:

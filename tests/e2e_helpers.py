@@ -151,12 +151,14 @@ class ApiClient:
         self._keep_cookies(headers)
 
     @classmethod
-    def by_link(cls, link: str, timeout: float = 30.0) -> ApiClient:
-        """Signed in as a crowd worker arriving by a study link (its 303 sets the session cookie)."""
+    def by_link(cls, link: str, timeout: float = 30.0, forwarded_for: str | None = None) -> ApiClient:
+        """Signed in as a crowd worker arriving by a study link (its 303 sets the session cookie).
+        ``forwarded_for``: the client address a reverse proxy would pass on (uvicorn trusts it from loopback)."""
         parts = urlsplit(link)
         client = cls.__new__(cls)
         client._open(f"{parts.scheme}://{parts.netloc}", timeout)
-        status, headers, body = client._request("GET", f"{parts.path}?{parts.query}")
+        extra = {"X-Forwarded-For": forwarded_for} if forwarded_for else {}
+        status, headers, body = client._request("GET", f"{parts.path}?{parts.query}", headers=extra)
         if status != 303:
             raise PermissionError(f"the study link was refused: {status} {body[:200]!r}")
         client._keep_cookies(headers)

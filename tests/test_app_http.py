@@ -68,7 +68,7 @@ def test_annotator_is_refused_admin_endpoints_and_nothing_changes(running, vilpa
         ("admin_user_add", "mallory", "admin", "password1"),
         ("admin_user_set_role", "ann2", "admin"),
         ("admin_user_disable", "boss"),
-        ("study_create", "S", "intents", 1, 60, "C1", "", "", "prolific", 0, 0.8),
+        ("study_create", "S", "intents", 1, 60, "C1", "", "", "prolific", 0, 0.8, 0, 2),
         ("study_list",),
         ("study_link", 1, "http://example.org"),
         ("study_close", 1),
@@ -93,13 +93,20 @@ def test_admin_endpoints_work_for_admins(running):
     assert exported["rows"] >= 0 and exported["path"].endswith(".jsonl")
 
 
+PID2 = "5f00aa11bb22cc33dd44ee02"  # a Prolific id: 24 hexadecimal characters
+
+
 def test_study_endpoints_and_a_worker_arriving_over_http(running):
     """An admin script runs a study through the named endpoints; a worker's visit signs them in (issue 16 §1)."""
     admin = ApiClient(running.url, "boss", "password1")
-    study = admin.call("study_create", "Over <i>HTTP</i>", "intents", 1, 30, "OK1", "", "", "prolific", 0, 0.8)
+    study = admin.call("study_create", "Over <i>HTTP</i>", "intents", 1, 30, "OK1", "", "", "prolific", 0, 0.8, 5, 2)
     assert "secret" not in study and study["status"] == "open"
     link = admin.call("study_link", study["id"], running.url)["link"]
-    visit = link.replace("{{%PROLIFIC_PID%}}", "W1").replace("{{%STUDY_ID%}}", "S").replace("{{%SESSION_ID%}}", "X")
+    visit = (
+        link.replace("{{%PROLIFIC_PID%}}", "5f00aa11bb22cc33dd44ee01")
+        .replace("{{%STUDY_ID%}}", "S")
+        .replace("{{%SESSION_ID%}}", "X")
+    )
     with httpx.Client() as worker:
         arrived = worker.get(visit, follow_redirects=True)
         assert arrived.status_code == 200 and 'data-state="qualified"' in arrived.text
@@ -108,8 +115,8 @@ def test_study_endpoints_and_a_worker_arriving_over_http(running):
         forged = worker.get(visit.replace("sig=", "sig=0"))
         assert forged.status_code == 403 and "not valid" in forged.text
     assert admin.call("study_stats", study["id"])["started"] == 1
-    quiz = admin.call("study_create", "Quiz", "vqa", 1, 30, "OK2", "NO2", "", "prolific", 2, 1.0)
-    visit = admin.call("study_link", quiz["id"], running.url)["link"].replace("{{%PROLIFIC_PID%}}", "W2")
+    quiz = admin.call("study_create", "Quiz", "vqa", 1, 30, "OK2", "NO2", "", "prolific", 2, 1.0, 5, 2)
+    visit = admin.call("study_link", quiz["id"], running.url)["link"].replace("{{%PROLIFIC_PID%}}", PID2)
     with httpx.Client(base_url=running.url) as worker:
         assert 'data-state="started"' in worker.get(visit, follow_redirects=True).text
 
@@ -120,8 +127,11 @@ def test_study_endpoints_and_a_worker_arriving_over_http(running):
         me = call("study_me")
         assert me["status"] == "started" and len(me["qualification"]) == 2
         assert all(set(q) == {"id", "prompt", "options"} for q in me["qualification"])  # no answers
-        keys = {item.id: item.answer for item in draw_quiz("vqa", 2, quiz["id"], "W2")}
-        assert call("study_qualify", keys) == {"status": "qualified", "right": 2, "asked": 2, "passed": True}
+        keys = {item.id: item.answer for item in draw_quiz("vqa", 2, quiz["id"], PID2)}
+        done = call("study_qualify", keys)
+        assert {k: done[k] for k in ("status", "right", "asked", "passed")} == {
+            "status": "qualified", "right": 2, "asked": 2, "passed": True}  # fmt: skip
+        assert done["mistakes"] == [] and me["tries_left"] == 2
         assert call("study_leave") == {"status": "returned"}
     assert admin.call("study_stats", quiz["id"])["returned"] == 1
     assert any(s["id"] == study["id"] for s in admin.call("study_list"))

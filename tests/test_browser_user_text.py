@@ -130,6 +130,7 @@ def _add_studies(ctx) -> None:
             screenout_code=f"OUT{index}",
             return_url=RETURN_URL,
             qualification_size=0 if index else 5,
+            qualification_attempts=1,  # one try: all answers wrong screens out at once
             pass_mark=1.0,
         )
 
@@ -278,8 +279,11 @@ def test_author_and_admin_pages_show_the_payloads_as_text(app, browser):
     _assert_clean(page, dialogs, "admin: audit log and worker report")
     page.get_by_role("tab", name="Studies", exact=True).click()  # the table, a new study, the link panel
     expect(page.locator("#studies-table")).to_contain_text("data-xss", timeout=30_000)
-    page.locator("#study-name input, #study-name textarea").fill(PAYLOADS[5])
+    page.locator("#study-name input, #study-name textarea").fill(
+        PAYLOADS[5] + " again"
+    )  # names are unique among open studies
     page.locator("#study-completion input, #study-completion textarea").fill("DONE99")
+    page.locator("#study-screenout input, #study-screenout textarea").fill("OUT99")
     page.locator("#study-return-url input, #study-return-url textarea").fill(RETURN_URL)
     page.locator("#study-create").click()
     expect(page.locator("#study-message")).to_contain_text("Created study 11", timeout=30_000)
@@ -310,11 +314,17 @@ def test_a_study_workers_pages_show_the_study_name_and_return_url_as_text(app, b
     page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-    page.goto(links.worker_link(database, quiz, app.url, "PIDQUIZ"))
+    page.goto(links.worker_link(database, quiz, app.url, "5f00aa11bb22cc33dd44ee01"))
     expect(page.locator("#study-page")).to_have_attribute("data-state", "started", timeout=30_000)
-    expect(page.locator("#study-page strong")).to_have_text(PAYLOADS[0])  # shown as typed
+    expect(page.locator("#study-page strong").first).to_have_text(PAYLOADS[0])  # shown as typed
+    _assert_clean(page, dialogs, "study instructions")
+    page.locator("#study-quiz-start").click()  # the instructions come first (issue 26 §2)
+    expect(page.locator("#study-quiz")).to_be_visible(timeout=30_000)
+    expect(page.locator("#study-page strong").first).to_have_text(PAYLOADS[0])
     _assert_clean(page, dialogs, "study qualification")
-    for item in draw_quiz(quiz.kind, quiz.qualification_size, quiz.id, "PIDQUIZ"):  # every answer wrong
+    for item in draw_quiz(
+        quiz.kind, quiz.qualification_size, quiz.id, "5f00aa11bb22cc33dd44ee01"
+    ):  # every answer wrong
         page.locator(f'input[name="{item.id}"][value="{(item.answer + 1) % len(item.options)}"]').check()
     page.locator("#study-quiz-submit").click()
     expect(page.locator("#study-page")).to_have_attribute("data-state", "screened_out", timeout=30_000)
@@ -323,7 +333,7 @@ def test_a_study_workers_pages_show_the_study_name_and_return_url_as_text(app, b
 
     page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-    page.goto(links.worker_link(database, work, app.url, "PIDWORK"))
+    page.goto(links.worker_link(database, work, app.url, "5f00aa11bb22cc33dd44ee02"))
     expect(page.locator("#study-page")).to_have_attribute("data-state", "qualified", timeout=30_000)
     expect(page.locator("#study-page strong")).to_have_text(PAYLOADS[1])
     _assert_clean(page, dialogs, "study working")

@@ -1,6 +1,11 @@
-"""A bounded crowd-campaign load test (issue 16 §5) against ``python app.py`` in its own process, loopback only.
+"""A bounded crowd-campaign load test (issue 16 §5, issue 26 §5) against ``python app.py`` in its own process,
+loopback only.
 
-50 workers arrive at once by a Prolific study link (no account beforehand), pass the qualification, and each
+First a farming script makes up 500 Prolific ids and opens the study link with each from one address: at most
+``study_arrivals_per_address`` of them get in, the rest are told when to come back (429), and nobody made up
+holds a lease. Then 50 workers arrive at once, each from their own address (``X-Forwarded-For``, which uvicorn
+trusts from loopback, as behind a reverse proxy), by the Prolific study link (no account beforehand), pass the
+qualification, and each
 does the study's quota of 10 intent tasks over the real ViLPAct pool (N = 3) with gold sequences mixed in at
 1 in 5, through the named endpoints (tests/load_driver.py). Checked afterwards in the database: every
 acknowledged submission is stored, no sequence holds more than N, nobody is twice on a sequence, gold sequences
@@ -12,7 +17,9 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
+import httpx
 import pytest
 from campaign_helpers import last_sequences, release_as_reference
 from e2e_helpers import ApiClient, free_port, kill_hard, start_app_process, wait_http_ok
@@ -27,13 +34,16 @@ from backend.vilpact.importer import import_vilpact
 
 pytestmark = pytest.mark.load
 
-WORKERS, TASKS, N, GOLD_RATE, GOLD_ITEMS, QUIZ = 50, 10, 3, 0.2, 10, 2
+WORKERS, TASKS, N, GOLD_RATE, GOLD_ITEMS, QUIZ, LIMIT, MADE_UP = 50, 10, 3, 0.2, 10, 2, 5, 500
 ENV = {
     "COMPSTUDIO_DEMO_CONTENT": "false",
     "COMPSTUDIO_GOLD_RATE": str(GOLD_RATE),
     "COMPSTUDIO_SPEED_FLOOR_SHARE": "0",  # scripted workers answer at once; the floor is tested elsewhere
+    "COMPSTUDIO_STUDY_ARRIVALS_PER_ADDRESS": str(LIMIT),
 }
-PIDS = [f"PROLIFIC{i:02d}" for i in range(WORKERS)]  # the platform's worker ids
+PIDS = [f"{0x5F00AA11BB22CC33DD440000 + i:024x}" for i in range(WORKERS)]  # the platform's worker ids
+ADDRESS = {pid: f"198.18.0.{i + 1}" for i, pid in enumerate(PIDS)}  # each worker from their own address
+FARMER = "203.0.113.66"
 
 
 @pytest.fixture
@@ -49,7 +59,7 @@ def campaign(tmp_path, vilpact_dir):
     gold.add_gold(ctx.database, "rev", "intent", gold_ids)
     study = studies.create_study(
         ctx.database, "boss", name="Load", kind="intents", tasks_per_worker=TASKS, completion_code="LOAD-OK",
-        qualification_size=QUIZ, pass_mark=1.0,
+        screenout_code="LOAD-OUT", qualification_size=QUIZ, pass_mark=1.0,
     )  # fmt: skip
     ctx.database.close()
     return settings.data_dir, set(gold_ids), study
@@ -62,13 +72,22 @@ def _arrive(base_url: str, data_dir, study):
     ctx.database.close()
 
     def connect(pid: str) -> ApiClient:
-        client = ApiClient.by_link(link_of[pid])
+        client = ApiClient.by_link(link_of[pid], forwarded_for=ADDRESS[pid])
         if client.run("study_me")["status"] == "started":  # a retry after a dropped connection skips this
             keys = {item.id: item.answer for item in draw_quiz("intents", QUIZ, study.id, pid)}
             assert client.run("study_qualify", keys)["passed"]
         return client
 
     return connect
+
+
+def _farm(url: str, data_dir, study) -> Counter:
+    """One address opens the study link with 500 made-up ids, 8 at a time; the status codes it got."""
+    ctx = build_context(Settings(data_dir=data_dir, demo_content=False))
+    made_up = [links.worker_link(ctx.database, study, url, f"{0xFA4E0000 + i:024x}") for i in range(MADE_UP)]
+    ctx.database.close()
+    with httpx.Client(timeout=30, headers={"X-Forwarded-For": FARMER}) as client, ThreadPoolExecutor(8) as pool:
+        return Counter(pool.map(lambda link: client.get(link).status_code, made_up))
 
 
 def test_fifty_workers_by_study_link_ten_tasks_each_with_gold_mixed_in(campaign, tmp_path):
@@ -78,6 +97,8 @@ def test_fifty_workers_by_study_link_ten_tasks_each_with_gold_mixed_in(campaign,
     process = start_app_process(data_dir, port, env=ENV, log=tmp_path / "app.log")
     try:
         wait_http_ok(f"{url}/", timeout=90)
+        farmed = _farm(url, data_dir, study)
+        assert farmed == Counter({303: LIMIT, 429: MADE_UP - LIMIT}), farmed  # at most the limit got in
         started = time.perf_counter()
         results = run_annotators(url, PIDS, "", TASKS, timeout=240, connect=_arrive(url, data_dir, study))
         print(f"\n{WORKERS} workers x {TASKS} tasks: {time.perf_counter() - started:.1f} s with arrivals")
@@ -113,8 +134,12 @@ def test_fifty_workers_by_study_link_ten_tasks_each_with_gold_mixed_in(campaign,
         done = sum(1 for s, who in acknowledged if who == name and s in gold_ids)
         assert done == expected and gold_per_worker[name] >= expected, name
     assert sum(gold_per_worker.values()) >= WORKERS * TASKS * GOLD_RATE
-    # every worker's quota is done: finished, with the completion code on their page
+    # every worker's quota is done: finished, with the completion code on their page; the made-up ids got no task
     finished = db.query("SELECT username, status FROM study_workers WHERE study_id = ?", (study.id,))
-    assert sorted(r["username"] for r in finished) == sorted(name_of.values())
-    assert {r["status"] for r in finished} == {"finished"}
+    real = [r for r in finished if r["username"] in set(name_of.values())]
+    assert sorted(r["username"] for r in real) == sorted(name_of.values())
+    assert {r["status"] for r in real} == {"finished"}
+    assert len(finished) - len(real) == LIMIT  # the farmer's few, still at the qualification
+    assert {r["status"] for r in finished if r not in real} == {"started"}
+    assert db.scalar("SELECT count(*) FROM study_arrivals WHERE address = ?", (FARMER,)) == LIMIT
     assert workers.study_view(db, name_of[PIDS[0]])["completion_code"] == "LOAD-OK"

@@ -153,7 +153,7 @@ def test_named_endpoints_check_the_role(running):
             with pytest.raises(ApiError, match="role"):
                 worker.run(name, *args)
         assert "api-worker" in {r["username"] for r in boss.run("worker_report", None)}
-        assert boss.run("worker_report_csv", None).startswith("username,state,submitted")
+        assert boss.run("worker_report_csv", None).startswith("study_id,study,platform_worker_id,username,state")
         made = boss.run("invitation_create", "annotator")
         assert "/invite?token=" in made["link"] and boss.run("invitation_list")[0]["used_by"] is None
     finally:

@@ -37,7 +37,11 @@ def test_report_counts_real_tasks_gold_apart_and_exports_csv(template, tmp_path)
     rows = {r["username"]: r for r in report.worker_report(db, "boss")}
     w1 = rows["w1"]
     assert w1["submitted"] == 2 and w1["gold_pending"] + w1["gold_judged"] == 2  # 4 tasks: 2 real, 2 gold
-    assert w1["state"] == "active" and w1["flags_total"] == 0 and w1["active_minutes"] >= 0
+    assert (
+        (w1["state"], w1["quality"], w1["tasks_done"]) == ("working", "active", 4)
+        and w1["flags_total"] == 0
+        and w1["active_minutes"] >= 0
+    )
     assert rows["w2"]["submitted"] == 0 and rows["w2"]["first_at"]
     text = report.report_csv(list(rows.values()))
     parsed = list(csv.DictReader(io.StringIO(text)))
@@ -49,7 +53,15 @@ def test_report_per_study_joins_study_workers_by_user_name(template, tmp_path):
     add_people(ctx.database, ["p1", "p2"])
     with pytest.raises(NotFound, match="no study 1"):
         report.worker_report(ctx.database, "boss", "1")
-    study = studies.create_study(ctx.database, "boss", name="Pilot", kind="intents", tasks_per_worker=2)
+    study = studies.create_study(
+        ctx.database,
+        "boss",
+        name="Pilot",
+        kind="intents",
+        tasks_per_worker=2,
+        completion_code="C1",
+        screenout_code="S1",
+    )
     with ctx.database.write() as db:  # p1 arrived by the study link (backend/campaigns/workers.py writes this row)
         db.conn.execute(
             "INSERT INTO study_workers (study_id, platform_worker_id, username, status, started_at) "

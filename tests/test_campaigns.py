@@ -9,9 +9,11 @@ from backend.campaigns import links, studies, workers
 from backend.campaigns.qualification import GOLD, RULE_ITEMS, draw_quiz, pool_for, score_quiz
 from backend.errors import PermissionDenied, StudyLinkRefused, ValidationError
 from backend.intents import service
+from backend.settings import Settings
 from backend.storage import utcnow
 
 GOOD = ("S/He wants to get ready for the day", "S/He is in a hurry")
+PID, OTHER_PID = "5f00aa11bb22cc33dd44ee55", "60aa00bb11cc22dd33ee44ff"  # Prolific ids: 24 hex characters
 
 
 def make_study(database, **overrides):
@@ -24,12 +26,13 @@ def make_study(database, **overrides):
         "screenout_code": "OUT7",
         "qualification_size": 5,
         "pass_mark": 0.8,
+        "places": 50,  # most tests here run on an empty pool, which needs no workers (places_free)
         **overrides,
     }
     return studies.create_study(database, "boss", **fields)
 
 
-def query(database, study, worker="PID1", **extra):
+def query(database, study, worker=PID, **extra):
     sig = links.study_signature(database.scalar("SELECT secret FROM studies WHERE id = ?", (study.id,)), study.id)
     return {study.worker_param: worker, "STUDY_ID": "P-STUDY", "SESSION_ID": "S1", "sig": sig, **extra}
 
@@ -42,8 +45,8 @@ def right_answers(study, worker_id):
 def test_a_signed_visit_is_accepted_and_keeps_the_platform_parameters(database):
     study = make_study(database)
     visit = links.verify_visit(database, study, {**query(database, study), "other": "x"})
-    assert visit.worker_id == "PID1"
-    assert visit.params == {"PROLIFIC_PID": "PID1", "STUDY_ID": "P-STUDY", "SESSION_ID": "S1"}
+    assert visit.worker_id == PID
+    assert visit.params == {"PROLIFIC_PID": PID, "STUDY_ID": "P-STUDY", "SESSION_ID": "S1"}
 
 
 def test_forged_altered_and_cross_study_links_are_refused(database):
@@ -58,7 +61,7 @@ def test_forged_altered_and_cross_study_links_are_refused(database):
         links.verify_visit(database, first, {**good, "sig": altered})
     with pytest.raises(StudyLinkRefused, match="not valid"):  # the first study's link used for the second
         links.verify_visit(database, second, good)
-    assert links.verify_visit(database, second, query(database, second)).worker_id == "PID1"
+    assert links.verify_visit(database, second, query(database, second)).worker_id == PID
 
 
 def test_a_visit_without_a_valid_worker_id_is_refused(database):
@@ -106,8 +109,8 @@ def test_rule_items_are_keyed_by_the_intent_rules():
 def test_each_kind_has_gold_items_and_the_draw_is_fixed_per_worker():
     assert all(len(GOLD[kind]) >= 2 for kind in studies.KINDS)
     assert len(pool_for("intents")) == len(RULE_ITEMS) + len(GOLD["intents"])
-    first = draw_quiz("intents", 5, 1, "PID1")
-    assert [i.id for i in first] == [i.id for i in draw_quiz("intents", 5, 1, "PID1")]
+    first = draw_quiz("intents", 5, 1, PID)
+    assert [i.id for i in first] == [i.id for i in draw_quiz("intents", 5, 1, PID)]
     assert len({i.id for i in first}) == 5
 
 
@@ -127,7 +130,7 @@ def test_study_settings_are_checked(database):
         make_study(database, qualification_size=99)
     with pytest.raises(ValidationError, match="pass mark"):
         make_study(database, pass_mark=1.5)
-    with pytest.raises(ValidationError, match="completion code or a return URL"):
+    with pytest.raises(ValidationError, match="give a completion code"):
         make_study(database, platform="generic", completion_code="")
     with pytest.raises(ValidationError, match="completion code"):
         make_study(database, completion_code="a b")
@@ -150,9 +153,9 @@ def test_study_management_needs_the_admin_role(database):
 
 
 # -- workers: arrival, qualification, quota, completion ---------------------------------------------------
-def arrive(database, study, worker="PID1"):
+def arrive(database, study, worker=PID, address="127.0.0.1", settings=None):
     visit = links.verify_visit(database, study, query(database, study, worker=worker))
-    return workers.arrive(database, study, visit, 1.0, "127.0.0.1")
+    return workers.arrive(database, settings or Settings(session_hours=1.0), study, visit, address)
 
 
 def do_task(demo_ctx, username):
@@ -187,8 +190,12 @@ def test_failing_the_qualification_screens_out_for_good(demo_ctx):
     database = demo_ctx.database
     study = make_study(database)
     worker = arrive(database, study).worker
-    updated, result = workers.take_qualification(database, worker.username, study.id, {})
-    assert (updated.status, result.right, result.passed) == ("screened_out", 0, False)
+    first = workers.take_qualification(database, worker.username, study.id, {})  # one try of two
+    assert (first.worker.status, first.result.right, first.tries_left, len(first.mistakes)) == ("started", 0, 1, 5)
+    assert not auth.get_user(database, worker.username).disabled
+    last = workers.take_qualification(database, worker.username, study.id, {})  # the last try fails too
+    updated, result = last.worker, last.result
+    assert (updated.status, result.right, result.passed, last.tries_left) == ("screened_out", 0, False, 0)
     assert auth.get_user(database, worker.username).disabled  # never enters the pool
     with pytest.raises(PermissionDenied):
         service.next_intent_task(database, demo_ctx.settings, worker.username)
@@ -200,11 +207,11 @@ def test_quota_done_shows_the_completion_code_and_hands_out_nothing_more(demo_ct
     database = demo_ctx.database
     study = make_study(database, tasks_per_worker=2)
     worker = arrive(database, study).worker
-    updated, result = workers.take_qualification(
+    outcome = workers.take_qualification(
         database, worker.username, study.id, right_answers(study, worker.platform_worker_id)
     )
-    assert updated.status == "qualified" and result.passed
-    with pytest.raises(ValidationError, match="once"):
+    assert outcome.worker.status == "qualified" and outcome.result.passed
+    with pytest.raises(ValidationError, match="not taken again"):
         workers.take_qualification(database, worker.username, study.id, {})
     first = do_task(demo_ctx, worker.username)
     assert first["task"] is not None and first["study"]["done"] == 1
@@ -232,7 +239,7 @@ def test_closing_the_study_finishes_active_workers_and_refuses_new_ones(demo_ctx
     reply = service.next_intent_task(database, demo_ctx.settings, worker.username)
     assert reply["task"] is None and reply["study"]["completion_code"] == "DONE42"
     with pytest.raises(PermissionDenied, match="closed"):
-        arrive(database, study, worker="NEWCOMER")
+        arrive(database, study, worker=OTHER_PID)
 
 
 def test_leaving_returns_the_worker_and_frees_their_lease(demo_ctx):

@@ -100,8 +100,9 @@ def test_a_study_worker_gets_only_their_studys_tab(running):
     from backend.campaigns import links, studies
 
     study = studies.create_study(
-        running.ctx.database, "boss", name="Plans", kind="planning", tasks_per_worker=2, qualification_size=0
-    )
+        running.ctx.database, "boss", name="Plans", kind="planning", tasks_per_worker=2, qualification_size=0,
+        completion_code="PLANS-OK", places=5,
+    )  # fmt: skip
     worker = ApiClient.by_link(links.worker_link(running.ctx.database, study, running.url, "5f00aa11bb22cc33dd44ee66"))
     config, api = served(running, "annotator", client=worker)
     assert {tab for tab in tab_ids(config) if "-" not in tab} == {"planning"}

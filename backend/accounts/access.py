@@ -85,8 +85,8 @@ EVENTS: dict[str, str] = {
     "worker_return_to_pool": "admin",
     "invitation_create": "admin",
     "invitation_list": "admin",
-    "components.campaign_quality.build_workers_panel.on_report": "admin",
-    "components.campaign_quality.build_workers_panel.on_download": "admin",
+    "components.campaign_quality.build_workers_panel.on_report": "admin",  # api_name admin_workers_report
+    "components.campaign_quality.build_workers_panel.on_download": "admin",  # admin_workers_csv
     "components.campaign_quality.build_workers_panel.on_block": "admin",
     "components.campaign_quality.build_workers_panel.on_unblock": "admin",
     "components.campaign_quality.build_workers_panel.on_return": "admin",
@@ -101,10 +101,12 @@ EVENTS: dict[str, str] = {
     "study_me": "annotator",
     "study_qualify": "annotator",
     "study_leave": "annotator",
-    "components.campaigns.build_studies_tab.on_create": "admin",
-    "components.campaigns.build_studies_tab.on_link": "admin",
-    "components.campaigns.build_studies_tab.on_close": "admin",
-    "components.campaigns.build_studies_tab.on_open": "admin",
+    "components.campaigns.build_studies_tab.on_create": "admin",  # api_name studies_create
+    "components.campaigns.build_studies_tab.on_link": "admin",  # studies_link
+    "components.campaigns.build_studies_tab.on_close_ask": "admin",  # studies_close_ask (the confirmation)
+    "components.campaigns.build_studies_tab.on_close_confirm": "admin",  # studies_close_confirm
+    "components.campaigns.build_studies_tab.on_close_cancel": "admin",  # studies_close_cancel
+    "components.campaigns.build_studies_tab.on_open": "admin",  # studies_open
     # -- the live model registry (components/model_choices.py): every tab's model pickers, refilled when it opens
     "components.model_choices.offer_models_on_open.on_open": "annotator",  # answers reviewers only
     # -- Results (components/results.py)
@@ -208,6 +210,18 @@ EVENTS: dict[str, str] = {
     "components.admin_charades.build_charades_panel.on_preview": "admin",
     "components.admin_charades.build_charades_panel.on_accept": "admin",
     "components.admin_charades.build_charades_panel.on_export": "admin",
+    # -- Webhooks (components/webhooks_panel.py, an Admin panel): admins only
+    "webhook_add": "admin",
+    "webhook_list": "admin",
+    "webhook_remove": "admin",
+    "webhook_test": "admin",
+    "webhook_deliveries": "admin",
+    "webhook_resend": "admin",
+    "components.webhooks_panel.build_webhooks_panel.on_add": "admin",  # api_name admin_webhook_add
+    "components.webhooks_panel.build_webhooks_panel.on_refresh": "admin",  # admin_webhook_refresh
+    "components.webhooks_panel.build_webhooks_panel.on_test": "admin",  # admin_webhook_test
+    "components.webhooks_panel.build_webhooks_panel.on_remove": "admin",  # admin_webhook_remove
+    "components.webhooks_panel.build_webhooks_panel.on_resend": "admin",  # admin_webhook_resend
     # -- the page itself (app.py)
     # the one page load: anyone (a visitor not signed in on a Space is told to sign in with Hugging Face);
     # each tab's part runs only for a signed-in role that sees the tab
@@ -232,6 +246,8 @@ ROUTES: dict[str, str] = {
     "/study/{study_id:int}/here": "annotator",
     "/study/{study_id:int}/qualification": "annotator",
     "/study/{study_id:int}/leave": "annotator",
+    # Prolific's submission events: Prolific's signature is the credential (backend/campaigns/prolific.py)
+    "/webhooks/prolific": "anyone",
     "/invite": "anyone",
     "/gradio_api/run/intent_draft": "annotator",
     "/gradio_api/run/intent_draft/": "annotator",

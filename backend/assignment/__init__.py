@@ -15,11 +15,13 @@ Rules:
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import sqlite_utils
 
+from backend import webhooks
 from backend.errors import LeaseLost, NotFound, ValidationError
 from backend.storage import audit, utcnow
 
@@ -187,19 +189,38 @@ def claim_for_submit(db: sqlite_utils.Database, kind: str, item_id: str, annotat
 
 
 def finish(db: sqlite_utils.Database, assignment_id: int, status: str, skip_reason: str | None = None) -> None:
-    """Mark a lease submitted or skipped, and close the task when its round has all N submissions."""
+    """Mark a lease submitted or skipped, and close the task when its round has all N submissions (the webhook
+    event ``item.completed``, backend/webhooks)."""
     db.conn.execute(
         "UPDATE assignments SET status = ?, finished_at = ?, skip_reason = ? WHERE id = ?",
         (status, utcnow(), skip_reason, assignment_id),
     )
     row = db.conn.execute("SELECT kind, item_id, round FROM assignments WHERE id = ?", (assignment_id,)).fetchone()
-    db.conn.execute(
+    completed = db.conn.execute(
         """UPDATE tasks SET status = 'complete'
            WHERE kind = :kind AND item_id = :item AND status = 'open'
              AND (SELECT count(*) FROM assignments a WHERE a.kind = :kind AND a.item_id = :item
-                  AND a.round = tasks.round AND a.status = 'submitted') >= needed""",
+                  AND a.round = tasks.round AND a.status = 'submitted') >= needed
+           RETURNING round, needed""",
         {"kind": row["kind"], "item": row["item_id"]},
-    )
+    ).fetchone()
+    if completed is not None and row["kind"] != "review":  # a review decides by review.finished instead
+        webhooks.emit(db, "item.completed", lambda: _completed_data(db, row["kind"], row["item_id"], completed))
+
+
+def _completed_data(db: sqlite_utils.Database, kind: str, item_id: str, completed: sqlite3.Row) -> dict:
+    annotators = db.conn.execute(
+        "SELECT annotator FROM assignments WHERE kind = ? AND item_id = ? AND round = ? AND status = 'submitted' "
+        "ORDER BY finished_at",
+        (kind, item_id, completed["round"]),
+    ).fetchall()
+    return {
+        "kind": kind,
+        "item_id": item_id,
+        "round": completed["round"],
+        "needed": completed["needed"],
+        "annotators": [r[0] for r in annotators],
+    }
 
 
 def skip(db: sqlite_utils.Database, kind: str, item_id: str, annotator: str, reason: str) -> None:

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from backend.campaigns import links, studies
+from backend.errors import ValidationError
 
 
 def _study(args: argparse.Namespace) -> Any:
@@ -26,6 +27,8 @@ def _study(args: argparse.Namespace) -> Any:
             platform=args.platform,
             qualification_size=args.qualification_size,
             pass_mark=args.pass_mark,
+            qualification_attempts=args.qualification_attempts,
+            places=args.places or None,
             operator=True,
         ).public()
     if args.action == "list":
@@ -33,6 +36,9 @@ def _study(args: argparse.Namespace) -> Any:
     if args.action == "link":
         return links.link_for(database, None, args.study_id, args.base_url, operator=True)
     if args.action == "close":
+        if not args.yes:  # closing cannot be undone: say what it does, close only with --yes
+            preview = studies.closing_preview(database, None, args.study_id, operator=True)
+            raise ValidationError(f"{preview['effect']} Run it again with --yes to close the study.")
         return studies.close_study(database, None, args.study_id, operator=True).public()
     return studies.study_stats(database, None, args.study_id, operator=True)
 
@@ -46,8 +52,14 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
     create.add_argument("--tasks", type=int, required=True, help="tasks one worker does")
     create.add_argument("--time-limit", type=int, default=60, help="minutes from the first visit (default 60)")
     create.add_argument("--platform", default="prolific", choices=tuple(studies.PLATFORMS))
-    create.add_argument("--completion-code", default="", help="shown when a worker finishes")
-    create.add_argument("--screenout-code", default="", help="shown when a worker fails the qualification")
+    create.add_argument("--completion-code", required=True, help="shown when a worker finishes (required)")
+    create.add_argument(
+        "--screenout-code", default="", help="shown when a worker fails the qualification (required with one)"
+    )
+    create.add_argument(
+        "--places", type=int, default=0, help="most workers in the study at once (0: what the pool needs)"
+    )
+    create.add_argument("--qualification-attempts", type=int, default=2, help="tries at the qualification (default 2)")
     create.add_argument(
         "--return-url",
         default=None,
@@ -62,4 +74,6 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
     for name, text in (("close", "close a study (no new workers)"), ("stats", "started, qualified, finished, ...")):
         p = actions.add_parser(name, parents=[common], help=text)
         p.add_argument("study_id", type=int)
+        if name == "close":
+            p.add_argument("--yes", action="store_true", help="close it (without: only say what closing does)")
     study.set_defaults(handler=_study)

@@ -11,9 +11,11 @@
   place that differs per worker (``phase``, from a hash of the name), so nobody can count their way to it.
 * A gold task is handed out like any other (an ``assignments`` row: leases, drafts, submit and retries
   work unchanged) and recorded in ``gold_answers``; the worker's answer is stored where every answer of
-  that kind goes, and scored against the key by :func:`score_new_answers`: planning and VQA exactly;
-  intents by agreement with the reference (:func:`intent_agreement`) at or above
-  ``gold_agreement_threshold``, else a reviewer judges them (:func:`judge`).
+  that kind goes, and scored against the key when it is submitted, in the submit's own transaction
+  (:func:`score_submitted`, issue 26 §1): the last task of a worker and a task submitted after the study closed
+  are scored like any other. Planning and VQA exactly; intents by agreement with the reference
+  (:func:`intent_agreement`) at or above ``gold_agreement_threshold``, else a reviewer judges them (:func:`judge`).
+  :func:`score_new_answers` scores what is left unscored (answers submitted before scoring at submit existed).
 """
 
 from __future__ import annotations
@@ -159,19 +161,34 @@ def count_gold(database: Database, kind: str) -> int:
     return int(database.scalar("SELECT count(*) FROM gold_items WHERE kind = ? AND retired = 0", (kind,)))
 
 
-def _gold_lease(db: sqlite_utils.Database, kind: str, annotator: str, lease_minutes: float) -> assignment.Lease | None:
-    """Lease the annotator a gold item: their own expired one first (their draft), else the least used one
-    they never had. Inside ``write()``."""
-    now = utcnow()
-    expires = (datetime.now(UTC) + timedelta(minutes=lease_minutes)).isoformat(timespec="microseconds")
+def _expires(lease_minutes: float) -> str:
+    return (datetime.now(UTC) + timedelta(minutes=lease_minutes)).isoformat(timespec="microseconds")
+
+
+def _own_gold_lease(
+    db: sqlite_utils.Database, kind: str, annotator: str, lease_minutes: float
+) -> assignment.Lease | None:
+    """The gold item handed to the annotator and not yet submitted, leased again (its lease ran out, or was freed
+    when they signed out): a gold item holds no slot of N, so it always waits for them. Inside ``write()``."""
     mine = db.conn.execute(
-        """SELECT a.id, a.item_id, a.round FROM assignments a JOIN gold_answers g ON g.assignment_id = a.id
+        """SELECT a.id, a.item_id, a.round, a.viewed_at FROM assignments a JOIN gold_answers g ON g.assignment_id = a.id
            WHERE a.kind = ? AND a.annotator = ? AND a.status = 'leased' LIMIT 1""",
         (kind, annotator),
     ).fetchone()
+    if mine is None:
+        return None
+    now, expires = utcnow(), _expires(lease_minutes)
+    db.conn.execute("UPDATE assignments SET leased_at = ?, expires_at = ? WHERE id = ?", (now, expires, mine["id"]))
+    return assignment.Lease(kind, mine["item_id"], mine["round"], annotator, now, expires, mine["viewed_at"], None)
+
+
+def _gold_lease(db: sqlite_utils.Database, kind: str, annotator: str, lease_minutes: float) -> assignment.Lease | None:
+    """Lease the annotator a gold item: their own unsubmitted one first (their draft), else the least used one
+    they never had. Inside ``write()``."""
+    mine = _own_gold_lease(db, kind, annotator, lease_minutes)
     if mine is not None:
-        db.conn.execute("UPDATE assignments SET leased_at = ?, expires_at = ? WHERE id = ?", (now, expires, mine["id"]))
-        return assignment.Lease(kind, mine["item_id"], mine["round"], annotator, now, expires, None, None)
+        return mine
+    now, expires = utcnow(), _expires(lease_minutes)
     row = db.conn.execute(
         """SELECT g.item_id, coalesce(t.round, 1) AS round FROM gold_items g
            LEFT JOIN tasks t ON t.kind = g.kind AND t.item_id = g.item_id
@@ -206,6 +223,10 @@ def next_task(db: sqlite_utils.Database, settings: Settings, kind: str, annotato
     held = assignment.current_lease(db, kind, annotator)
     if held is not None:
         return held
+    if kind in GOLD_KINDS:  # a gold item handed out earlier and not submitted comes back first, due or not
+        waiting = _own_gold_lease(db, kind, annotator, settings.lease_minutes)
+        if waiting is not None:
+            return waiting
     if settings.gold_rate > 0 and kind in GOLD_KINDS:
         position = (
             1
@@ -262,6 +283,28 @@ def _outcome(db: sqlite_utils.Database, settings: Settings, gold: dict) -> tuple
     return ("correct" if agreement >= settings.gold_agreement_threshold else "pending"), agreement
 
 
+def _store_outcome(db: sqlite_utils.Database, assignment_id: int, outcome: str, agreement: float | None) -> None:
+    db.conn.execute(
+        "UPDATE gold_answers SET outcome = ?, agreement = ?, judged_by = ?, judged_at = ? WHERE assignment_id = ?",
+        (outcome, agreement, None if outcome == "pending" else "key", utcnow(), assignment_id),
+    )
+
+
+def score_submitted(db: sqlite_utils.Database, settings: Settings, assignment_id: int) -> str | None:
+    """Score one gold answer as it is submitted: call it in the submit's ``write()``, after the answer row is
+    stored. Returns the outcome (``correct``, ``wrong``, ``pending``), or None when the assignment is no gold
+    item (one read by primary key: every submit pays only that)."""
+    row = db.conn.execute(
+        "SELECT * FROM gold_answers WHERE assignment_id = ? AND outcome IS NULL", (int(assignment_id),)
+    ).fetchone()
+    if row is None:
+        return None
+    outcome, agreement = _outcome(db, settings, dict(row))
+    if outcome is not None:
+        _store_outcome(db, int(assignment_id), outcome, agreement)
+    return outcome
+
+
 def score_new_answers(db: sqlite_utils.Database, settings: Settings, annotator: str) -> int:
     """Score the annotator's gold answers submitted since the last look; returns how many. Inside ``write()``."""
     rows = db.conn.execute(
@@ -272,10 +315,7 @@ def score_new_answers(db: sqlite_utils.Database, settings: Settings, annotator: 
     for gold in rows:
         outcome, agreement = _outcome(db, settings, dict(gold))
         if outcome is not None:
-            db.conn.execute(
-                "UPDATE gold_answers SET outcome = ?, agreement = ?, judged_by = ?, judged_at = ? WHERE assignment_id = ?",
-                (outcome, agreement, None if outcome == "pending" else "key", utcnow(), gold["assignment_id"]),
-            )
+            _store_outcome(db, gold["assignment_id"], outcome, agreement)
     return len(rows)
 
 

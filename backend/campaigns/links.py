@@ -10,8 +10,10 @@ cannot cover the worker id: it proves the link was made by an admin of this serv
 * an altered link (another study number, a changed ``sig``) is refused: the signature is checked against the
   secret of the study the link names, and the study id is inside what is signed;
 * a link reused for another study is refused, since each study has its own secret;
-* the worker id itself is the platform's to vouch for: one worker id may start a study once only
-  (backend/campaigns/workers.py), and an admin can see every id that arrived.
+* the worker id itself is the platform's to vouch for, so ids are held to the platform's shape (a Prolific id is
+  24 hexadecimal characters; a Mechanical Turk WorkerId is "A" then capitals and digits, at most 64: the API's
+  ``CustomerId``), one worker id may start a study once only, new ids are limited per client address, and a study
+  has places (backend/campaigns/workers.py). An admin can see every id that arrived.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from backend.campaigns.studies import Study
+from backend.campaigns.studies import PLATFORMS, Study
 from backend.errors import StudyLinkRefused, ValidationError
 from backend.storage import Database
 
@@ -36,7 +38,6 @@ PLACEHOLDERS = {
     "generic": {"worker": "WORKER_ID"},
 }
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
-_WORKER_ID = re.compile(r"^[A-Za-z0-9_.@:-]{1,128}$")
 _KEPT_PARAMS = ("turkSubmitTo",)  # kept beside the platform's own three (MTurk submits the HIT there)
 
 
@@ -98,12 +99,17 @@ def verify_visit(database: Database, study: Study, query: dict[str, Any]) -> Vis
     params = {name: str(query[name])[:500] for name in names if query.get(name)}
     if study.platform == "mturk" and params.get("assignmentId") == MTURK_PREVIEW:
         return Visit("", params, preview=True)
+    platform = PLATFORMS[study.platform]
     worker_id = params.get(study.worker_param, "").strip()
-    if not _WORKER_ID.match(worker_id):
+    if platform.lowercase:
+        worker_id = worker_id.lower()
+    if not platform.worker_id.match(worker_id):
         raise StudyLinkRefused(
-            f"This study link has no valid worker id (the {study.worker_param!r} parameter). Open the study from "
-            "the platform's page, which adds your id to the link."
+            f"This study link has no valid worker id: the {study.worker_param!r} parameter must be "
+            f"{platform.worker_id_words}. Open the study from the platform's page, which adds your id to the link, "
+            "without editing it."
         )
+    params[study.worker_param] = worker_id
     return Visit(worker_id, params)
 
 

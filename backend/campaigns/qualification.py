@@ -10,8 +10,13 @@ Two parts:
 * per kind of work, a few gold items with known answers (:data:`GOLD`).
 
 A worker gets ``qualification_size`` items drawn from the pool of their study's kind (the rule items count for
-intent studies only), the same items on every visit (seeded by study and worker id), and passes with a share of
-right answers of at least ``pass_mark``. An unanswered item counts as wrong.
+intent studies only), the same items on every visit of one try (seeded by study, worker id and the try), and
+passes with a share of right answers of at least ``pass_mark``. An unanswered item counts as wrong. A study
+allows ``qualification_attempts`` tries (default 2): between two tries the worker is shown each mistake with the
+right answer and the rule it broke (:func:`explain`), and a later try draws its items again.
+
+Every item names the rules of the study's instructions it tests (``rules``, ids into
+backend/campaigns/instructions.py): the instructions come before the quiz, so nothing is asked that was not shown.
 """
 
 from __future__ import annotations
@@ -31,16 +36,19 @@ class QuizItem:
     prompt: str
     options: tuple[str, ...]
     answer: int  # index into options
-    why: str  # the rule it tests, said to nobody before the answer
+    why: str  # why the answer is right, said after a wrong answer (between tries)
+    rules: tuple[str, ...] = ()  # the instruction rules it tests (backend/campaigns/instructions.py)
 
 
-def _rule_item(item_id: str, actions: list[str], concrete: str, high_level: str, why: str) -> QuizItem:
+def _rule_item(
+    item_id: str, actions: list[str], concrete: str, high_level: str, why: str, rules: tuple[str, ...]
+) -> QuizItem:
     acceptable = not check_intent_pair(concrete, high_level, actions)
     prompt = (
         f"The actions are: {'; '.join(actions)}. A worker wrote the concrete intent “{concrete}” and the "
         f"high-level intent “{high_level}”. Is this pair acceptable?"
     )
-    return QuizItem(item_id, prompt, (ACCEPTABLE, NOT_ACCEPTABLE), 0 if acceptable else 1, why)
+    return QuizItem(item_id, prompt, (ACCEPTABLE, NOT_ACCEPTABLE), 0 if acceptable else 1, why, rules)
 
 
 DRINK = [
@@ -56,6 +64,7 @@ RULE_ITEMS: tuple[QuizItem, ...] = (
         "S/He wants to drink a glass of water",
         "S/He is thirsty",
         "both use a permitted form, say why the person acts, and differ",
+        ("form", "content", "no-copy", "differ"),
     ),
     _rule_item(
         "rule-form",
@@ -63,6 +72,7 @@ RULE_ITEMS: tuple[QuizItem, ...] = (
         "Drinking from a cup",
         "S/He is thirsty",
         "every intent starts with S/He (She, He), then “wants to …” or “is …”",
+        ("form",),
     ),
     _rule_item(
         "rule-copy",
@@ -70,6 +80,7 @@ RULE_ITEMS: tuple[QuizItem, ...] = (
         "S/He is opening a door",
         "S/He wants to go to work",
         "an intent must not repeat an action of the sequence",
+        ("no-copy",),
     ),
     _rule_item(
         "rule-differ",
@@ -77,6 +88,7 @@ RULE_ITEMS: tuple[QuizItem, ...] = (
         "S/He wants to tidy up the room",
         "S/He wants to tidy up the room",
         "the concrete and the high-level intent must differ",
+        ("differ",),
     ),
     _rule_item(
         "rule-content",
@@ -84,6 +96,7 @@ RULE_ITEMS: tuple[QuizItem, ...] = (
         "S/He wants to something",
         "S/He is bored",
         "an intent needs real content after “S/He wants to”",
+        ("content",),
     ),
     _rule_item(
         "rule-good-leave",
@@ -91,6 +104,7 @@ RULE_ITEMS: tuple[QuizItem, ...] = (
         "S/He wants to leave the house",
         "S/He is in a hurry to get to work",
         "both use a permitted form, say why the person acts, and differ",
+        ("form", "content", "no-copy", "differ"),
     ),
 )
 
@@ -103,6 +117,7 @@ GOLD: dict[str, tuple[QuizItem, ...]] = {
             ("S/He is opening a book", "S/He wants to relax with a good story", "Reading"),
             1,
             "a high-level intent says the goal, in a permitted form, without repeating an action",
+            ("form", "no-copy"),
         ),
         QuizItem(
             "gold-intent-fridge",
@@ -111,6 +126,7 @@ GOLD: dict[str, tuple[QuizItem, ...]] = {
             ("S/He wants to eat a snack", "S/He is opening a refrigerator", "The person opens the fridge"),
             0,
             "a concrete intent names the activity the actions serve",
+            ("form", "no-copy"),
         ),
     ),
     "planning": (
@@ -125,6 +141,7 @@ GOLD: dict[str, tuple[QuizItem, ...]] = {
             ),
             0,
             "the future that completes the intent from what was observed",
+            ("complete",),
         ),
         QuizItem(
             "gold-plan-order",
@@ -137,6 +154,7 @@ GOLD: dict[str, tuple[QuizItem, ...]] = {
             ),
             1,
             "an action can only use what earlier actions made available (a book is taken before it is opened)",
+            ("order",),
         ),
         QuizItem(
             "gold-plan-none",
@@ -145,6 +163,7 @@ GOLD: dict[str, tuple[QuizItem, ...]] = {
             ("Lying on a bed", "Holding a pillow", "None is plausible"),
             2,
             "when no candidate serves the intent, say none is plausible",
+            ("none",),
         ),
     ),
     "vqa": (
@@ -154,6 +173,7 @@ GOLD: dict[str, tuple[QuizItem, ...]] = {
             ("Exactly one", "Every option that is right (one or more)", "Always all of them"),
             1,
             "indefinite-choice questions may have several right options",
+            ("indefinite",),
         ),
         QuizItem(
             "gold-vqa-look",
@@ -162,6 +182,7 @@ GOLD: dict[str, tuple[QuizItem, ...]] = {
             ("Red", "Blue", "Red and blue"),
             0,
             "answer from what the image shows, for the thing the question names",
+            ("look",),
         ),
         QuizItem(
             "gold-vqa-count",
@@ -169,6 +190,7 @@ GOLD: dict[str, tuple[QuizItem, ...]] = {
             ("3", "4", "5"),
             1,
             "count what the question asks for",
+            ("count",),
         ),
     ),
 }
@@ -179,10 +201,44 @@ def pool_for(kind: str) -> tuple[QuizItem, ...]:
     return (RULE_ITEMS if kind == "intents" else ()) + GOLD.get(kind, ())
 
 
-def draw_quiz(kind: str, size: int, study_id: int, worker_id: str) -> list[QuizItem]:
-    """The worker's ``size`` items: a fixed draw for this study and worker, so a reload shows the same quiz."""
+def draw_quiz(kind: str, size: int, study_id: int, worker_id: str, attempt: int = 1) -> list[QuizItem]:
+    """The worker's ``size`` items for their ``attempt``-th try: a fixed draw per study, worker and try, so a
+    reload shows the same quiz and a new try draws again."""
     pool = list(pool_for(kind))
-    return random.Random(f"{study_id}:{worker_id}").sample(pool, min(size, len(pool)))
+    seed = f"{study_id}:{worker_id}" if attempt <= 1 else f"{study_id}:{worker_id}:{attempt}"
+    return random.Random(seed).sample(pool, min(size, len(pool)))
+
+
+def explain(items: list[QuizItem], answers: dict[str, str], kind: str) -> list[dict[str, object]]:
+    """Each wrong or missing answer, in words: the question, what was chosen, the right answer, why, and the
+    instruction rules it tests (shown between tries and on the final page).
+
+    >>> mistakes = explain([RULE_ITEMS[1]], {"rule-form": "0"}, "intents")
+    >>> mistakes[0]["chosen"], mistakes[0]["right"], mistakes[0]["rules"][0][:22]
+    ('Acceptable', 'Not acceptable', 'Start each intent with')
+    >>> explain([RULE_ITEMS[1]], {"rule-form": "1"}, "intents")
+    []
+    """
+    from backend.campaigns.instructions import INSTRUCTIONS
+
+    guide = INSTRUCTIONS[kind]
+    mistakes: list[dict[str, object]] = []
+    for number, item in enumerate(items, start=1):
+        given = str(answers.get(item.id, "")).strip()
+        if given == str(item.answer):
+            continue
+        chosen = item.options[int(given)] if given.isdigit() and int(given) < len(item.options) else "(no answer)"
+        mistakes.append(
+            {
+                "number": number,
+                "question": item.prompt,
+                "chosen": chosen,
+                "right": item.options[item.answer],
+                "why": item.why,
+                "rules": [guide.rule(rule).text for rule in item.rules],
+            }
+        )
+    return mistakes
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,11 @@ Invariants:
 * blocking disables the account: its sessions end and its leases are freed in the same transaction;
 * :func:`return_to_pool` takes a blocked worker's unreviewed answers out of the data (kept in
   ``returned_submissions``) and frees their slots: each task counts one submission fewer, so exact N is
-  restored and the pool hands the item to somebody else. Gold answers never held a slot and stay.
+  restored and the pool hands the item to somebody else. Gold answers never held a slot and stay. A study
+  worker whose submission the platform rejected gets the same (:func:`move_answers_aside`, issue 26 §6);
+* a gold answer is scored as it is submitted (:func:`after_submit`, in the submit's transaction), and the
+  worker is checked again at once, so the flags, the pause rule and the report see every scored gold item,
+  the worker's last one included.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import sqlite_utils
 from backend import assignment
 from backend.accounts import auth
 from backend.accounts.sessions import end_all_in
-from backend.campaigns.gold import score_new_answers
+from backend.campaigns.gold import score_new_answers, score_submitted
 from backend.errors import NotFound, PermissionDenied, ValidationError
 from backend.settings import Settings
 from backend.storage import Database, audit, utcnow
@@ -139,6 +143,15 @@ def check_worker(db: sqlite_utils.Database, settings: Settings, annotator: str) 
     return "active"
 
 
+def after_submit(db: sqlite_utils.Database, settings: Settings | None, assignment_id: int, annotator: str) -> None:
+    """What every worker answer's submit does last, inside its ``write()``: a gold answer is scored now and the
+    worker checked again (flags, pause). Nothing for other answers but one read by primary key. Without
+    ``settings`` (a caller that has none) the defaults score it and the check waits for the next hand-out."""
+    outcome = score_submitted(db, settings or Settings(), assignment_id)
+    if outcome is not None and settings is not None:
+        check_worker(db, settings, annotator)
+
+
 def paused_message(database: Database, username: str) -> str | None:
     """What a paused worker is told when they ask for work (None when they are not paused)."""
     row = database.query_one("SELECT state, reason FROM worker_quality WHERE username = ?", (username,))
@@ -231,7 +244,7 @@ _ANSWERS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def _return_one(db: sqlite_utils.Database, row: sqlite3.Row, admin: str) -> bool:
+def _return_one(db: sqlite_utils.Database, row: sqlite3.Row, actor: str, why: str) -> bool:
     """Take one submitted answer out and free its slot; False when it was reviewed (it stays)."""
     table, column, reviewed = _ANSWERS[row["kind"]]
     params = {"item": row["item_id"], "who": row["annotator"], "round": row["round"]}
@@ -244,12 +257,12 @@ def _return_one(db: sqlite_utils.Database, row: sqlite3.Row, admin: str) -> bool
     db.conn.execute(
         """INSERT INTO returned_submissions (kind, item_id, annotator, answer, returned_by, returned_at)
            VALUES (?, ?, ?, ?, ?, ?)""",
-        (row["kind"], row["item_id"], row["annotator"], json.dumps(dict(answer) if answer else None), admin, utcnow()),
+        (row["kind"], row["item_id"], row["annotator"], json.dumps(dict(answer) if answer else None), actor, utcnow()),
     )
     db.conn.execute(f"DELETE FROM {table} WHERE {column} = :item AND annotator = :who{extra}", params)
     db.conn.execute(
-        "UPDATE assignments SET status = 'skipped', skip_reason = 'returned to the pool: worker blocked' WHERE id = ?",
-        (row["id"],),
+        "UPDATE assignments SET status = 'skipped', skip_reason = ? WHERE id = ?",
+        (f"returned to the pool: {why}", row["id"]),
     )
     # the round is short of N again: reopen it, and withdraw a review task nobody has reviewed yet
     db.conn.execute(
@@ -263,18 +276,25 @@ def _return_one(db: sqlite_utils.Database, row: sqlite3.Row, admin: str) -> bool
     return True
 
 
+def move_answers_aside(db: sqlite_utils.Database, worker: str, actor: str, why: str) -> dict[str, Any]:
+    """Take ``worker``'s unreviewed answers out of the data and give their slots back (exact N restored); their
+    reviewed answers and gold answers stay. Inside ``write()``; the caller audits."""
+    rows = db.conn.execute(
+        f"""SELECT a.* FROM assignments a WHERE a.annotator = ? AND a.status = 'submitted'
+            AND a.kind IN ({", ".join("?" for _ in _ANSWERS)})
+            AND NOT EXISTS (SELECT 1 FROM gold_answers g WHERE g.assignment_id = a.id)""",
+        (worker, *_ANSWERS),
+    ).fetchall()
+    returned = [f"{r['kind']}:{r['item_id']}" for r in rows if _return_one(db, r, actor, why)]
+    return {"worker": worker, "returned": returned, "kept_reviewed": len(rows) - len(returned)}
+
+
 def return_to_pool(database: Database, username: str | None, worker: str) -> dict[str, Any]:
     """Return a blocked worker's unreviewed answers to the pool (admins), in one transaction."""
     admin = auth.require_role(database, username, "admin")
     with database.write() as db:
         if _state(db, worker)["state"] != "blocked":
             raise ValidationError(f"block {worker!r} first: only a blocked worker's answers go back to the pool")
-        rows = db.conn.execute(
-            f"""SELECT a.* FROM assignments a WHERE a.annotator = ? AND a.status = 'submitted'
-                AND a.kind IN ({", ".join("?" for _ in _ANSWERS)})
-                AND NOT EXISTS (SELECT 1 FROM gold_answers g WHERE g.assignment_id = a.id)""",
-            (worker, *_ANSWERS),
-        ).fetchall()
-        returned = [f"{r['kind']}:{r['item_id']}" for r in rows if _return_one(db, r, admin.username)]
-        audit(db, admin.username, "quality.return_to_pool", worker, {"returned": returned})
-    return {"worker": worker, "returned": returned, "kept_reviewed": len(rows) - len(returned)}
+        done = move_answers_aside(db, worker, admin.username, "worker blocked")
+        audit(db, admin.username, "quality.return_to_pool", worker, {"returned": done["returned"]})
+    return done

@@ -1,9 +1,16 @@
-"""The worker report for payment and bonuses (issue 16 §4): per worker, tasks submitted, accepted in review,
-gold accuracy, active time, flags; exported as CSV.
+"""The worker report for payment and bonuses (issue 16 §4, issue 26 §4): one row per worker per study, with
+their state, tasks done, accepted in review, gold accuracy, active time, completion time and flags; exported as
+CSV with formula cells neutralised.
 
-Per annotator; with ``study_id`` only the workers of that study (the ``study_workers`` table of
-backend/campaigns/studies.py, joined by user name). Active time is the union of the worker's task intervals
-(lease to submission, or lease to its end when not submitted), so two kinds worked at once count once.
+A study worker's account belongs to one study (``s<study>-<platform id>``), so one row per account is one row
+per worker per study; lab annotators (no study) have the study columns empty. With ``study_id`` only that
+study's workers. Active time is the union of the worker's task intervals (lease to submission, or lease to its
+end when not submitted), so two kinds worked at once count once.
+
+The state (:func:`worker_state`) is what pays: ``qualifying`` (in the quiz), ``working`` (doing tasks),
+``finished`` (pay: completion code shown), ``screened out`` (pay the screen-out fee), ``returned`` (left, ran
+out of time, or the platform reported the submission returned, timed out or rejected: ``platform_status``),
+``blocked`` (by an admin, or the account disabled). ``quality`` says whether the quality rule paused them.
 """
 
 from __future__ import annotations
@@ -18,8 +25,14 @@ from backend.campaigns.quality import gold_accuracy
 from backend.storage import Database
 
 COLUMNS = (
+    "study_id",
+    "study",
+    "platform_worker_id",
     "username",
     "state",
+    "platform_status",
+    "quality",
+    "tasks_done",
     "submitted",
     "accepted_in_review",
     "gold_correct",
@@ -27,6 +40,9 @@ COLUMNS = (
     "gold_pending",
     "gold_accuracy",
     "active_minutes",
+    "started_at",
+    "finished_at",
+    "completion_minutes",
     "flags_open",
     "flags_total",
     "flag_reasons",
@@ -60,21 +76,61 @@ def active_seconds(intervals: list[tuple[str, str]]) -> float:
     return total
 
 
-def _workers(database: Database, study_id: str | None) -> list[str]:
+STUDY_STATES = {
+    "started": "qualifying",
+    "qualified": "working",
+    "finished": "finished",
+    "screened_out": "screened out",
+    "returned": "returned",
+}
+
+
+def worker_state(study_status: str | None, quality_state: str, disabled: bool) -> str:
+    """The report's state of one worker.
+
+    >>> worker_state("qualified", "active", False), worker_state("started", "active", False)
+    ('working', 'qualifying')
+    >>> worker_state("screened_out", "active", True), worker_state("returned", "active", True)
+    ('screened out', 'returned')
+    >>> worker_state("qualified", "blocked", True), worker_state("qualified", "active", True), worker_state(None, "paused", False)
+    ('blocked', 'blocked', 'working')
+    """
+    if quality_state == "blocked":
+        return "blocked"
+    if study_status is None:  # a lab annotator
+        return "blocked" if disabled else "working"
+    state = STUDY_STATES[study_status]
+    # screened out and returned workers are disabled by the study itself; an active one only by an admin
+    return "blocked" if disabled and state in ("qualifying", "working") else state
+
+
+_PEOPLE = """SELECT u.username, u.disabled, w.study_id, s.name AS study, w.platform_worker_id, w.status AS study_status,
+                    w.platform_status, w.started_at, w.finished_at, s.kind AS study_kind
+             FROM users u LEFT JOIN study_workers w ON w.username = u.username LEFT JOIN studies s ON s.id = w.study_id"""
+
+
+def _workers(database: Database, study_id: str | None) -> list[dict[str, Any]]:
     if study_id is None:
-        rows = database.query(
-            "SELECT DISTINCT annotator AS name FROM assignments WHERE kind IN ('intent', 'planning', 'vqa_answer') "
-            "UNION SELECT username FROM users WHERE role = 'annotator' AND source != 'imported' ORDER BY 1"
+        return database.query(
+            f"""{_PEOPLE} WHERE u.username IN (
+                    SELECT annotator FROM assignments WHERE kind IN ('intent', 'planning', 'vqa_answer')
+                    UNION SELECT username FROM users WHERE role = 'annotator' AND source != 'imported')
+                ORDER BY w.study_id IS NOT NULL, w.study_id, u.username"""
         )
-        return [r["name"] for r in rows]
     from backend.campaigns.studies import get_study
 
     study = get_study(database, int(study_id))  # NotFound, said plainly, for a study that does not exist
-    rows = database.query("SELECT username FROM study_workers WHERE study_id = ? ORDER BY username", (study.id,))
-    return [r["username"] for r in rows]
+    return database.query(f"{_PEOPLE} WHERE w.study_id = ? ORDER BY u.username", (study.id,))
 
 
-def _worker_row(database: Database, name: str, now: str) -> dict[str, Any]:
+def _minutes_between(start: str | None, end: str | None) -> float | None:
+    if not start or not end:
+        return None
+    return round((datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds() / 60, 1)
+
+
+def _worker_row(database: Database, person: dict[str, Any], now: str) -> dict[str, Any]:
+    name = person["username"]
     tasks = database.query(
         """SELECT a.status, a.leased_at, a.finished_at, a.expires_at, g.assignment_id IS NOT NULL AS gold
            FROM assignments a LEFT JOIN gold_answers g ON g.assignment_id = a.id
@@ -95,11 +151,18 @@ def _worker_row(database: Database, name: str, now: str) -> dict[str, Any]:
         (name,),
     ) or {"correct": 0, "judged": 0, "pending": 0}
     flags = database.query("SELECT reason, resolved_at FROM quality_flags WHERE annotator = ?", (name,))
-    state = database.scalar("SELECT state FROM worker_quality WHERE username = ?", (name,)) or "active"
+    quality_state = database.scalar("SELECT state FROM worker_quality WHERE username = ?", (name,)) or "active"
     reasons = sorted({f["reason"] for f in flags})
+    study_status = person["study_status"]
     return {
+        "study_id": person["study_id"],
+        "study": person["study"] or "",
+        "platform_worker_id": person["platform_worker_id"] or "",
         "username": name,
-        "state": state,
+        "state": worker_state(study_status, quality_state, bool(person["disabled"])),
+        "platform_status": person["platform_status"] or "",
+        "quality": quality_state,
+        "tasks_done": len(submitted),
         "submitted": sum(1 for t in submitted if not t["gold"]),
         "accepted_in_review": int(accepted or 0),
         "gold_correct": int(gold["correct"]),
@@ -107,6 +170,11 @@ def _worker_row(database: Database, name: str, now: str) -> dict[str, Any]:
         "gold_pending": int(gold["pending"]),
         "gold_accuracy": gold_accuracy(int(gold["correct"]), int(gold["judged"])),
         "active_minutes": round(active_seconds(intervals) / 60, 1),
+        "started_at": person["started_at"] or "",
+        "finished_at": person["finished_at"] or "",
+        "completion_minutes": _minutes_between(person["started_at"], person["finished_at"])
+        if study_status == "finished"
+        else None,
         "flags_open": sum(1 for f in flags if f["resolved_at"] is None),
         "flags_total": len(flags),
         "flag_reasons": " ".join(reasons),
@@ -116,20 +184,24 @@ def _worker_row(database: Database, name: str, now: str) -> dict[str, Any]:
 
 
 def worker_report(database: Database, username: str | None, study_id: str | None = None) -> list[dict[str, Any]]:
-    """One row per worker (admins): see :data:`COLUMNS`. Submitted counts real tasks; gold answers apart."""
+    """One row per worker per study (admins): see :data:`COLUMNS`. ``tasks_done`` counts what the quota counts
+    (gold items too); ``submitted`` counts real tasks only, gold answers apart."""
     auth.require_role(database, username, "admin")
     now = datetime.now(UTC).isoformat(timespec="microseconds")
-    return [_worker_row(database, name, now) for name in _workers(database, study_id)]
+    return [_worker_row(database, person, now) for person in _workers(database, study_id)]
 
 
 def _cell(value: Any) -> str:
-    """A CSV cell a spreadsheet shows as text: a leading = + - @ would start a formula.
+    r"""A CSV cell a spreadsheet shows as text: a leading = + - @ (or a tab or carriage return before one) would
+    start a formula (OWASP, "CSV Injection"). Numbers are written as they are.
 
-    >>> _cell("=HYPERLINK(1)"), _cell(0.75), _cell(None)
-    ("'=HYPERLINK(1)", '0.75', '')
+    >>> _cell("=HYPERLINK(1)"), _cell(0.75), _cell(None), _cell(-2), _cell("\t=1+2")
+    ("'=HYPERLINK(1)", '0.75', '', '-2', "'\t=1+2")
     """
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
     text = "" if value is None else str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 def report_csv(rows: list[dict[str, Any]]) -> str:

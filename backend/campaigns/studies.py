@@ -4,19 +4,33 @@ A study fixes the kind of work its workers do (``intents``, ``planning`` or ``vq
 worker does (``tasks_per_worker``), a time limit from the first visit, the completion and screen-out codes, the
 platform's return URL (``{code}`` in it is replaced by the code the worker earned), which URL parameters carry
 the platform's worker / study / session ids (:data:`PLATFORMS`), and the qualification's size and pass mark
-(backend/campaigns/qualification.py). Every function that changes or reveals a study checks the admin role,
-except when called by the operator's own shell (``operator=True``: the ``python -m backend study`` commands).
+(backend/campaigns/qualification.py) with its number of tries, and its **places**. Every function that changes or
+reveals a study checks the admin role, except when called by the operator's own shell (``operator=True``: the
+``python -m backend study`` commands).
+
+A study that cannot pay nobody (issue 26 §3): it has a completion code, a screen-out code when it has a
+qualification, and a name no other open study has (checked here, and by a unique index on open names).
+
+Places (issue 26 §5): at most ``places`` workers are started and not yet finished, screened out or returned.
+With no number given (``places`` NULL) the limit is *what the quota needs*: a new worker is let in only while
+the open slots of the study's pool are more than the tasks the workers already in it still owe
+(:func:`places_free`), so a script making up ids cannot hold the whole pool.
 """
 
 from __future__ import annotations
 
+import re
 import secrets
+import sqlite3
 import statistics
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+import sqlite_utils
+
+from backend import webhooks
 from backend.accounts import auth
 from backend.errors import NotFound, ValidationError
 from backend.storage import Database, audit, utcnow
@@ -33,16 +47,37 @@ class Platform:
     study_param: str | None
     session_param: str | None
     return_url: str  # the default; ``{code}`` is replaced
+    worker_id: re.Pattern[str]  # the shape of the platform's worker ids (docs/decisions.md, "Worker ids")
+    worker_id_words: str  # that shape, said to a worker whose link does not carry one
+    lowercase: bool = False  # ids are compared lower-cased (Prolific's hex ids)
 
 
 PLATFORMS = {
+    # Prolific ids are 24 hexadecimal characters (MongoDB ObjectIds), e.g. 5f00aa11bb22cc33dd44ee55
     "prolific": Platform(
-        "PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "https://app.prolific.com/submissions/complete?cc={code}"
+        "PROLIFIC_PID",
+        "STUDY_ID",
+        "SESSION_ID",
+        "https://app.prolific.com/submissions/complete?cc={code}",
+        re.compile(r"^[0-9a-f]{24}$"),
+        "the 24 letters and digits of your Prolific ID",
+        lowercase=True,
     ),
-    # Mechanical Turk appends these to an ExternalQuestion URL; the HIT is submitted to turkSubmitTo
-    "mturk": Platform("workerId", "hitId", "assignmentId", ""),
-    "generic": Platform("worker", None, None, ""),
+    # Mechanical Turk appends these to an ExternalQuestion URL; the HIT is submitted to turkSubmitTo. A WorkerId is
+    # the API's CustomerId: "A" then capitals and digits, 1-64 characters (pattern ^A[A-Z0-9]+$)
+    "mturk": Platform(
+        "workerId",
+        "hitId",
+        "assignmentId",
+        "",
+        re.compile(r"^A[A-Z0-9]{1,63}$"),
+        "your Mechanical Turk Worker ID (an A followed by capital letters and digits)",
+    ),
+    "generic": Platform(
+        "worker", None, None, "", re.compile(r"^[A-Za-z0-9_.@:-]{1,128}$"), "a worker id of letters and digits"
+    ),
 }
+MAX_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
@@ -61,6 +96,8 @@ class Study:
     session_param: str | None
     qualification_size: int
     pass_mark: float
+    qualification_attempts: int
+    places: int | None  # None: what the quota needs (:func:`places_free`)
     status: str
     created_by: str
     created_at: str
@@ -103,7 +140,7 @@ def _clean_url(url: str) -> str:
     return url
 
 
-def _check_numbers(kind: str, tasks: int, minutes: int, size: int, pass_mark: float) -> None:
+def _check_numbers(kind: str, tasks: int, minutes: int, size: int, pass_mark: float, attempts: int) -> None:
     from backend.campaigns.qualification import pool_for
 
     if kind not in KINDS:
@@ -117,6 +154,33 @@ def _check_numbers(kind: str, tasks: int, minutes: int, size: int, pass_mark: fl
         raise ValidationError(f"the qualification for {kind} has {available} questions: choose a size from 0 to that")
     if not 0.0 <= pass_mark <= 1.0:
         raise ValidationError("the pass mark is a share of right answers, from 0 to 1 (e.g. 0.8)")
+    if not 1 <= attempts <= MAX_ATTEMPTS:
+        raise ValidationError(f"the qualification may be tried 1 to {MAX_ATTEMPTS} times (the default is 2)")
+
+
+def _check_codes(completion: str, screenout: str, size: int) -> None:
+    """Codes that let the platform pay: a completion code always, a screen-out code when there is a quiz."""
+    problems = []
+    if not completion:
+        problems.append("give a completion code: without one a worker who finishes cannot be paid")
+    if size > 0 and not screenout:
+        problems.append(
+            "give a screen-out code: workers who do not pass the qualification need one to be paid for their time "
+            "(or set the qualification size to 0)"
+        )
+    if completion and completion == screenout:
+        problems.append("the completion and screen-out codes must differ, so the platform can tell them apart")
+    if problems:
+        raise ValidationError(problems)
+
+
+def _open_name_taken(db: sqlite_utils.Database, name: str) -> bool:
+    return (
+        db.conn.execute(
+            "SELECT 1 FROM studies WHERE status = 'open' AND lower(trim(name)) = lower(trim(?))", (name,)
+        ).fetchone()
+        is not None
+    )
 
 
 def create_study(
@@ -133,49 +197,61 @@ def create_study(
     platform: str = "prolific",
     qualification_size: int = 5,
     pass_mark: float = 0.8,
+    qualification_attempts: int = 2,
+    places: int | None = None,
     operator: bool = False,
 ) -> Study:
-    """Create an open study with a fresh secret. ``return_url`` None takes the platform's default."""
+    """Create an open study with a fresh secret. ``return_url`` None takes the platform's default; ``places``
+    None (or 0) means what the quota needs."""
     admin = acting_admin(database, username, operator)
     name = (name or "").strip()
     if not name or len(name) > 200:
         raise ValidationError("give the study a name (at most 200 characters)")
     if platform not in PLATFORMS:
         raise ValidationError(f"unknown platform {platform!r}; choose one of {', '.join(PLATFORMS)}")
-    _check_numbers(kind, int(tasks_per_worker), int(time_limit_minutes), int(qualification_size), float(pass_mark))
+    attempts = int(qualification_attempts)
+    _check_numbers(
+        kind, int(tasks_per_worker), int(time_limit_minutes), int(qualification_size), float(pass_mark), attempts
+    )
+    if places is not None and not 0 <= int(places) <= 100_000:
+        raise ValidationError(
+            "places is the most workers in the study at once: 1 or more (0 or empty: what the quota needs)"
+        )
+    places = int(places) if places else None
     completion, screenout = (
         _clean_code("completion code", completion_code),
         _clean_code("screen-out code", screenout_code),
     )
+    _check_codes(completion, screenout, int(qualification_size))
     preset = PLATFORMS[platform]
-    url = _clean_url(preset.return_url if return_url is None else return_url)
-    if not completion and not url:
-        raise ValidationError("give a completion code or a return URL, so workers can prove they finished")
+    row = {
+        "name": name,
+        "kind": kind,
+        "tasks_per_worker": int(tasks_per_worker),
+        "time_limit_minutes": int(time_limit_minutes),
+        "completion_code": completion,
+        "screenout_code": screenout,
+        "return_url": _clean_url(preset.return_url if return_url is None else return_url),
+        "platform": platform,
+        "worker_param": preset.worker_param,
+        "study_param": preset.study_param,
+        "session_param": preset.session_param,
+        "qualification_size": int(qualification_size),
+        "pass_mark": float(pass_mark),
+        "qualification_attempts": attempts,
+        "places": places,
+        "secret": secrets.token_urlsafe(32),
+        "created_by": admin,
+        "created_at": utcnow(),
+    }
+    sql = f"INSERT INTO studies ({', '.join(row)}) VALUES ({', '.join(':' + k for k in row)}) RETURNING id"
     with database.write() as db:
-        study_id = db.conn.execute(
-            """INSERT INTO studies (name, kind, tasks_per_worker, time_limit_minutes, completion_code, screenout_code,
-                   return_url, platform, worker_param, study_param, session_param, qualification_size, pass_mark,
-                   secret, created_by, created_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
-            (
-                name,
-                kind,
-                int(tasks_per_worker),
-                int(time_limit_minutes),
-                completion,
-                screenout,
-                url,
-                platform,
-                preset.worker_param,
-                preset.study_param,
-                preset.session_param,
-                int(qualification_size),
-                float(pass_mark),
-                secrets.token_urlsafe(32),
-                admin,
-                utcnow(),
-            ),
-        ).fetchone()[0]
+        if _open_name_taken(db, name):
+            raise ValidationError(f"an open study is already named {name!r}: choose another name, or close that one")
+        try:
+            study_id = int(db.conn.execute(sql, row).fetchone()[0])
+        except sqlite3.IntegrityError as exc:  # another process took the name in between (the unique index)
+            raise ValidationError(f"an open study is already named {name!r}: choose another name") from exc
         audit(db, admin, "study.create", str(study_id), {"name": name, "kind": kind, "platform": platform})
     return get_study(database, study_id)
 
@@ -195,9 +271,31 @@ def list_studies(database: Database, username: str | None, operator: bool = Fals
     return [{**study_from_row(row).public(), **_counts(database, row["id"])} for row in rows]
 
 
+def closing_preview(database: Database, username: str | None, study_id: int, operator: bool = False) -> dict[str, Any]:
+    """What closing a study would do, for the admin's confirmation: who is mid-study and what they will see."""
+    acting_admin(database, username, operator)
+    study = get_study(database, study_id)
+    counts = _counts(database, study.id)
+    mid = counts["qualifying"] + counts["working"]
+    effect = (
+        f"Closing study {study.id} (“{study.name}”) cannot be undone: nobody new may start. "
+        f"{counts['working']} worker(s) doing tasks will be shown the completion code on their next page or task "
+        f"and count as finished (pay them); a task they hold can still be submitted. {counts['qualifying']} "
+        "worker(s) still in the qualification get the completion code too, without tasks."
+    )
+    return {
+        "study_id": study.id,
+        "name": study.name,
+        "status": study.status,
+        "mid_study": mid,
+        "effect": effect,
+        **counts,
+    }
+
+
 def close_study(database: Database, username: str | None, study_id: int, operator: bool = False) -> Study:
     """Close a study: nobody new may start, and workers still in it are shown their completion code on their
-    next visit or task (backend/campaigns/workers.py)."""
+    next visit or task (backend/campaigns/workers.py). Sends ``study.completed`` (backend/webhooks)."""
     admin = acting_admin(database, username, operator)
     get_study(database, study_id)  # NotFound for a wrong number
     with database.write() as db:
@@ -207,7 +305,61 @@ def close_study(database: Database, username: str | None, study_id: int, operato
         ).rowcount
         if changed:
             audit(db, admin, "study.close", str(study_id))
+            closed = study_from_row(db.conn.execute("SELECT * FROM studies WHERE id = ?", (int(study_id),)).fetchone())
+            webhooks.emit(db, "study.completed", _event_data(db, closed))
     return get_study(database, study_id)
+
+
+def _event_data(db: sqlite_utils.Database, study: Study) -> dict[str, Any]:
+    counts = dict(
+        db.conn.execute(
+            "SELECT status, count(*) FROM study_workers WHERE study_id = ? GROUP BY status", (study.id,)
+        ).fetchall()
+    )
+    return {
+        "study_id": study.id,
+        "name": study.name,
+        "kind": study.kind,
+        "platform": study.platform,
+        "closed_at": study.closed_at,
+        "workers": {status: int(counts.get(status, 0)) for status in WORKER_STATUSES},
+    }
+
+
+WORKER_STATUSES = ("started", "qualified", "screened_out", "finished", "returned")
+
+
+def places_free(db: sqlite_utils.Database, study: Study) -> bool:
+    """Whether one more worker may start the study now (inside ``write()``, with the arrival).
+
+    With ``places`` set: fewer than ``places`` workers are started and not yet finished, screened out or returned.
+    Without: what the quota needs, i.e. the open slots of the pool (N minus the submissions of each open task of the
+    study's kind) are more than the tasks the workers in the study still owe (``tasks_per_worker`` minus what each
+    submitted). By hand: 10 open slots, tasks_per_worker 4, two workers in, one with 1 task done: they owe 3 + 4 = 7
+    < 10, so a third may start; once the third is in they owe 11 >= 10, and a fourth waits.
+    """
+    rows = db.conn.execute(
+        """SELECT w.username, (SELECT count(*) FROM assignments a WHERE a.annotator = w.username AND a.kind = ?
+                                AND a.status = 'submitted') AS done
+           FROM study_workers w WHERE w.study_id = ? AND w.status IN ('started', 'qualified')""",
+        (study.pool_kind, study.id),
+    ).fetchall()
+    if study.places is not None:
+        return len(rows) < study.places
+    owed = sum(max(study.tasks_per_worker - int(row["done"]), 0) for row in rows)
+    return open_slots(db, study.pool_kind) > owed
+
+
+def open_slots(db: sqlite_utils.Database, pool_kind: str) -> int:
+    """Submissions the pool of ``pool_kind`` still needs: N minus the submissions of each open task's round."""
+    return int(
+        db.conn.execute(
+            """SELECT coalesce(sum(max(t.needed - (SELECT count(*) FROM assignments a WHERE a.kind = t.kind
+                   AND a.item_id = t.item_id AND a.round = t.round AND a.status = 'submitted'), 0)), 0)
+               FROM tasks t WHERE t.kind = ? AND t.status = 'open'""",
+            (pool_kind,),
+        ).fetchone()[0]
+    )
 
 
 def _counts(database: Database, study_id: int) -> dict[str, Any]:
@@ -221,6 +373,8 @@ def _counts(database: Database, study_id: int) -> dict[str, Any]:
     ]
     return {
         "started": len(rows),
+        "qualifying": sum(r["status"] == "started" for r in rows),
+        "working": sum(r["status"] == "qualified" for r in rows),
         "qualified": sum(r["qualified_at"] is not None for r in rows),
         "screened_out": sum(r["status"] == "screened_out" for r in rows),
         "finished": sum(r["status"] == "finished" for r in rows),
@@ -230,8 +384,9 @@ def _counts(database: Database, study_id: int) -> dict[str, Any]:
 
 
 def study_stats(database: Database, username: str | None, study_id: int, operator: bool = False) -> dict[str, Any]:
-    """Per study: workers started (everyone who arrived), qualified (passed the quiz), screened out, finished,
-    returned (left or ran out of time), and the median minutes from first visit to finishing."""
+    """Per study: workers started (everyone who arrived), qualifying (in the quiz now), working (doing tasks now),
+    qualified (passed the quiz), screened out, finished, returned (left, ran out of time, or returned on the platform),
+    and the median minutes from first visit to finishing."""
     acting_admin(database, username, operator)
     study = get_study(database, study_id)
     return {"study_id": study.id, "name": study.name, "status": study.status, **_counts(database, study.id)}

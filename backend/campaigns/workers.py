@@ -1,18 +1,23 @@
-"""Study workers (issue 16 §1-2): arriving by a study link, the qualification, the quota, finishing.
+"""Study workers (issue 16 §1-2, issue 26): arriving by a study link, the qualification, the quota, finishing.
 
-A worker's life in a study, one row of ``study_workers`` (status in brackets):
+A worker's life in a study, one row of ``study_workers`` (status in brackets; the report's words in quotes):
 
 1. the first visit of a valid link creates an annotator account bound to (study, platform worker id), with no
-   password (it signs in by the link only) [started]; with a qualification of size 0 they are qualified at once;
-2. the qualification: passing lets them into the pool [qualified]; failing shows the screen-out code, disables
-   the account, and they never get a task [screened_out];
+   password (it signs in by the link only) [started, "qualifying"]; with a qualification of size 0 they are
+   qualified at once. A new id is let in only within the arrival limit and the study's places
+   (backend/campaigns/arrivals.py);
+2. the qualification, after the study's instructions: passing lets them into the pool [qualified, "working"]; a
+   failed try shows the mistakes explained and, while tries are left (``qualification_attempts``), another
+   quiz; only the last failed try shows the screen-out code and disables the account [screened_out];
 3. tasks of the study's kind are handed out (:func:`may_hand_out`, called by the hand-out inside its
    transaction) until they submitted ``tasks_per_worker`` of them, or the study closes: then they see the
    completion code [finished];
-4. leaving the study, or running past its time limit, ends it [returned].
+4. leaving the study, running past its time limit, or the platform reporting the submission returned, timed
+   out or rejected (backend/campaigns/prolific.py) ends it [returned]: their leases are freed at once.
 
 A worker id that reached screened_out, finished or returned is never let in again: its later visits show what
-it earned, and start nothing. Every change is audited; state changes run in one ``write()``.
+it earned, and start nothing. One worker id has one live session: a new visit by the link ends the others.
+Every change is audited; state changes run in one ``write()``.
 """
 
 from __future__ import annotations
@@ -26,13 +31,15 @@ from typing import Any
 
 import sqlite_utils
 
-from backend import assignment
+from backend import assignment, webhooks
 from backend.accounts import sessions
 from backend.accounts.auth import insert_user
+from backend.campaigns import arrivals
 from backend.campaigns.links import Visit
-from backend.campaigns.qualification import QuizItem, QuizResult, draw_quiz, score_quiz
+from backend.campaigns.qualification import QuizItem, QuizResult, draw_quiz, explain, score_quiz
 from backend.campaigns.studies import WORK_TAB, Study, get_study, study_from_row
 from backend.errors import PermissionDenied, ValidationError
+from backend.settings import Settings
 from backend.storage import Database, audit, utcnow
 
 ACTIVE = ("started", "qualified")
@@ -52,12 +59,18 @@ class StudyWorker:
     finished_at: str | None
     quiz_score: float | None
     params: dict[str, str]
+    quiz_attempts: int = 0
+    quiz_feedback: list[dict[str, Any]] | None = None  # the mistakes of the last failed try, explained
+    platform_status: str | None = None  # the last status the platform reported (Prolific's webhook)
 
 
 def _worker(row: Any) -> StudyWorker:
     row = dict(row)
+    fields = {k: row[k] for k in StudyWorker.__dataclass_fields__ if k not in ("params", "quiz_feedback")}
     return StudyWorker(
-        **{k: row[k] for k in StudyWorker.__dataclass_fields__ if k != "params"}, params=json.loads(row["params"])
+        **fields,
+        params=json.loads(row["params"]),
+        quiz_feedback=json.loads(row["quiz_feedback"]) if row.get("quiz_feedback") else None,
     )
 
 
@@ -82,7 +95,7 @@ def _row_by_id(db: sqlite_utils.Database, study_id: int, worker_id: str) -> Stud
     return _worker(row) if row else None
 
 
-def _row_by_user(db: sqlite_utils.Database, username: str) -> StudyWorker | None:
+def row_by_user(db: sqlite_utils.Database, username: str) -> StudyWorker | None:
     row = db.conn.execute("SELECT * FROM study_workers WHERE username = ?", (username,)).fetchone()
     return _worker(row) if row else None
 
@@ -97,7 +110,8 @@ def submitted(db: sqlite_utils.Database, username: str, study: Study) -> int:
     )
 
 
-def _set_status(db: sqlite_utils.Database, worker: StudyWorker, status: str, reason: str) -> StudyWorker:
+def set_status(db: sqlite_utils.Database, worker: StudyWorker, status: str, reason: str) -> StudyWorker:
+    """Move an active worker to an ended status. Inside ``write()``. Finishing sends ``study.worker_finished``."""
     now = utcnow()
     db.conn.execute("UPDATE study_workers SET status = ?, finished_at = ? WHERE id = ?", (status, now, worker.id))
     if status in ("screened_out", "returned"):  # out of the pool for good: no session, no lease, no sign-in
@@ -105,7 +119,27 @@ def _set_status(db: sqlite_utils.Database, worker: StudyWorker, status: str, rea
         sessions.end_all_in(db, worker.username)
         assignment.release_leases(db, worker.username)
     audit(db, worker.username, f"study.{status}", str(worker.study_id), {"reason": reason})
-    return _row_by_user(db, worker.username)  # type: ignore[return-value]
+    updated = row_by_user(db, worker.username)
+    assert updated is not None
+    if status == "finished":
+        study = study_from_row(db.conn.execute("SELECT * FROM studies WHERE id = ?", (worker.study_id,)).fetchone())
+        webhooks.emit(db, "study.worker_finished", _finished_event(db, study, updated, reason))
+    return updated
+
+
+def _finished_event(db: sqlite_utils.Database, study: Study, worker: StudyWorker, reason: str) -> dict[str, Any]:
+    return {
+        "study_id": study.id,
+        "study": study.name,
+        "platform": study.platform,
+        "platform_worker_id": worker.platform_worker_id,
+        "username": worker.username,
+        "platform_params": worker.params,
+        "tasks_done": submitted(db, worker.username, study),
+        "started_at": worker.started_at,
+        "finished_at": worker.finished_at,
+        "reason": reason,
+    }
 
 
 def refresh_in(db: sqlite_utils.Database, study: Study, worker: StudyWorker) -> StudyWorker:
@@ -114,12 +148,12 @@ def refresh_in(db: sqlite_utils.Database, study: Study, worker: StudyWorker) -> 
     if worker.status not in ACTIVE:
         return worker
     if study.status == "closed":
-        return _set_status(db, worker, "finished", "study closed")
+        return set_status(db, worker, "finished", "study closed")
     deadline = datetime.fromisoformat(worker.started_at) + timedelta(minutes=study.time_limit_minutes)
     if datetime.now(UTC) > deadline:
-        return _set_status(db, worker, "returned", "time limit passed")
+        return set_status(db, worker, "returned", "time limit passed")
     if worker.status == "qualified" and submitted(db, worker.username, study) >= study.tasks_per_worker:
-        return _set_status(db, worker, "finished", "quota done")
+        return set_status(db, worker, "finished", "quota done")
     return worker
 
 
@@ -131,9 +165,11 @@ class Arrival:
     first_visit: bool
 
 
-def _new_worker(db: sqlite_utils.Database, study: Study, visit: Visit) -> StudyWorker:
+def _new_worker(db: sqlite_utils.Database, settings: Settings, study: Study, visit: Visit, address: str) -> StudyWorker:
     if study.status != "open":
         raise PermissionDenied("This study is closed and takes no new workers. Please return it on the platform.")
+    arrivals.check_rate(db, settings, study, address)
+    arrivals.check_places(db, study)
     username = worker_username(study.id, visit.worker_id)
     if not insert_user(db.conn, username, "annotator", source="study"):  # the name is taken by another account
         username = worker_username(study.id, f"{visit.worker_id}:{utcnow()}")
@@ -153,25 +189,32 @@ def _new_worker(db: sqlite_utils.Database, study: Study, visit: Visit) -> StudyW
             json.dumps(visit.params),
         ),
     )
+    arrivals.record(db, settings, study, address)
     audit(db, username, "study.arrive", str(study.id), {"platform_worker_id": visit.worker_id, **visit.params})
     return _row_by_id(db, study.id, visit.worker_id)  # type: ignore[return-value]
 
 
-def arrive(database: Database, study: Study, visit: Visit, session_hours: float, address: str) -> Arrival:
+def arrive(database: Database, settings: Settings, study: Study, visit: Visit, address: str) -> Arrival:
     """A checked visit of the study link (backend/campaigns/links.py:verify_visit). The first visit creates the
-    worker and their account; a later one continues. While the worker is active the visit opens a session
-    (the caller sets its cookie); after their part ended it opens none. One transaction."""
+    worker and their account (within the arrival limit and the places: ``TooManyArrivals``, ``StudyFull``); a
+    later one continues. While the worker is active the visit opens a session (the caller sets its cookie) and
+    ends every other session of the worker; after their part ended it opens none. One transaction."""
     with database.write() as db:
         study = study_from_row(db.conn.execute("SELECT * FROM studies WHERE id = ?", (study.id,)).fetchone())
         worker = _row_by_id(db, study.id, visit.worker_id)
         first = worker is None
-        worker = _new_worker(db, study, visit) if worker is None else refresh_in(db, study, worker)
+        worker = _new_worker(db, settings, study, visit, address) if worker is None else refresh_in(db, study, worker)
         disabled = db.conn.execute("SELECT disabled FROM users WHERE username = ?", (worker.username,)).fetchone()[0]
         if worker.status in ACTIVE and disabled:
             raise PermissionDenied(
                 "Your part in this study was stopped by its researchers. Please contact them through the platform."
             )
-        token = sessions.create_in(db, worker.username, session_hours, address) if worker.status in ACTIVE else None
+        token = None
+        if worker.status in ACTIVE:
+            ended = sessions.end_all_in(db, worker.username)  # one live session per worker id
+            token = sessions.create_in(db, worker.username, settings.session_hours, address)
+            if ended:
+                audit(db, worker.username, "study.session_replaced", str(study.id), {"sessions_ended": ended})
     return Arrival(study, worker, token, first)
 
 
@@ -179,7 +222,7 @@ def worker_in_study(database: Database, username: str | None, study_id: int) -> 
     """The signed-in worker of this study, brought up to date (time limit, quota, closing)."""
     study = get_study(database, study_id)
     with database.write() as db:
-        worker = _row_by_user(db, username) if username else None
+        worker = row_by_user(db, username) if username else None
         if worker is None or worker.study_id != study.id:
             raise PermissionDenied("Open this study from its link on the platform's page (your visit has no study).")
         worker = refresh_in(db, study, worker)
@@ -187,42 +230,76 @@ def worker_in_study(database: Database, username: str | None, study_id: int) -> 
 
 
 def quiz_for(study: Study, worker: StudyWorker) -> list[QuizItem]:
-    return draw_quiz(study.kind, study.qualification_size, study.id, worker.platform_worker_id)
+    """The quiz of the worker's next try."""
+    return draw_quiz(
+        study.kind, study.qualification_size, study.id, worker.platform_worker_id, worker.quiz_attempts + 1
+    )
+
+
+def tries_left(study: Study, worker: StudyWorker) -> int:
+    return max(study.qualification_attempts - worker.quiz_attempts, 0)
+
+
+@dataclass(frozen=True)
+class QualificationOutcome:
+    worker: StudyWorker
+    result: QuizResult
+    mistakes: list[dict[str, Any]]
+    tries_left: int
 
 
 def take_qualification(
     database: Database, username: str | None, study_id: int, answers: dict[str, str]
-) -> tuple[StudyWorker, QuizResult]:
-    """Score the worker's one try at the qualification: qualified, or screened out (account disabled)."""
+) -> QualificationOutcome:
+    """Score one try at the qualification: qualified; or, with tries left, the mistakes explained for the next
+    try; or, on the last try, screened out (account disabled)."""
     study, worker = worker_in_study(database, username, study_id)
+    if worker.status != "started":
+        raise ValidationError("You have already passed or ended this study's qualification; it is not taken again.")
     items = quiz_for(study, worker)
     result = score_quiz(items, answers, study.pass_mark)
+    mistakes = explain(items, answers, study.kind)
     with database.write() as db:
-        current = _row_by_user(db, worker.username)
-        if current is None or current.status != "started":
-            raise ValidationError("You have already taken this study's qualification; it can be taken once.")
+        current = row_by_user(db, worker.username)
+        if current is None or current.status != "started" or current.quiz_attempts != worker.quiz_attempts:
+            raise ValidationError("This try was already sent (from another tab?); open your study page again.")
+        attempt = current.quiz_attempts + 1
         kept = {item.id: str(answers.get(item.id, ""))[:4] for item in items}
         db.conn.execute(
-            "UPDATE study_workers SET quiz_score = ?, quiz_answers = ? WHERE id = ?",
-            (result.score, json.dumps(kept), current.id),
+            "UPDATE study_workers SET quiz_score = ?, quiz_answers = ?, quiz_attempts = ?, quiz_feedback = ? WHERE id = ?",
+            (result.score, json.dumps(kept), attempt, None if result.passed else json.dumps(mistakes), current.id),
         )
-        audit(db, current.username, "study.qualification", str(study.id), {"right": result.right, "of": result.asked})
+        audit(
+            db,
+            current.username,
+            "study.qualification",
+            str(study.id),
+            {
+                "right": result.right,
+                "of": result.asked,
+                "attempt": attempt,
+                "of_attempts": study.qualification_attempts,
+            },
+        )
         if result.passed:
             db.conn.execute(
                 "UPDATE study_workers SET status = 'qualified', qualified_at = ? WHERE id = ?", (utcnow(), current.id)
             )
-            updated = _row_by_user(db, current.username)
+            updated = row_by_user(db, current.username)
+        elif attempt >= study.qualification_attempts:
+            reason = f"qualification {result.right}/{result.asked} on the last of {study.qualification_attempts} tries"
+            updated = set_status(db, current, "screened_out", reason)
         else:
-            updated = _set_status(db, current, "screened_out", f"qualification {result.right}/{result.asked}")
+            updated = row_by_user(db, current.username)
     assert updated is not None
-    return updated, result
+    return QualificationOutcome(updated, result, mistakes, tries_left(study, updated))
 
 
 def leave_study(database: Database, username: str | None, study_id: int) -> StudyWorker:
     """The worker leaves (returns) the study: their leases are freed and the account closed."""
     study, worker = worker_in_study(database, username, study_id)
     with database.write() as db:
-        return _set_status(db, worker, "returned", "left the study") if worker.status in ACTIVE else worker
+        return set_status(db, worker, "returned", "left the study") if worker.status in ACTIVE else worker
 
 
 def may_hand_out(db: sqlite_utils.Database, username: str, pool_kind: str) -> bool:
@@ -230,7 +307,7 @@ def may_hand_out(db: sqlite_utils.Database, username: str, pool_kind: str) -> bo
     ``write()``. Anyone who is not a study worker: True. A study worker: only while qualified, in time, under
     the quota and in an open study, and only for their study's kind (False otherwise, and their status is
     brought up to date); before the qualification, or after screening out or returning: PermissionDenied."""
-    worker = _row_by_user(db, username)
+    worker = row_by_user(db, username)
     if worker is None:
         return True
     row = db.conn.execute("SELECT * FROM studies WHERE id = ?", (worker.study_id,)).fetchone()
@@ -269,7 +346,8 @@ def study_view(database: Database, username: str) -> dict[str, Any] | None:
 
 def my_study(database: Database, username: str | None) -> dict[str, Any]:
     """The signed-in study worker's own state (the ``study_me`` endpoint): :func:`study_view` plus, while they have
-    not taken the qualification, its questions without the answers."""
+    not passed the qualification, the questions of their next try (without the answers), the tries left and the
+    mistakes of their last try explained."""
     row = database.query_one("SELECT study_id FROM study_workers WHERE username = ?", (username or "",))
     if row is None:
         raise PermissionDenied("You are not in a crowd study: open your study link from the platform's page first.")
@@ -281,4 +359,20 @@ def my_study(database: Database, username: str | None) -> dict[str, Any]:
             {"id": item.id, "prompt": item.prompt, "options": list(item.options)} for item in quiz_for(study, worker)
         ]
         view["pass_mark"] = study.pass_mark
+        view["tries_left"] = tries_left(study, worker)
+        view["mistakes"] = worker.quiz_feedback or []
     return view
+
+
+def continue_link(database: Database, username: str | None, base_url: str) -> tuple[Study, StudyWorker, str] | None:
+    """A study worker's own study link (their id and the platform parameters filled in), for the page they see
+    after logging out; None for anyone who is no study worker."""
+    from backend.campaigns.links import worker_link
+
+    row = database.query_one("SELECT * FROM study_workers WHERE username = ?", (username or "",))
+    if row is None:
+        return None
+    worker = _worker(row)
+    study = get_study(database, worker.study_id)
+    extra = {k: v for k, v in worker.params.items() if k != study.worker_param}
+    return study, worker, worker_link(database, study, base_url, worker.platform_worker_id, **extra)

@@ -23,6 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import sqlite_utils
+
+from backend import webhooks
 from backend.inference.parsing import ParsedAnswer
 from backend.inference.registry import ModelSpec
 from backend.inference.request import VIDEO_DECODER, GenerationParams
@@ -142,12 +145,27 @@ def start_run(database: Database, benchmark: str, model: str, shash: str, actor:
 
 def finish_run(database: Database, run_id: int, summary: dict, status: str = "finished") -> None:
     """End a run: ``finished``, ``finished with errors`` or ``failed`` (:func:`backend.inference.runner.run_status`),
-    with its summary and its count of failed items (``errors``)."""
+    with its summary and its count of failed items (``errors``). Other systems hear it as the webhook event
+    ``run.finished`` (backend/webhooks)."""
     with database.write() as db:
         db.conn.execute(
             "UPDATE eval_runs SET finished_at = ?, status = ?, summary = ?, errors = ? WHERE id = ?",
             (utcnow(), status, json.dumps(summary, default=str), summary.get("errors"), run_id),
         )
+        webhooks.emit(db, "run.finished", lambda: _run_event(db, run_id))
+
+
+def _run_event(db: sqlite_utils.Database, run_id: int) -> dict:
+    row = db.conn.execute(
+        "SELECT id, benchmark, model, status, errors, started_by, started_at, finished_at, summary FROM eval_runs "
+        "WHERE id = ?",
+        (run_id,),
+    ).fetchone()
+    return {
+        "run_id": row["id"],
+        **{k: row[k] for k in row.keys() if k not in ("id", "summary")},
+        "summary": json.loads(row["summary"]),
+    }
 
 
 def close_interrupted_runs(database: Database) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 
 import sqlite_utils
 
-from backend import assignment
+from backend import assignment, webhooks
 from backend.accounts import auth
 from backend.campaigns import gold, quality
 from backend.campaigns import workers as study_workers
@@ -194,6 +194,9 @@ def submit_intents(
                 (sequence_id, username, concrete, high_level, row["round"], now, spent),
             )
             assignment.finish(db, row["id"], "submitted")
+            quality.after_submit(db, settings, row["id"], username)  # a gold answer is scored now (issue 26 §1)
+            answer = {"concrete_intent": concrete, "high_level_intent": high_level}
+            webhooks.emit(db, "annotation.created", webhooks.annotation_created(db, row["id"], answer))
             db.conn.execute(
                 "DELETE FROM drafts WHERE annotator = ? AND kind = ? AND item_id = ?", (username, KIND, sequence_id)
             )

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from backend import assignment
+from backend import assignment, webhooks
 from backend.accounts.auth import require_role
 from backend.campaigns import gold, quality
 from backend.campaigns.workers import may_hand_out
@@ -69,9 +69,11 @@ def submit_check(
     question_id: str,
     plausible_choice: int,
     seconds_spent: float | None = None,
+    settings: Settings | None = None,
 ) -> dict:
     """Store the caller's check. ``plausible_choice``: 0-5, or -1 for "none is plausible". A repeated
-    submit (a client retry) returns the stored check and writes nothing."""
+    submit (a client retry) returns the stored check and writes nothing. A gold question is scored now; with
+    ``settings`` the worker's quality is checked at once too (backend/campaigns/quality.py)."""
     username = require_role(database, username, "annotator").username
     if not isinstance(plausible_choice, int) or not NONE_PLAUSIBLE <= plausible_choice <= 5:
         raise ValidationError("mark one choice (A-F) as plausible, or choose 'none is plausible'")
@@ -89,6 +91,9 @@ def submit_check(
             (question_id, username, plausible_choice, row["round"], seconds_spent, utcnow()),
         )
         assignment.finish(db, row["id"], "submitted")
+        quality.after_submit(db, settings, row["id"], username)
+        answer = {"plausible_choice": plausible_choice}
+        webhooks.emit(db, "annotation.created", webhooks.annotation_created(db, row["id"], answer))
         audit(db, username, "planning.check", question_id, {"plausible_choice": plausible_choice})
         _settle_authored(db, question_id)
     return {"question_id": question_id, "plausible_choice": plausible_choice, "repeated": False}

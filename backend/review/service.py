@@ -26,7 +26,7 @@ from typing import Any
 
 import sqlite_utils
 
-from backend import assignment
+from backend import assignment, webhooks
 from backend.accounts import auth
 from backend.errors import ValidationError
 from backend.intents.rules import check_intent_pair
@@ -392,6 +392,10 @@ def submit_review(
                 },
             )
         assignment.finish(db, row["id"], "submitted")
+        if outcome in ("accepted", "discarded"):  # the sequence's review is over (another round is not)
+            webhooks.emit(
+                db, "review.finished", lambda: _finished_data(db, sequence_id, review_round, outcome, username)
+            )
         audit(
             db,
             username,
@@ -406,6 +410,21 @@ def submit_review(
         )
         stored = dict(db.conn.execute("SELECT * FROM reviews WHERE id = ?", (review_id,)).fetchone())
     return {"review": stored, "duplicate": False}
+
+
+def _finished_data(db: sqlite_utils.Database, sequence_id: str, review_round: int, outcome: str, reviewer: str) -> dict:
+    finals = db.conn.execute(
+        "SELECT position, concrete_intent, high_level_intent, edited FROM final_intents WHERE sequence_id = ? "
+        "ORDER BY position",
+        (sequence_id,),
+    ).fetchall()
+    return {
+        "sequence_id": sequence_id,
+        "round": review_round,
+        "outcome": outcome,
+        "reviewer": reviewer,
+        "final_intents": [dict(r) for r in finals],
+    }
 
 
 def skip_review(

@@ -28,6 +28,7 @@ def _collect() -> tuple[Migration, ...]:
         review,
         signin,
         vqa,
+        webhooks,
     )
 
     return (
@@ -42,6 +43,7 @@ def _collect() -> tuple[Migration, ...]:
         + tuple(campaigns.MIGRATIONS)
         + tuple(campaign_quality.MIGRATIONS)
         + tuple(charades.MIGRATIONS)
+        + tuple(webhooks.MIGRATIONS)
     )
 
 

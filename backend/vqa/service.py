@@ -23,7 +23,7 @@ from typing import Any
 
 import sqlite_utils
 
-from backend import assignment
+from backend import assignment, webhooks
 from backend.accounts import auth
 from backend.accounts.auth import User
 from backend.campaigns import gold, quality
@@ -434,6 +434,9 @@ def submit_answer(
                 (item_id, user.username, json.dumps(list(letters)), utcnow()),
             )
             assignment.finish(db, row["id"], "submitted")
+            quality.after_submit(db, settings, row["id"], user.username)  # a gold answer is scored now
+            answer = {"answer": list(letters)}
+            webhooks.emit(db, "annotation.created", webhooks.annotation_created(db, row["id"], answer))
             audit(db, user.username, "vqa.answer", item_id, {"answer": list(letters)})
         stored = json.loads(
             db.conn.execute(

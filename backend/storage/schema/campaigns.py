@@ -55,4 +55,44 @@ MIGRATIONS = [
             "CREATE INDEX study_workers_status ON study_workers (study_id, status)",
         ),
     ),
+    # issue 26: studies that pay the right people
+    Migration(
+        "campaigns_0002_places_attempts_arrivals_platform_events",
+        (
+            # places: at most this many workers started and not yet finished, screened out or returned (NULL on a
+            # study made before places existed: no limit); qualification_attempts: tries at the quiz (issue 26 §2)
+            "ALTER TABLE studies ADD COLUMN places INTEGER CHECK (places IS NULL OR places > 0)",
+            "ALTER TABLE studies ADD COLUMN qualification_attempts INTEGER NOT NULL DEFAULT 2 "
+            "CHECK (qualification_attempts > 0)",
+            # a name is unique among open studies: earlier duplicates get their id appended before the index
+            """UPDATE studies SET name = name || ' (' || id || ')' WHERE status = 'open' AND EXISTS (
+                   SELECT 1 FROM studies s WHERE s.status = 'open' AND lower(trim(s.name)) = lower(trim(studies.name))
+                   AND s.id < studies.id)""",
+            "CREATE UNIQUE INDEX studies_open_name ON studies (lower(trim(name))) WHERE status = 'open'",
+            # quiz_attempts: tries used; quiz_feedback: the mistakes of the last failed try, explained (JSON list);
+            # platform_status: the last submission status the platform reported (Prolific's webhook), e.g. RETURNED
+            "ALTER TABLE study_workers ADD COLUMN quiz_attempts INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE study_workers ADD COLUMN quiz_feedback TEXT",
+            "ALTER TABLE study_workers ADD COLUMN platform_status TEXT",
+            "ALTER TABLE study_workers ADD COLUMN platform_status_at TEXT",
+            "UPDATE study_workers SET quiz_attempts = 1 WHERE quiz_score IS NOT NULL",
+            # one row per new worker id arriving at a study, by client address (the arrival rate limit)
+            """CREATE TABLE study_arrivals (
+                study_id INTEGER NOT NULL REFERENCES studies (id),
+                address TEXT NOT NULL,
+                arrived_at TEXT NOT NULL
+            )""",
+            "CREATE INDEX study_arrivals_by_address ON study_arrivals (study_id, address, arrived_at)",
+            # every platform event handled (Prolific's X-Event-ID): the same event twice changes nothing
+            """CREATE TABLE platform_events (
+                event_key TEXT PRIMARY KEY,
+                platform TEXT NOT NULL,
+                event_type TEXT NOT NULL,
+                resource_id TEXT NOT NULL DEFAULT '',
+                status TEXT NOT NULL DEFAULT '',
+                outcome TEXT NOT NULL,
+                received_at TEXT NOT NULL
+            ) WITHOUT ROWID""",
+        ),
+    ),
 ]

@@ -1,0 +1,145 @@
+"""The bodies of the crowd worker's pages added in issue 26 (components/study_pages.py wraps them in its page):
+the instructions before the qualification, the quiz with the instructions kept at hand, the mistakes of a
+failed try explained, the final fail saying why, the "study full" and "come back later" pages, and the page a
+study worker sees after logging out, with their link to continue. Every text a person wrote is escaped here;
+the instructions are our own Markdown rendered with raw HTML off (backend/campaigns/instructions.py)."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from backend.campaigns.instructions import INSTRUCTIONS, inline_html
+from backend.campaigns.qualification import QuizItem
+from backend.campaigns.studies import Study
+from backend.campaigns.workers import StudyWorker, tries_left
+
+
+def instructions_section(study: Study, *, folded: bool) -> str:
+    """The study's instructions, the same text the annotation tab shows; ``folded``: a details element the worker
+    opens during the quiz."""
+    text = INSTRUCTIONS[study.kind].html()
+    if folded:
+        return (
+            '<details id="study-instructions"><summary>Read the instructions again (the quiz is about them)</summary>'
+            f'<div class="instructions">{text}</div></details>'
+        )
+    return f'<section id="study-instructions" class="instructions"><h2>Instructions</h2>{text}</section>'
+
+
+def needed(pass_mark: float, asked: int) -> int:
+    """Right answers needed: the pass mark times the questions, rounded up (without float noise).
+
+    >>> needed(0.8, 5), needed(0.75, 4), needed(0.7, 3)
+    (4, 3, 3)
+    """
+    return -(-round(pass_mark * asked * 1000) // 1000)
+
+
+def _tries_words(left: int) -> str:
+    return "one more try" if left == 1 else f"{left} tries"
+
+
+def instructions_body(study: Study, worker: StudyWorker) -> str:
+    """Step 1 of the qualification: read the instructions, then start the quiz."""
+    left = tries_left(study, worker)
+    return (
+        f"<p>Welcome to <strong>{html.escape(study.name)}</strong>. First read how the work is done: the short "
+        f"qualification after it is about these instructions ({study.qualification_size} questions). You have "
+        f"{_tries_words(left)}; after a try that does not pass, we show what went wrong.</p>"
+        + instructions_section(study, folded=False)
+        + '<p><a class="button" id="study-quiz-start" href="here?quiz=1">I have read them: start the qualification</a></p>'
+    )
+
+
+def mistakes_section(mistakes: list[dict[str, Any]]) -> str:
+    """Each mistake of a try: the question, the answer given, the right one, and the rule it tests."""
+    if not mistakes:
+        return ""
+    items = []
+    for mistake in mistakes:
+        rules = "".join(f"<li>{inline_html(str(rule))}</li>" for rule in mistake.get("rules", []))
+        items.append(
+            f'<li class="mistake"><p>{html.escape(str(mistake["question"]))}</p>'
+            f"<p>You answered <em>{html.escape(str(mistake['chosen']))}</em>; the right answer is "
+            f"<strong>{html.escape(str(mistake['right']))}</strong>: {html.escape(str(mistake['why']))}.</p>"
+            + (
+                f'<p>{"The rules" if len(mistake.get("rules", [])) > 1 else "The rule"}:</p><ul class="rules">{rules}</ul>'
+                if rules
+                else ""
+            )
+            + "</li>"
+        )
+    return f'<section id="study-mistakes"><h2>What went wrong</h2><ol>{"".join(items)}</ol></section>'
+
+
+def quiz_body(study: Study, worker: StudyWorker, items: list[QuizItem]) -> str:
+    """Step 2: the quiz, with the instructions folded above it and, after a failed try, its mistakes."""
+    fields = []
+    for number, item in enumerate(items, start=1):
+        options = "".join(
+            f'<label><input type="radio" name="{html.escape(item.id)}" value="{index}" required> '
+            f"{html.escape(option)}</label>"
+            for index, option in enumerate(item.options)
+        )
+        fields.append(
+            f"<fieldset><legend>Question {number}</legend><p>{html.escape(item.prompt)}</p>{options}</fieldset>"
+        )
+    left = tries_left(study, worker)
+    intro = (
+        f"<p>The qualification of <strong>{html.escape(study.name)}</strong>: {len(items)} questions; "
+        f"{needed(study.pass_mark, len(items))} right answers let you in. "
+        + ("This is your last try." if left == 1 else f"You have {_tries_words(left)}.")
+        + "</p>"
+    )
+    again = ""
+    if worker.quiz_feedback:
+        again = (
+            '<p class="error" role="status" id="study-try-again">Your last try did not reach the pass mark. '
+            "Read what went wrong below, then try these questions.</p>" + mistakes_section(worker.quiz_feedback)
+        )
+    return (
+        again
+        + intro
+        + instructions_section(study, folded=True)
+        + '<form method="post" action="qualification" id="study-quiz">'
+        + "".join(fields)
+        + '<button class="button" type="submit" id="study-quiz-submit">Send my answers</button></form>'
+    )
+
+
+def screened_out_body(study: Study, worker: StudyWorker) -> str:
+    """The final fail: why (the score against the pass mark, on the last of the tries), and the mistakes."""
+    score = worker.quiz_score if worker.quiz_score is not None else 0.0
+    return (
+        "<p>Thank you for taking the qualification. "
+        f"On your last try ({worker.quiz_attempts} of {study.qualification_attempts}) you answered "
+        f"{round(score * 100)}% of the questions right; this study needs {round(study.pass_mark * 100)}%. So we "
+        "cannot offer you its tasks, and the qualification cannot be taken again.</p>"
+        + mistakes_section(worker.quiz_feedback or [])
+    )
+
+
+def full_body(message: str, link: str) -> str:
+    back = f'<p><a class="button" id="study-return" href="{html.escape(link)}">Return to the platform</a></p>'
+    return f'<p role="alert" id="study-message">{html.escape(message)}</p>' + (back if link else "")
+
+
+def signed_out_body(study: Study, worker: StudyWorker, link: str) -> str:
+    """After Log out: the worker's own study link, to continue where they stopped (it signs them in again)."""
+    if worker.status in ("started", "qualified"):
+        what = (
+            f"You have logged out of <strong>{html.escape(study.name)}</strong>. Your work so far is saved. To "
+            "continue where you stopped, open your study link again:"
+        )
+        button = f'<p><a class="button" id="study-continue" href="{html.escape(link)}">Continue the study</a></p>'
+        note = (
+            "<p>This link is yours: it signs you in to this study without a password, so do not share it. You "
+            "can also open the study again from the platform's page.</p>"
+        )
+        return f"<p>{what}</p>{button}{note}"
+    return (
+        f"<p>You have logged out of <strong>{html.escape(study.name)}</strong>. Your part in it has ended; your "
+        "study link shows what you earned.</p>"
+        f'<p><a class="button" id="study-continue" href="{html.escape(link)}">Open my study page</a></p>'
+    )
