@@ -27,6 +27,8 @@ COMMAND_MODULES = (
     "backend.cli",  # the ``settings`` command, below
     "backend.operations.cli",
     "backend.inference.cli",
+    "backend.inference.models_cli",
+    "backend.filebench.cli",
     "backend.review.cli",
     "backend.vqa.cli",
     "backend.planning.cli",

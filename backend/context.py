@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from backend.filebench.benchmark import FileBenchmarks
 from backend.icl.service import IclWorkspace
 from backend.inference.benchmarks import BenchmarkRegistry
 from backend.inference.digests import FileDigests
@@ -49,7 +50,7 @@ def build_context(settings: Settings, *, notices: tuple[str, ...] = (), hf_api: 
         database=database,
         models=models,
         pool=ModelPool(models),
-        benchmarks=BenchmarkRegistry(),
+        benchmarks=BenchmarkRegistry(discover=FileBenchmarks(settings.data_dir).specs),
         icl=IclWorkspace(settings.data_dir / "cache" / "icl", embeddings),
         embeddings=embeddings,
         backup=BackupService(settings, database, hf_api=hf_api),

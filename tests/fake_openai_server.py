@@ -15,6 +15,16 @@ makes it ignore the parameter, as servers other than vLLM do. Knobs for tests: `
 any client timeout; ``hold_until = n`` makes each request wait (up to 2 s) until n requests are in flight,
 so a concurrency test does not depend on thread timing. It records calls, attempts per prompt and the most
 requests ever in flight at once.
+
+For the serving layer (backend/inference/backends/transport.py): several instances are replicas of one model;
+``kill()`` stops one as a crashed server does (requests in flight get no reply, new connections are refused) and
+``revive()`` starts it again on the same port; ``die_after = n`` kills it when its n-th request arrives.
+``capacity = n`` answers 429 to any request beyond n in flight, and ``throttle_next(n, retry_after=...)`` the next
+n requests (a 429 storm), with a ``Retry-After`` header when given. ``answered`` counts the 200 replies each
+prompt got and ``log`` lists (monotonic time of arrival, prompt, status) per reply. ``GET /health`` and ``GET /version``
+answer as vLLM's do. Video may come as one ``video_url`` part of JPEG frames (vLLM's ``data:video/jpeg;base64,``
+form, frames joined by commas); ``usage.prompt_tokens`` counts words and, with ``media_tokens = n``, n per image
+and n per pair of video frames (a video's frames are merged in pairs, as Qwen2-VL's are).
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import socket
 import threading
 import time
 from collections import Counter
@@ -87,15 +98,28 @@ class FakeOpenAIServer:
         self.max_in_flight = 0
         self.images_seen = 0
         self.hold_until = 0
+        self.videos_seen = 0
+        self.media_tokens = 0  # prompt tokens per image and per pair of video frames (0: words only)
+        self.last_body: dict = {}
+        self.capacity = 0  # 0: no limit; else 429 beyond this many in flight
+        self.retry_after: float | None = None  # the Retry-After of capacity 429s
+        self.die_after = 0  # kill the server when this many requests have arrived (0: never)
+        self.answered: Counter[str] = Counter()
+        self.log: list[tuple[float, str, int]] = []
+        self.dead = False
+        self._storm: list[tuple[int, float | None]] = []  # (status, retry-after) for the next requests
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
+        self._server = self._listen(("127.0.0.1", 0))
+        self._address = self._server.server_address[:2]
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def _listen(self, address) -> ThreadingHTTPServer:
+        return _Server(address, self._handler())
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
+        host, port = self._address
         return f"http://{host}:{port}/v1"
 
     def __enter__(self) -> FakeOpenAIServer:
@@ -103,6 +127,20 @@ class FakeOpenAIServer:
         return self
 
     def __exit__(self, *exc) -> None:
+        if not self.dead:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def kill(self) -> None:
+        """Crash: stop listening; requests in flight and on open connections get no reply."""
+        with self._lock:
+            if self.dead:
+                return
+            self.dead = True
+            self._changed.notify_all()
+        self._stop_listening()
+
+    def _stop_listening(self) -> None:
         self._server.shutdown()
         self._server.server_close()
 
@@ -111,18 +149,37 @@ class FakeOpenAIServer:
         ``shift`` letters on."""
         self.root, self.shift = root, shift
 
+    def revive(self) -> None:
+        """Start again on the same port (a restarted replica)."""
+        with self._lock:
+            if not self.dead:
+                return
+            self._server = self._listen(self._address)
+            self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+            self.dead = False
+        self._thread.start()
+
+    def throttle_next(self, count: int, retry_after: float | None = None, status: int = 429) -> None:
+        """Answer the next ``count`` requests with ``status`` (a storm), with ``Retry-After`` when given."""
+        with self._lock:
+            self._storm.extend([(status, retry_after)] * count)
+
     def reset(self) -> None:
         """Forget counts, after waiting (up to 5 s) for requests still being served (e.g. a SLOW one)."""
         with self._lock:
             self._changed.wait_for(lambda: self.in_flight == 0, timeout=5.0)
-            self.calls, self.max_in_flight, self.images_seen = 0, 0, 0
+            self.calls, self.max_in_flight, self.images_seen, self.videos_seen = 0, 0, 0, 0
             self.attempts.clear()
             self.endpoints.clear()
             self.scored_requests = 0
+            self.answered.clear()
+            self.log.clear()
 
     # -- protocol ---------------------------------------------------------------------------------
     def answer(self, body: dict) -> tuple[int, dict]:
         from PIL import Image
+
+        self.last_body = body
 
         if body.get("model") != self.model:
             return 404, {"error": {"message": f"model {body.get('model')!r} does not exist", "type": "NotFound"}}
@@ -134,7 +191,7 @@ class FakeOpenAIServer:
             messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             return 400, {"error": {"message": "messages must be a non-empty list", "type": "BadRequest"}}
-        texts, images = [], []
+        texts, images, frames = [], [], 0
         for message in messages:
             content = message.get("content")
             parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
@@ -146,13 +203,23 @@ class FakeOpenAIServer:
                     if not url.startswith("data:image/") or ";base64," not in url:
                         return 400, {"error": {"message": "image_url must be a base64 data URL", "type": "BadRequest"}}
                     images.append(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB"))
+                elif part["type"] == "video_url":
+                    url = part["video_url"]["url"]
+                    if not url.startswith("data:video/jpeg;base64,"):
+                        return 400, {"error": {"message": "video_url must be JPEG frames", "type": "BadRequest"}}
+                    clip = [Image.open(io.BytesIO(base64.b64decode(f))) for f in url.split(",")[1:]]
+                    if not clip or any(f.format != "JPEG" for f in clip):
+                        return 400, {"error": {"message": "video frames must be JPEG images", "type": "BadRequest"}}
+                    frames += len(clip)
+                    images.append(clip[0].convert("RGB"))
                 else:
                     return 400, {"error": {"message": f"unknown content part {part['type']!r}", "type": "BadRequest"}}
         prompt = "\n".join(texts)
         with self._lock:
             self.attempts[prompt] += 1
             attempt = self.attempts[prompt]
-            self.images_seen += len(images)
+            self.images_seen += len(images) - (1 if frames else 0)
+            self.videos_seen += 1 if frames else 0
         if "FAIL500" in prompt or ("FLAKY" in prompt and attempt == 1):
             return 500, {"error": {"message": "internal server error", "type": "InternalServerError"}}
         if "SLOW" in prompt:
@@ -162,7 +229,7 @@ class FakeOpenAIServer:
             choice: dict = {"index": 0, "text": " " + content, "finish_reason": "stop"}
         else:
             choice = {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
-        prompt_tokens = len(prompt.split())
+        prompt_tokens = self._prompt_tokens(prompt, len(images), frames)
         extra: dict = {}
         if self.supports_prompt_logprobs and body.get("prompt_logprobs") is not None:
             prompt_tokens, extra["prompt_logprobs"] = self._prompt_logprobs(body, prompt, images)
@@ -199,6 +266,11 @@ class FakeOpenAIServer:
         ]
         return len(words), entries
 
+    def _prompt_tokens(self, prompt: str, images: int, video_frames: int) -> int:
+        """Words, and :attr:`media_tokens` per image and per pair of video frames (0 by default: words only)."""
+        still = images - (1 if video_frames else 0)
+        return len(prompt.split()) + (still + (video_frames + 1) // 2) * self.media_tokens
+
     @staticmethod
     def _reply(prompt: str, images: list, shift: int = 0) -> str:
         letter = "A"
@@ -219,29 +291,47 @@ class FakeOpenAIServer:
             def log_message(self, *args) -> None:
                 return None
 
-            def _send(self, status: int, payload: dict) -> None:
+            def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _drop(self) -> None:
+                """No reply: the connection closes, as when a server process dies."""
+                self.close_connection = True
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
             def do_GET(self) -> None:
                 path = self.path.rstrip("/")
-                if path == "/v1/models":
+                if server.dead:
+                    self._drop()
+                elif path == "/v1/models":
                     entry: dict = {"id": server.model, "object": "model", "owned_by": "fake"}
                     if server.root is not None:
                         entry |= {"root": server.root, "max_model_len": server.max_model_len}
                     self._send(200, {"object": "list", "data": [entry]})
+                elif path in ("/health", "/v1/health"):
+                    self._send(200, {})
                 elif path == "/version" and server.version is not None:
                     self._send(200, {"version": server.version})
                 else:
                     self._send(404, {"error": {"message": "not found"}})
 
             def do_POST(self) -> None:
+                arrived = time.monotonic()
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
+                if server.dead:
+                    self._drop()
+                    return
                 endpoint = self.path.rstrip("/")
                 if endpoint not in ("/v1/chat/completions", "/v1/completions"):
                     self._send(404, {"error": {"message": "not found"}})
@@ -254,20 +344,42 @@ class FakeOpenAIServer:
                     server.calls += 1
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                    storm = server._storm.pop(0) if server._storm else None
+                    if storm is None and server.capacity and server.in_flight > server.capacity:
+                        storm = (429, server.retry_after)
+                    dies = bool(server.die_after) and server.calls >= server.die_after and not server.dead
+                    if dies:
+                        server.die_after, server.dead = 0, True
                     server._changed.notify_all()
-                    server._changed.wait_for(lambda: server.in_flight >= server.hold_until, timeout=2.0)
+                    if storm is None and not dies:
+                        server._changed.wait_for(
+                            lambda: server.in_flight >= server.hold_until or server.dead, timeout=2.0
+                        )
+                if dies:
+                    threading.Thread(target=server._stop_listening, daemon=True).start()
                 try:
-                    if server.delay_s:
-                        time.sleep(server.delay_s)
-                    status, payload = server.answer(body)
+                    if storm is not None:
+                        status, payload = storm[0], {"error": {"message": "slow down", "type": "RateLimitError"}}
+                    else:
+                        if server.delay_s:
+                            time.sleep(server.delay_s)
+                        status, payload = server.answer(body)
                 finally:
                     with server._lock:
                         server.in_flight -= 1
                         server._changed.notify_all()
+                if server.dead:
+                    self._drop()
+                    return
+                headers = {"Retry-After": f"{storm[1]:g}"} if storm is not None and storm[1] is not None else {}
                 try:
-                    self._send(status, payload)
+                    self._send(status, payload, headers)
                 except (BrokenPipeError, ConnectionResetError):
                     return
+                with server._lock:
+                    server.log.append((arrived, _prompt_of(body), status))
+                    if status == 200:
+                        server.answered[_prompt_of(body)] += 1
 
         return Handler
 
@@ -277,3 +389,33 @@ def _colour(img) -> str:
 
     pixel = img.getpixel((img.width // 2, img.height // 2))
     return min(COLOURS, key=lambda c: sum((a - b) ** 2 for a, b in zip(COLOURS[c], pixel, strict=True)))
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # socketserver's 5 resets connections when many clients connect at once
+
+
+def _prompt_of(body: dict) -> str:
+    """The prompt of a completions request, the text parts of a chat request joined (how the counts above name
+    a request)."""
+    if isinstance(body.get("prompt"), str):
+        return body["prompt"]
+    texts = []
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        texts += [part["text"] for part in parts if part.get("type") == "text"]
+    return "\n".join(texts)
+
+
+if __name__ == "__main__":  # a server in its own process, for benchmarks (benchmarks/serving.py)
+    import argparse
+
+    parser = argparse.ArgumentParser(description="serve the fake OpenAI-compatible server until killed")
+    parser.add_argument("--model", default="fake-vlm")
+    parser.add_argument("--delay-s", type=float, default=0.0, help="service time per request")
+    args = parser.parse_args()
+    with FakeOpenAIServer(args.model, delay_s=args.delay_s) as fake:
+        print(fake.base_url, flush=True)
+        threading.Event().wait()

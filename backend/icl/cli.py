@@ -10,6 +10,7 @@ from backend.icl.matching import MATCHING
 from backend.icl.prompts import ORDERS
 from backend.icl.selection import preset_weights
 from backend.icl.selectors import SelectorSpec, setting_names
+from backend.terminal import add_output_flags, progress_bar, show, summary_table
 
 MATCHING_CLI_HELP = (
     "equation 2's sides (CoFe presets only): both (default), source_only (appendix D, Table 6) or target_only "
@@ -96,7 +97,9 @@ def _eval(args: argparse.Namespace) -> Any:
         options["bank"] = args.bank
     if args.tests:
         options["tests"] = args.tests
-    return evaluate_by_category(context_from(args), args.model, options, limit=args.limit)
+    with progress_bar(f"icl / {args.model}") as update:
+        result = evaluate_by_category(context_from(args), args.model, options, limit=args.limit, progress=update)
+    return show(args, result, summary_table)
 
 
 def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) -> None:
@@ -142,6 +145,7 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
     ev.add_argument("--fictional", action="store_true")
     ev.add_argument("--matching", choices=list(MATCHING), default="both", help=MATCHING_CLI_HELP)
     ev.add_argument("--limit", type=int, default=None, help="only the first N test cases")
+    add_output_flags(ev)
     ev.set_defaults(handler=_eval)
 
     imp = groups["import"].add_parser("icl", parents=[common], help="import an example bank or test set (JSONL)")

@@ -12,7 +12,7 @@ overall, with their rates).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -123,11 +123,12 @@ def evaluate_by_category(
     load_options: dict[str, Any] | None = None,
     limit: int | None = None,
     actor: str = "cli",
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) ``model`` on the ``icl`` benchmark and add exact match per category."""
     from backend.inference.runner import run_eval
 
-    summary = run_eval(ctx, BENCHMARK, model, limit=limit, actor=actor, load_options=load_options)
+    summary = run_eval(ctx, BENCHMARK, model, limit=limit, actor=actor, load_options=load_options, progress=progress)
     return {**summary.as_dict(), **category_breakdown(ctx, model, load_options, limit)}
 
 

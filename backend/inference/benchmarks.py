@@ -114,6 +114,8 @@ class BenchmarkSpec:
     score: Callable[[EvalItem, ParsedAnswer], float] = exact_score
     params: GenerationParams = GenerationParams()
     metric: str = "accuracy"
+    # what a run's summary adds from the store: ``report(ctx, model, load_options, limit, gen) -> dict``
+    report: Callable[..., dict[str, Any]] | None = None
     #: the load options a run's items depend on, filled in from the app's settings (e.g. VQA's image mode), so
     #: that a run's row records them whoever started it: ``default_options(ctx) -> dict``
     default_options: Callable[[AppContext], dict[str, Any]] | None = None
@@ -128,12 +130,18 @@ class BenchmarkSpec:
 
 class BenchmarkRegistry:
     """The benchmarks of one app (``AppContext.benchmarks``): those of :data:`BENCHMARK_MODULES`, imported on
-    first use, plus any registered at run time."""
+    first use, any registered at run time, and those ``discover()`` finds when asked (benchmarks imported from
+    files, :mod:`backend.filebench`: another process may add one while the app runs). Built-in names win."""
 
-    def __init__(self, modules: Sequence[str] = BENCHMARK_MODULES):
+    def __init__(
+        self,
+        modules: Sequence[str] = BENCHMARK_MODULES,
+        discover: Callable[[], Sequence[BenchmarkSpec]] | None = None,
+    ):
         self._modules = list(modules)
         self._specs: dict[str, BenchmarkSpec] = {}
         self._lock = threading.Lock()
+        self._discover = discover
 
     def _load(self) -> None:
         with self._lock:
@@ -146,9 +154,14 @@ class BenchmarkRegistry:
         self._specs[spec.name] = spec
         return spec
 
+    def builtin_names(self) -> set[str]:
+        self._load()
+        return set(self._specs)
+
     def all(self) -> dict[str, BenchmarkSpec]:
         self._load()
-        return dict(sorted(self._specs.items()))
+        found = {spec.name: spec for spec in (self._discover() if self._discover else ())}
+        return dict(sorted((found | self._specs).items()))
 
     def get(self, name: str) -> BenchmarkSpec:
         benchmarks = self.all()

@@ -17,8 +17,14 @@ picks the same option whatever its position is consistent on every item.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from backend.inference.parsing import LETTERS
+
+if TYPE_CHECKING:
+    from backend.inference.benchmarks import EvalItem
 
 
 def rotation_order(k: int, rotation: int) -> list[int]:
@@ -84,3 +90,60 @@ def circular_summary(outcomes: Iterable[CircularOutcome]) -> dict:
         "consistent": consistent,
         "consistency_rate": round(consistent / len(done), 4) if done else 0.0,
     }
+
+
+def rotated(item: EvalItem, rotation: int) -> EvalItem:
+    """``item`` under ``rotation`` (a single-choice item): the options shifted, the key's letter moved with its
+    option; id ``<id>#r<rotation>`` (rotation 0 keeps the id); ``meta`` gains ``item_id`` and ``rotation``.
+
+    >>> from backend.inference.benchmarks import EvalItem
+    >>> r = rotated(EvalItem("q", [], ("cat", "dog", "cow"), frozenset("B"), meta={"choice_type": "single"}), 1)
+    >>> r.item_id, r.options, sorted(r.answer), r.meta["rotation"]
+    ('q#r1', ('dog', 'cow', 'cat'), ['A'], 1)
+    """
+    order = rotation_order(len(item.options), rotation)
+    answer = (
+        frozenset(LETTERS[order.index(LETTERS.index(a))] for a in item.answer)
+        if isinstance(item.answer, frozenset)
+        else item.answer
+    )
+    return replace(
+        item,
+        item_id=f"{item.item_id}#r{rotation}" if rotation else item.item_id,
+        options=tuple(item.options[i] for i in order),
+        answer=answer,
+        meta={**item.meta, "item_id": item.item_id, "rotation": rotation},
+    )
+
+
+def circular_outcomes(
+    items: Sequence[EvalItem], answers: Mapping[str, Sequence[str]]
+) -> dict[str, tuple[CircularOutcome, bool]]:
+    """Per single-choice item (its base id): its :class:`CircularOutcome` and whether rotation 0 was answered
+    right, from the rotated ``items`` (:func:`rotated`, or :func:`backend.vqa.models.eval_item` with a rotation)
+    and the letters answered per rotated item id (one letter read: that option; anything else: none)."""
+    chosen: dict[str, dict[int, int | None]] = {}
+    keys: dict[str, tuple[int, int]] = {}
+    for item in items:
+        if item.meta.get("choice_type") != "single":
+            continue
+        base, rotation, k = item.meta["item_id"], item.meta["rotation"], len(item.options)
+        if rotation == 0:
+            keys[base] = (LETTERS.index(next(iter(item.answer))), k)
+        if item.item_id in answers:
+            letters = list(answers[item.item_id])
+            position = LETTERS.index(letters[0]) if len(letters) == 1 else None
+            chosen.setdefault(base, {})[rotation] = original_index(position, k, rotation)
+    return {
+        base: (circular_outcome(chosen.get(base, {}), key, k), chosen.get(base, {}).get(0) == key)
+        for base, (key, k) in keys.items()
+    }
+
+
+def circular_report(items: Sequence[EvalItem], answers: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """Circular figures (:func:`circular_summary`, and ``plain_accuracy``: rotation 0 right, over the same
+    complete items) from :func:`circular_outcomes`. Worked by hand in tests/test_vqa_circular.py."""
+    outcomes = circular_outcomes(items, answers)
+    summary = circular_summary(outcome for outcome, _ in outcomes.values())
+    complete = [plain for outcome, plain in outcomes.values() if outcome.complete]
+    return {**summary, "plain_accuracy": round(sum(complete) / len(complete), 4) if complete else 0.0}

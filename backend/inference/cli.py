@@ -3,70 +3,70 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Callable
+import shutil
 from pathlib import Path
 from typing import Any
 
-
-def _progress_bar() -> tuple[Any, Callable[[int, int], None]]:
-    """A progress bar on standard error (tqdm, which transformers already depends on)."""
-    from tqdm import tqdm
-
-    bar = tqdm(total=0, file=sys.stderr, unit="item", dynamic_ncols=True)
-
-    def update(done: int, total: int) -> None:
-        bar.total = total
-        bar.n = done
-        bar.refresh()
-
-    return bar, update
+from backend.inference.overrides import parse_pairs
+from backend.terminal import add_output_flags, progress_bar, show, summary_table
 
 
 def _eval(args: argparse.Namespace) -> Any:
     from backend.cli import context_from
+    from backend.inference.run_config import reproduces, run_config_from_args, use_model
     from backend.inference.runner import run_eval
 
     ctx = context_from(args)
-    load_options = _load_options(args.option)
-    bar, update = _progress_bar()
-    try:
+    config = run_config_from_args(args)
+    model, note = use_model(ctx, config)
+    with progress_bar(f"{config.benchmark} / {model}") as update:
         summary = run_eval(
             ctx,
-            args.benchmark,
-            args.model,
-            limit=args.limit,
-            retry_failed=args.retry_failed,
-            judge=args.judge,
+            config.benchmark,
+            model,
+            limit=config.limit,
+            retry_failed=config.retry_failed,
+            judge=config.judge,
             progress=update,
             actor="cli",
-            load_options=load_options,
+            load_options=config.options or None,
+            gen=config.gen or None,
         )
-    finally:
-        bar.close()
     result = summary.as_dict()
-    if args.benchmark == "icl":  # CoFe reports exact match per category, as `icl eval` does
-        from backend.icl.evaluation import category_breakdown
-
-        result.update(category_breakdown(ctx, args.model, load_options, args.limit))
+    result.update(benchmark_report(ctx, config.benchmark, model, config.options or None, config.limit, config.gen))
+    if note:
+        result["note"] = note
+    check = reproduces(config, summary)
+    if check is not None:
+        result["reproduces"] = check
     if args.out is not None:
         from backend.inference.store import write_run_folder
 
         result["out"] = write_run_folder(ctx.database, args.out, result, set(summary.item_keys))
-    return result
+        if summary.config:
+            shutil.copyfile(summary.config, args.out / "run.yaml")
+            result["out"]["run.yaml"] = str(args.out / "run.yaml")
+    return show(args, result, summary_table)
+
+
+def benchmark_report(
+    ctx: Any, benchmark: str, model: str, options: dict[str, Any] | None, limit: int | None, gen: Any
+) -> dict[str, Any]:
+    """What a benchmark adds to a run's summary: CoFe's exact match per category; a benchmark's own ``report``
+    (file benchmarks: per category and circular figures)."""
+    from backend.inference.benchmarks import get_benchmark
+
+    if benchmark == "icl":  # CoFe reports exact match per category, as `icl eval` does
+        from backend.icl.evaluation import category_breakdown
+
+        return category_breakdown(ctx, model, options, limit)
+    report = get_benchmark(ctx, benchmark).report
+    return report(ctx, model, options, limit, gen or None) if report is not None else {}
 
 
 def _load_options(pairs: list[str] | None) -> dict[str, str] | None:
     """``--option key=value`` pairs as the benchmark's load options (e.g. ``setting=high_diversity``)."""
-    from backend.errors import ValidationError
-
-    options = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ValidationError(f"--option takes key=value, not {pair!r}")
-        options[key.strip()] = value.strip()
-    return options or None
+    return parse_pairs(pairs) or None
 
 
 def _compare(args: argparse.Namespace) -> Any:
@@ -86,7 +86,15 @@ def _compare(args: argparse.Namespace) -> Any:
             run_eval(ctx, BENCHMARK, BLIND_BASELINE, load_options={"mode": "text", "circular": args.circular})
         return compare(ctx.database, models, args.circular, samples, ctx)
     if args.circular:
-        raise ValidationError("--circular applies to planning; for VQA run: python -m backend vqa run MODEL --circular")
+        from backend.filebench.benchmark import compare_circular, is_file_benchmark
+
+        if not is_file_benchmark(ctx, args.benchmark):
+            raise ValidationError(
+                "--circular applies to planning and benchmarks from files; for VQA run: compstudio vqa run MODEL --circular"
+            )
+        if not models or len(models) < 2:
+            raise ValidationError("name at least two models: --models A,B")
+        return compare_circular(ctx, args.benchmark, models, samples)
     if args.benchmark in ("vqa", "mmcomposition"):
         from backend.vqa.cli import _cli_admin
         from backend.vqa.runs import comparison
@@ -100,21 +108,6 @@ def _compare(args: argparse.Namespace) -> Any:
     return compare_stored(ctx, args.benchmark, models, options, samples)
 
 
-def _models(args: argparse.Namespace) -> Any:
-    from backend.cli import context_from
-    from backend.inference.registry import list_models
-
-    return [spec.as_dict() for spec in list_models(context_from(args)).values()]
-
-
-def _benchmarks(args: argparse.Namespace) -> Any:
-    from backend.cli import context_from
-    from backend.inference.benchmarks import list_benchmarks
-
-    benchmarks = list_benchmarks(context_from(args)).values()
-    return [{"name": b.name, "description": b.description, "metric": b.metric} for b in benchmarks]
-
-
 def _export_predictions(args: argparse.Namespace) -> Any:
     from backend.cli import context_from
     from backend.inference.store import export_predictions
@@ -124,9 +117,22 @@ def _export_predictions(args: argparse.Namespace) -> Any:
 
 def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) -> None:
     evaluate = sub.add_parser("eval", parents=[common], help="evaluate a model on a benchmark (resumable)")
-    evaluate.add_argument("--benchmark", required=True, help="benchmark name (python -m backend benchmarks)")
-    evaluate.add_argument("--model", required=True, help="model name from the registry (python -m backend models list)")
+    evaluate.add_argument("--benchmark", default=None, help="benchmark name (compstudio benchmarks list)")
+    evaluate.add_argument("--model", default=None, help="model name from the registry (compstudio models list)")
+    evaluate.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="a run file (run.yaml: model, benchmark, limit, gen, options, judge); every run writes one beside it",
+    )
     evaluate.add_argument("--limit", type=int, default=None, help="only the first N items")
+    evaluate.add_argument(
+        "--gen",
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="a generation setting for this run, repeatable: max_new_tokens, temperature, top_p, seed, stop (a|b)",
+    )
     evaluate.add_argument("--retry-failed", action="store_true", help="recompute items whose call failed before")
     evaluate.add_argument(
         "--out",
@@ -144,8 +150,10 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
         action="append",
         default=None,
         metavar="KEY=VALUE",
-        help="a benchmark load option, repeatable (icl: bank, tests, setting, n, order, seed, fictional, matching)",
+        help="a benchmark load option, repeatable (icl: bank, tests, setting, n, order, seed, fictional, matching; "
+        "file benchmarks: circular=true, category)",
     )
+    add_output_flags(evaluate)
     evaluate.set_defaults(handler=_eval)
 
     comp = sub.add_parser(
@@ -155,17 +163,12 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
     comp.add_argument(
         "--models", default=None, help="comma-separated models (VQA: run names); default: every stored run"
     )
-    comp.add_argument("--circular", action="store_true", help="planning: compare circular outcomes")
+    comp.add_argument("--circular", action="store_true", help="planning and file benchmarks: compare circular outcomes")
     comp.add_argument(
         "--no-baseline-run", action="store_true", help="planning: do not answer missing questions with bigram-prior"
     )
     comp.add_argument("--option", action="append", default=[], help="load option key=value (e.g. icl: setting=random)")
     comp.set_defaults(handler=_compare)
-
-    models = sub.add_parser("models", help="the model registry (<data-dir>/models.json)")
-    actions = models.add_subparsers(dest="action", required=True)
-    actions.add_parser("list", parents=[common], help="list registered models")
-    models.set_defaults(handler=_models)
 
     export = groups["export"].add_parser(
         "predictions", parents=[common], help="stored model answers as JSON lines, with OUT.manifest.json"
@@ -174,6 +177,3 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
     export.add_argument("--model", default=None, help="only this model")
     export.add_argument("--benchmark", default=None, help="only this benchmark")
     export.set_defaults(handler=_export_predictions)
-
-    benchmarks = sub.add_parser("benchmarks", parents=[common], help="list registered benchmarks")
-    benchmarks.set_defaults(handler=_benchmarks)

@@ -18,7 +18,7 @@ import hashlib
 import inspect
 import json
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -117,18 +117,20 @@ def run_manifest(
     load_options: dict[str, Any] | None = None,
     prepared: Sequence[Prepared] | None = None,
     warnings: Sequence[str] | None = None,
+    gen: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The manifest of ``model`` on ``benchmark`` (items loaded with ``load_options``; pass ``prepared``
-    when the items are at hand, else they are loaded and prepared here)."""
+    when the items are at hand, else they are loaded and prepared here), under ``gen`` overrides."""
     from backend.inference.runner import effective_params, prepare
 
     bench, spec = get_benchmark(ctx, benchmark), get_spec(ctx, model)
     if prepared is None:
         prepared = prepare(bench, bench.load_items(ctx, **(load_options or {})), ctx.digests)
-    params = effective_params(bench, spec)
+    params = effective_params(bench, spec, gen)
     served = served_identity(ctx, spec)
     revision = model_revision(spec, ctx.digests, served=served)
     model_warnings = list(warnings) if warnings is not None else revision_warnings(spec, served)
+    overrides = {"generation_overrides": dict(gen)} if gen else {}
     return {
         "manifest_version": MANIFEST_VERSION,
         "created_at": utcnow(),
@@ -146,6 +148,7 @@ def run_manifest(
         },
         "warnings": model_warnings,
         "generation": params.as_dict(),
+        **overrides,
         "prompt": {
             "style": spec.prompt_style,
             "template": getattr(bench.build_request, "__qualname__", repr(bench.build_request)),

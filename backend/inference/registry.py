@@ -31,6 +31,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from backend.errors import NotFound, ValidationError
+from backend.inference.backends.transport_options import TRANSPORT_OPTIONS
 from backend.inference.embeddings import EmbeddingModels
 from backend.settings import Settings
 
@@ -63,7 +64,9 @@ class ModelSpec:
 
     ``path``: a local folder or Hub id (transformers), the served model name (openai), or
     ``module:factory`` (python). ``options`` holds backend-specific settings: for ``openai``
-    ``base_url``, ``api_key_env``, ``timeout_s``, ``retries``; for ``transformers`` ``model_class``
+    ``base_url`` (one URL or a list of replicas), ``api_key_env``, ``native_video`` and the transport's
+    (:data:`~backend.inference.backends.transport.TRANSPORT_OPTIONS`: retries, timeouts, adaptive concurrency;
+    they never change an answer, so the fingerprint leaves them out); for ``transformers`` ``model_class``
     (``"image-text-to-text"`` or ``"causal-lm"``) and ``native_video`` (bool); for ``random`` ``seed``.
     ``prompt_style``: ``chat`` (the model's chat template) or ``plain`` (text as is, for base models).
     ``scoring``: multiple-choice items answered by ``generate`` + parsing, or by ``likelihood`` of options.
@@ -89,7 +92,7 @@ class ModelSpec:
         """A hash of everything that can change an answer (not the name, batch size or concurrency:
         batched answers equal one-by-one answers)."""
         keep = {k: v for k, v in asdict(self).items() if k not in {"name", "batch_size", "concurrency", "description"}}
-        keep["options"] = {k: v for k, v in self.options.items() if k not in {"api_key_env", "timeout_s", "retries"}}
+        keep["options"] = {k: v for k, v in self.options.items() if k not in TRANSPORT_OPTIONS}
         return hashlib.sha256(json.dumps(keep, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
     def as_dict(self) -> dict[str, Any]:

@@ -41,6 +41,7 @@ from backend.inference.benchmarks import BenchmarkSpec, EvalItem, get_benchmark
 from backend.inference.digests import FileDigests
 from backend.inference.manifest import run_manifest
 from backend.inference.outcomes import outcome_counts
+from backend.inference.overrides import Overrides, apply_overrides
 from backend.inference.parsing import ParsedAnswer, parse_choice
 from backend.inference.registry import ModelSpec, get_spec
 from backend.inference.request import GenerationParams, Request, request_hash, text
@@ -50,7 +51,9 @@ from backend.inference.revision import (
     revision_warnings,
     served_identity,
 )
+from backend.inference.run_config import RunConfig, record_run
 from backend.inference.store import Prediction, finish_run, lookup, save, settings_hash, start_run
+from backend.inference.video_input import video_input
 
 if TYPE_CHECKING:
     from backend.context import AppContext
@@ -82,6 +85,8 @@ class RunSummary:
     error_examples: list[str] = field(default_factory=list)
     manifest: dict[str, Any] | None = None  # what decided these numbers (backend.inference.manifest)
     warnings: list[str] = field(default_factory=list)
+    serving: dict[str, Any] | None = None  # how requests travelled (openai: replicas, settled concurrency)
+    config: str | None = None  # the run file that runs it again (backend.inference.run_config)
     item_keys: tuple[tuple[str, str], ...] = ()  # (item id, prompt hash) of the run's items; not printed
 
     def as_dict(self) -> dict[str, Any]:
@@ -111,15 +116,19 @@ def prepare(bench: BenchmarkSpec, items: Sequence[EvalItem], digests: FileDigest
     return prepared
 
 
-def effective_params(bench: BenchmarkSpec, spec: ModelSpec) -> GenerationParams:
-    if bench.params.max_new_tokens is None:
-        return replace(bench.params, max_new_tokens=spec.max_new_tokens)
-    return bench.params
+def effective_params(bench: BenchmarkSpec, spec: ModelSpec, gen: Overrides | None = None) -> GenerationParams:
+    """The benchmark's generation settings, the model's ``max_new_tokens`` where it names none, then the run's
+    ``gen`` overrides (:mod:`backend.inference.overrides`)."""
+    params = bench.params
+    if params.max_new_tokens is None:
+        params = replace(params, max_new_tokens=spec.max_new_tokens)
+    return apply_overrides(params, gen)
 
 
-def store_key(ctx: AppContext, bench: BenchmarkSpec, spec: ModelSpec) -> str:
-    """The settings hash ``spec``'s answers to ``bench`` are stored under (:mod:`backend.inference.store`)."""
-    return settings_hash(spec, effective_params(bench, spec), current_revision(ctx, spec))
+def store_key(ctx: AppContext, bench: BenchmarkSpec, spec: ModelSpec, gen: Overrides | None = None) -> str:
+    """The settings hash ``spec``'s answers to ``bench`` (under ``gen`` overrides) are stored under
+    (:mod:`backend.inference.store`)."""
+    return settings_hash(spec, effective_params(bench, spec, gen), current_revision(ctx, spec))
 
 
 def run_status(items: int, errors: int) -> str:
@@ -258,30 +267,48 @@ def _compute(
     progress: Progress | None,
     done_before: int,
     total: int,
-) -> int:
-    """Answer ``todo`` chunk by chunk, saving each chunk at once. Returns the number computed."""
+) -> tuple[int, dict[str, Any] | None]:
+    """Answer ``todo``, saving as answers come; the number computed and the backend's serving report (if any).
+
+    A backend with ``generate_stream`` (openai) gets every request at once and keeps its limit in flight; the
+    answers are saved in groups of ``max(batch_size, concurrency)`` (or each second). Others get chunks of that
+    size, each saved when answered."""
     if not todo:
-        return 0
+        return 0, None
     backend = ctx.pool.get(spec)
     check = getattr(backend, "check_likelihood", None)
     if spec.scoring == "likelihood" and check is not None and any(p.item.options for p in todo):
         check()  # refuse before any item is asked: no answer stands in for a likelihood it is not
     step = max(spec.batch_size, spec.concurrency)
+    mark = backend.serving_mark() if hasattr(backend, "serving_report") else None
+    stream = getattr(backend, "generate_stream", None)
     computed = 0
-    for start in range(0, len(todo), step):
-        chunk = todo[start : start + step]
-        began = time.perf_counter()
-        answers = call_model(backend, spec, chunk, params)
-        latency = (time.perf_counter() - began) * 1000 / len(chunk)
-        save(
-            ctx.database,
-            [to_prediction(bench, spec, shash, p, a, latency) for p, a in zip(chunk, answers, strict=True)],
-            run_id,
-        )
-        computed += len(chunk)
+
+    def keep(predictions: list[Prediction]) -> None:
+        nonlocal computed
+        save(ctx.database, predictions, run_id)
+        computed += len(predictions)
         if progress:
             progress(done_before + computed, total)
-    return computed
+
+    if stream is not None and not isinstance(backend, ItemAnswerer) and spec.scoring != "likelihood":
+        pending: list[Prediction] = []
+        last = time.perf_counter()
+        for index, answer, latency in stream([p.request for p in todo], params):
+            pending.append(to_prediction(bench, spec, shash, todo[index], answer, latency))
+            if len(pending) >= step or time.perf_counter() - last >= 1.0:
+                keep(pending)
+                pending, last = [], time.perf_counter()
+        if pending:
+            keep(pending)
+    else:
+        for start in range(0, len(todo), step):
+            chunk = todo[start : start + step]
+            began = time.perf_counter()
+            answers = call_model(backend, spec, chunk, params)
+            latency = (time.perf_counter() - began) * 1000 / len(chunk)
+            keep([to_prediction(bench, spec, shash, p, a, latency) for p, a in zip(chunk, answers, strict=True)])
+    return computed, backend.serving_report(mark) if mark is not None else None
 
 
 JUDGE_OFF = ("off", "")
@@ -342,8 +369,10 @@ def run_eval(
     progress: Progress | None = None,
     actor: str = "cli",
     load_options: dict[str, Any] | None = None,
+    gen: Overrides | None = None,
 ) -> RunSummary:
-    """Evaluate ``model`` on ``benchmark`` (the first ``limit`` items), reusing stored predictions.
+    """Evaluate ``model`` on ``benchmark`` (the first ``limit`` items), reusing stored predictions. ``gen``
+    overrides generation settings for this run (in its key and manifest).
 
     Every evaluation goes through here (the Models, VQA, Planning and In-context tabs, grids, ``eval``, the
     API): one ``eval_runs`` row per run and the one prediction store, which every leaderboard reads."""
@@ -357,8 +386,8 @@ def run_eval(
     warnings = revision_warnings(spec, served_identity(ctx, spec, refresh=True))
     items = bench.load_items(ctx, **(load_options or {}))
     prepared = prepare(bench, items[:limit] if limit is not None else items, ctx.digests)
-    params = effective_params(bench, spec)
-    shash = store_key(ctx, bench, spec)
+    params = effective_params(bench, spec, gen)
+    shash = store_key(ctx, bench, spec, gen)
     stored = lookup(ctx.database, spec.name, bench.name, shash)
     todo = [
         p
@@ -367,11 +396,13 @@ def run_eval(
         or (retry_failed and stored[(p.item.item_id, p.prompt_hash)].failed)
     ]
     options = {"limit": limit, "retry_failed": retry_failed, "judge": judge, "load_options": load_options}
+    if gen:
+        options["gen"] = dict(gen)
     run_id = start_run(ctx.database, bench.name, spec.name, shash, actor, options)
     if progress:
         progress(len(prepared) - len(todo), len(prepared))
     try:
-        computed = _compute(
+        computed, serving = _compute(
             ctx, bench, spec, shash, todo, params, run_id, progress, len(prepared) - len(todo), len(prepared)
         )
     except BaseException as exc:
@@ -382,11 +413,18 @@ def run_eval(
         stored = lookup(ctx.database, spec.name, bench.name, shash)
     summary = summarise(bench, spec, prepared, stored, computed, run_id, time.perf_counter() - began)
     summary.warnings = warnings
+    summary.serving = serving
     summary.manifest = run_manifest(
-        ctx, bench.name, spec.name, load_options=load_options, prepared=prepared, warnings=warnings
+        ctx, bench.name, spec.name, load_options=load_options, prepared=prepared, warnings=warnings, gen=gen
     )
+    videos = video_input(ctx, bench.name, spec, prepared, shash, computed)
+    if videos is not None:
+        summary.manifest["frame_sampling"]["video_input"] = videos
     if judge is not None:
         summary.judge = {**_run_judge(ctx, judge, prepared, stored, bench), "chosen_by": judge_chosen_by}
+    config = RunConfig(bench.name, spec.name, limit, dict(gen or {}), dict(load_options or {}), judge or "off")
+    path = record_run(ctx, summary, replace(config, retry_failed=retry_failed))
+    summary.config = str(path) if path else None
     finish_run(ctx.database, run_id, summary.as_dict(), status=summary.status)
     return summary
 

@@ -43,27 +43,39 @@ def benchmark_names(ctx: AppContext, username: str | None) -> list[str]:
 def save_model(ctx: AppContext, username: str | None, data: dict[str, Any]) -> registry.ModelSpec:
     """Add or replace a model in ``models.json`` (admins only)."""
     username = require_role(ctx.database, username, REGISTRY_ROLE).username
-    spec = registry.spec_from_dict(data, ctx.models.backends)
+    return store_model(ctx, username, registry.spec_from_dict(data, ctx.models.backends))
+
+
+def store_model(ctx: AppContext, actor: str, spec: registry.ModelSpec, *, replace: bool = True) -> registry.ModelSpec:
+    """Write ``spec`` into ``models.json`` (audited under ``actor``; the command line is trusted). With
+    ``replace=False`` an existing entry of that name is an error."""
     if ctx.models.is_builtin(spec.name):
         raise ValidationError(f"{spec.name!r} is a built-in model and cannot be changed; choose another name")
     models = ctx.models.file_models(ctx.settings)
+    if not replace and spec.name in models:
+        raise ValidationError(f"a model named {spec.name!r} is already registered; pass --replace to overwrite it")
     models[spec.name] = spec
     with ctx.database.write() as db:
         registry.write_models(ctx.settings, list(models.values()))
-        audit(db, username, "models.save", spec.name, spec.as_dict())
+        audit(db, actor, "models.save", spec.name, spec.as_dict())
     return spec
 
 
 def delete_model(ctx: AppContext, username: str | None, name: str) -> list[str]:
     """Remove a model from ``models.json`` (admins only). Returns the remaining names."""
     username = require_role(ctx.database, username, REGISTRY_ROLE).username
+    return remove_model(ctx, username, name)
+
+
+def remove_model(ctx: AppContext, actor: str, name: str) -> list[str]:
+    """Remove ``name`` from ``models.json`` (audited under ``actor``). Returns the remaining names."""
     models = ctx.models.file_models(ctx.settings)
     if name not in models:
         raise ValidationError(f"no model {name!r} in the registry file; models there: {', '.join(sorted(models))}")
     del models[name]
     with ctx.database.write() as db:
         registry.write_models(ctx.settings, list(models.values()))
-        audit(db, username, "models.delete", name)
+        audit(db, actor, "models.delete", name)
     ctx.pool.unload(name)
     return sorted(models)
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from backend.errors import ImportFileError
 from backend.storage.jsonl import read_jsonl
+from backend.terminal import add_output_flags
 
 if TYPE_CHECKING:
     from backend.context import AppContext
@@ -96,16 +97,43 @@ def _run(args: argparse.Namespace) -> Any:
     from backend.inference.runner import run_eval
     from backend.planning.evaluation import BENCHMARK
     from backend.planning.leaderboard import leaderboard
+    from backend.terminal import progress_bar, show
 
     ctx = _ctx(args)
     summaries = {}
     for model in [m.strip() for m in args.models.split(",") if m.strip()]:
-        summary = run_eval(
-            ctx, BENCHMARK, model, limit=args.limit, load_options={"mode": args.mode, "circular": args.circular}
-        )
+        with progress_bar(f"planning / {model}") as update:
+            summary = run_eval(
+                ctx,
+                BENCHMARK,
+                model,
+                limit=args.limit,
+                load_options={"mode": args.mode, "circular": args.circular},
+                progress=update,
+            )
         summaries[model] = {k: summary.as_dict()[k] for k in _RUN_KEYS}
     board = leaderboard(ctx.database, args.baseline, args.circular, ctx.settings.bootstrap_samples, ctx)
-    return {"runs": summaries, "leaderboard": _brief(board) if args.brief else board}
+    return show(args, {"runs": summaries, "leaderboard": _brief(board) if args.brief else board}, _run_table)
+
+
+def _run_table(result: dict) -> str:
+    """The leaderboard as a table: each run's accuracy, interval and answers read."""
+    from backend.terminal import pct, table
+
+    board = result["leaderboard"]
+    rows = [
+        {
+            "model": name,
+            "run": entry.get("run"),
+            "accuracy": entry.get("accuracy"),
+            "ci95": entry.get("ci95"),
+            "answered": pct(entry.get("answered_rate")),
+            "unparsed": pct(entry.get("parse_failure_rate")),
+            "consistency": entry.get("consistency_rate"),
+        }
+        for name, entry in board["runs"].items()
+    ]
+    return table(rows, title=f"planning: {board['questions']} questions, chance {board['chance']:.3f}")
 
 
 def _brief(board: dict) -> dict:
@@ -190,6 +218,7 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
     run.add_argument("--limit", type=int, default=None)
     run.add_argument("--baseline", default="bigram-prior")
     run.add_argument("--brief", action="store_true", help="only accuracies, intervals and McNemar tests")
+    add_output_flags(run)
     run.set_defaults(handler=_run)
     res = planning.add_parser("results", parents=[common], help="the leaderboard from stored runs")
     res.add_argument("--baseline", default="bigram-prior")

@@ -10,6 +10,8 @@ Every figure comes from the benchmark's own result function; nothing is scored d
   (:mod:`backend.reporting.below_chance`) when model runs exist.
 * **In-context** (CoFe): :func:`backend.icl.evaluation.category_breakdown` of each stored run of the models
   (one per setting it was run under), exact match per category.
+* **Benchmarks from files** (:mod:`backend.filebench`): score, circular accuracy and consistency of each model
+  with answers stored (:func:`backend.filebench.benchmark.report_rows`).
 * **Outcomes**: answers read, refused and unparsed, with their rates (:mod:`backend.inference.outcomes`), per
   model and benchmark.
 
@@ -246,7 +248,31 @@ def icl_section(ctx: AppContext, models: Sequence[str]) -> tuple[list[Table], di
     return tables, charts, {"runs": found, "not_under_current_settings": skipped}
 
 
-def outcomes_table(planning: Table, vqa: Table, icl: Table) -> Table:
+def file_benchmarks_section(ctx: AppContext, models: Sequence[str]) -> tuple[list[Table], dict]:
+    """Benchmarks imported from files (:mod:`backend.filebench`): per benchmark and model with answers stored,
+    the score on the items as authored, circular accuracy and consistency (items with every rotation answered)
+    and how answers were read."""
+    from backend.filebench.benchmark import file_benchmark_names, report_rows
+
+    found = [row for name in file_benchmark_names(ctx) for m in models if (row := report_rows(ctx, name, m))]
+    rows = [
+        {
+            "benchmark": r["benchmark"],
+            "model": r["model"],
+            "run": r["run"],
+            "score (%)": pct(r["score"]),
+            "circular accuracy (%)": pct(r["circular_accuracy"]),
+            "consistency (%)": pct(r["consistency_rate"]),
+            "circular n": r["circular_complete"],
+        }
+        | _rates(r)
+        for r in found
+    ]
+    title = "Benchmarks from files: score, circular accuracy and consistency (%)"
+    return ([Table("file_benchmarks", title, rows)] if rows else []), {"rows": found}
+
+
+def outcomes_table(planning: Table, vqa: Table, icl: Table, files: Table | None = None) -> Table:
     """Answers read, refused and unparsed, per model and benchmark, side by side."""
     rows = [
         {"benchmark": "planning", "model": r["model"], **{k: r[k] for k, _ in RATES}}
@@ -257,6 +283,10 @@ def outcomes_table(planning: Table, vqa: Table, icl: Table) -> Table:
         {"benchmark": "vqa", "model": r["run"], **{k: r[k] for k, _ in RATES}}
         for r in vqa.rows
         if r["kind"] not in ("random", "human")
+    ]
+    rows += [
+        {"benchmark": r["benchmark"], "model": r["model"], **{k: r[k] for k, _ in RATES}}
+        for r in (files.rows if files else [])
     ]
     totals: dict[str, dict[str, float]] = {}
     for r in icl.rows:
@@ -305,7 +335,7 @@ def parse_models(text: str | Sequence[str] | None) -> list[str]:
     return list(dict.fromkeys(m.strip() for m in items if m and m.strip()))
 
 
-def results_found(names: Sequence[str], planning: dict, vqa: dict, icl: dict) -> Table:
+def results_found(names: Sequence[str], planning: dict, vqa: dict, icl: dict, files: dict | None = None) -> Table:
     """Each chosen model and where it has results; a model with none is listed "no results yet" (never left
     out without a word). A run's name is the model's, or the model's followed by `` [...]``."""
 
@@ -318,6 +348,7 @@ def results_found(names: Sequence[str], planning: dict, vqa: dict, icl: dict) ->
             "planning": of(model, list(planning.get("runs", {}))),
             "vqa": of(model, [r["name"] for r in vqa.get("rows", []) if r["kind"] not in ("random", "human")]),
             "in-context": of(model, list(icl.get("runs", {})), " | "),
+            "from files": any(r["model"] == model for r in (files or {}).get("rows", [])),
         }
         shown = ", ".join(k for k, v in where.items() if v) or "no results yet"
         rows.append({"model": model, **{k: "yes" if v else "" for k, v in where.items()}, "results": shown})
@@ -338,11 +369,18 @@ def build_report(ctx: AppContext, username: str | None, models: str | Sequence[s
     p_tables, p_charts, p_section = planning_section(ctx, names, samples)
     v_tables, v_charts, v_section = vqa_section(ctx, user.username, names)
     i_tables, i_charts, i_section = icl_section(ctx, names)
-    outcomes = outcomes_table(p_tables[0], v_tables[0], i_tables[0])
-    found = results_found(names, p_section, v_section, i_section)
+    f_tables, f_section = file_benchmarks_section(ctx, names)
+    outcomes = outcomes_table(p_tables[0], v_tables[0], i_tables[0], f_tables[0] if f_tables else None)
+    found = results_found(names, p_section, v_section, i_section, f_section)
     return Report(
         title=f"CompStudio report: {', '.join(names)}",
-        tables=(found, *p_tables, *v_tables, *i_tables, outcomes),
+        tables=(found, *p_tables, *v_tables, *i_tables, *f_tables, outcomes),
         charts={**p_charts, **v_charts, **i_charts},
-        sections={"manifest": manifest(ctx, names), "planning": p_section, "vqa": v_section, "icl": i_section},
+        sections={
+            "manifest": manifest(ctx, names),
+            "planning": p_section,
+            "vqa": v_section,
+            "icl": i_section,
+            "file_benchmarks": f_section,
+        },
     )

@@ -13,40 +13,16 @@ rotated (their partial credit does not reduce to one right option). Per model ru
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from backend.inference.benchmarks import EvalItem, get_benchmark
-from backend.inference.circular import circular_outcome, circular_summary, original_index
-from backend.vqa.items import LETTERS
+from backend.inference.benchmarks import get_benchmark
+from backend.inference.circular import circular_report
+
+__all__ = ["circular_report", "circular_results"]  # circular_report lives with the other circular functions
 
 if TYPE_CHECKING:
     from backend.context import AppContext
-
-
-def circular_report(items: Sequence[EvalItem], answers: Mapping[str, Sequence[str]]) -> dict[str, Any]:
-    """Circular figures from the rotated ``items`` (:func:`backend.vqa.models.eval_item` with a rotation)
-    and the letters answered per rotated item id (one letter read: that option; anything else: none).
-
-    Worked by hand in tests/test_vqa_circular.py.
-    """
-    chosen: dict[str, dict[int, int | None]] = {}
-    keys: dict[str, tuple[int, int]] = {}
-    for item in items:
-        if item.meta.get("choice_type") != "single":
-            continue
-        base, rotation, k = item.meta["item_id"], item.meta["rotation"], len(item.options)
-        if rotation == 0:
-            keys[base] = (LETTERS.index(next(iter(item.answer))), k)
-        if item.item_id in answers:
-            letters = list(answers[item.item_id])
-            position = LETTERS.index(letters[0]) if len(letters) == 1 else None
-            chosen.setdefault(base, {})[rotation] = original_index(position, k, rotation)
-    outcomes = {base: circular_outcome(chosen.get(base, {}), key, k) for base, (key, k) in keys.items()}
-    summary = circular_summary(outcomes.values())
-    complete = [base for base, outcome in outcomes.items() if outcome.complete]
-    plain = sum(1 for base in complete if chosen[base][0] == keys[base][0])
-    return {**summary, "plain_accuracy": round(plain / len(complete), 4) if complete else 0.0}
 
 
 def circular_results(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from backend.errors import ImportFileError, ValidationError
 from backend.storage.jsonl import read_jsonl
+from backend.terminal import add_output_flags
 from backend.vqa.io import FORMATS
 from backend.vqa.items import VqaItem, make_item, parse_letters
 
@@ -134,21 +135,37 @@ def _cli_admin(ctx: AppContext) -> str:
     return admins[0]
 
 
-def _run(args: argparse.Namespace) -> dict[str, Any]:
+def _run(args: argparse.Namespace) -> Any:
+    from backend.inference.overrides import generation_overrides, parse_pairs
+    from backend.terminal import progress_bar, show, summary_table
     from backend.vqa.models import run_model
 
     ctx = _context(args)
-    return run_model(
-        ctx, _cli_admin(ctx), args.model, blind=args.blind, image_mode=args.image_mode, circular=args.circular
-    )
+    gen = generation_overrides(parse_pairs(args.gen, "--gen")) or None
+    with progress_bar(f"vqa / {args.model}") as update:
+        result = run_model(
+            ctx,
+            _cli_admin(ctx),
+            args.model,
+            blind=args.blind,
+            image_mode=args.image_mode,
+            circular=args.circular,
+            gen=gen,
+            limit=args.limit,
+            progress=update,
+        )
+    return show(args, result, summary_table)
 
 
-def _vote(args: argparse.Namespace) -> dict[str, Any]:
+def _vote(args: argparse.Namespace) -> Any:
+    from backend.terminal import progress_bar, show, table
     from backend.vqa.models import vote_difficulty
 
     ctx = _context(args)
     panel = [m.strip() for m in args.panel.split(",")] if args.panel else None
-    return vote_difficulty(ctx, _cli_admin(ctx), panel)
+    with progress_bar("difficulty vote") as update:
+        result = vote_difficulty(ctx, _cli_admin(ctx), panel, progress=update, limit=args.limit)
+    return show(args, result, lambda r: table([{k: v for k, v in r.items() if not isinstance(v, (dict, list))}]))
 
 
 def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) -> None:
@@ -192,7 +209,18 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
         action="store_true",
         help="also ask every rotation of each single-choice item's options (right only if right under all)",
     )
+    run.add_argument("--limit", type=int, default=None, help="only the first N questions (every rotation of each)")
+    run.add_argument(
+        "--gen",
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="a generation setting, repeatable: max_new_tokens, temperature, top_p, seed, stop (the run is named after them)",
+    )
+    add_output_flags(run)
     run.set_defaults(handler=_run)
     vote = tools.add_parser("vote", parents=[common], help="difficulty voting by a panel of models")
     vote.add_argument("--panel", default=None, help="comma-separated model names (default: setting vqa_panel)")
+    vote.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    add_output_flags(vote)
     vote.set_defaults(handler=_vote)

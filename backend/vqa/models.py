@@ -24,6 +24,7 @@ from backend.accounts import auth
 from backend.errors import ValidationError
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem, choice_request, get_benchmark
 from backend.inference.circular import rotation_order
+from backend.inference.overrides import Overrides, run_label
 from backend.inference.parsing import ParsedAnswer
 from backend.inference.request import image, text
 from backend.storage import audit, utcnow
@@ -136,12 +137,18 @@ BENCHMARKS = (
 )
 
 
-def run_name(model: str, blind: bool, image_mode: str) -> str:
-    return f"{model} [blind]" if blind else (f"{model} [separate]" if image_mode == "separate" else model)
+def run_name(model: str, blind: bool, image_mode: str, gen: Overrides | None = None) -> str:
+    """The leaderboard's name of a run: the model, ``[blind]`` or ``[separate]``, and ``--gen`` overrides.
+
+    >>> run_name("m", False, "composite", {"temperature": 0.7})
+    'm [temperature=0.7]'
+    """
+    name = f"{model} [blind]" if blind else (f"{model} [separate]" if image_mode == "separate" else model)
+    return f"{name} [{run_label(gen)}]" if gen else name
 
 
 def _stored_letters(
-    ctx: AppContext, bench_name: str, model: str, items: list[EvalItem]
+    ctx: AppContext, bench_name: str, model: str, items: list[EvalItem], gen: Overrides | None = None
 ) -> tuple[dict[str, tuple[tuple[str, ...], str]], dict[str, str]]:
     """The store's parsed letters and raw text for ``items`` (what the runner just computed or reused), and
     how each answer was read (its status: ``ok``, ``refusal``, ``unparsed`` or ``error``)."""
@@ -150,7 +157,7 @@ def _stored_letters(
     from backend.inference.store import lookup
 
     bench, spec = get_benchmark(ctx, bench_name), get_spec(ctx, model)
-    stored = lookup(ctx.database, spec.name, bench.name, store_key(ctx, bench, spec))
+    stored = lookup(ctx.database, spec.name, bench.name, store_key(ctx, bench, spec, gen))
     out, statuses = {}, {}
     for prepared in prepare(bench, items, ctx.digests):
         row = stored.get((prepared.item.item_id, prepared.prompt_hash))
@@ -171,8 +178,11 @@ def run_model(
     ids: Sequence[str] | None = None,
     progress: Progress | None = None,
     circular: bool = False,
+    gen: Overrides | None = None,
+    limit: int | None = None,
 ) -> dict[str, Any]:
-    """Answer every verified item (or ``ids``) with ``model`` in batch; store and return the run's summary.
+    """Answer every verified item (or ``ids``; the first ``limit`` of them) with ``model`` in batch; store and
+    return the run's summary. ``gen`` overrides generation settings (the run is named after them).
     With ``circular``, every rotation of each single-choice item is asked too (the summary's counts are
     over all predictions) and ``circular`` gives :func:`backend.vqa.circular.circular_report`; the
     leaderboard run keeps the options as authored (rotation 0)."""
@@ -182,16 +192,18 @@ def run_model(
     user = auth.require_role(ctx.database, username, "reviewer")
     mode = image_mode or ctx.settings.vqa_image_mode
     bench_name = BLIND_BENCHMARK if blind else BENCHMARK
+    if limit is not None:  # the first ``limit`` questions, every rotation of each
+        ids = [i.id for i in list_items(ctx.database, status=None if ids is not None else "verified", ids=ids)][:limit]
     options = {"image_mode": mode, "ids": list(ids) if ids is not None else None, "circular": circular}
-    summary = run_eval(ctx, bench_name, model, progress=progress, actor=user.username, load_options=options)
+    summary = run_eval(ctx, bench_name, model, progress=progress, actor=user.username, load_options=options, gen=gen)
     reported = summary.as_dict()
     report = {}
     if circular:
         items = get_benchmark(ctx, bench_name).load_items(ctx, **options)
-        stored = _stored_letters(ctx, bench_name, model, items)[0]
+        stored = _stored_letters(ctx, bench_name, model, items, gen)[0]
         report = {"circular": circular_report(items, {k: v[0] for k, v in stored.items()})}
     return {
-        "run": run_name(model, blind, mode),
+        "run": run_name(model, blind, mode, gen),
         "items": summary.items,
         "score": summary.score,
         "status": summary.status,
@@ -284,9 +296,11 @@ def vote_difficulty(
     *,
     status: str = "verified",
     progress: Progress | None = None,
+    limit: int | None = None,
 ) -> dict[str, Any]:
-    """Every panel model answers every item (composite images, as in the paper); the number of fully
-    correct answers sets each item's level (:func:`backend.vqa.difficulty.difficulty_level`)."""
+    """Every panel model answers every item (the first ``limit``; composite images, as in the paper); the number
+    of fully correct answers sets each item's level (:func:`backend.vqa.difficulty.difficulty_level`), from every
+    vote stored so far."""
     from backend.inference.registry import get_spec
     from backend.inference.runner import run_eval
 
@@ -298,7 +312,7 @@ def vote_difficulty(
         raise ValidationError("each panel model may vote once: the panel lists a model twice")
     for model in panel:
         get_spec(ctx, model)
-    ids = [i.id for i in list_items(ctx.database, status=status)]
+    ids = [i.id for i in list_items(ctx.database, status=status)][:limit]
     if not ids:
         raise ValidationError(f"there are no {status} items to vote on")
     options = {"image_mode": "composite", "ids": ids}

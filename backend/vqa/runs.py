@@ -3,7 +3,8 @@
 **One run record.** A model's VQA runs are read from the inference layer's run rows (``eval_runs``) and its
 prediction store, whoever started them: the VQA tab, the Models tab, ``compstudio eval``, the API, a live
 answer (:func:`store_runs`). Each (model, benchmark, settings hash, image mode) with a run row is one run,
-named ``<model>``, ``<model> [blind]`` or ``<model> [separate]`` (:func:`backend.vqa.models.run_name`); runs
+named ``<model>``, ``<model> [blind]`` or ``<model> [separate]``, and ``[temperature=0.7]`` after it for a run with
+generation overrides (``--gen``; :func:`backend.vqa.models.run_name`); runs
 under settings other than the model's latest are named ``... [earlier settings abc123]``. Only imported
 predictions files are kept apart, in ``vqa_runs`` / ``vqa_predictions`` (:func:`save_predictions`).
 
@@ -169,7 +170,7 @@ def _run_groups(ctx: AppContext) -> list[dict[str, Any]]:
         key = (row["model"], row["benchmark"], row["settings_hash"], mode)
         group = groups.pop(key, {"manifest": None})
         summary = json.loads(row["summary"]) if row["summary"] else {}
-        group |= {"key": key, "status": row["status"], "latest": row["id"]}
+        group |= {"key": key, "status": row["status"], "latest": row["id"], "gen": options.get("gen")}
         if summary.get("manifest"):
             group["manifest"] = summary["manifest"]
         groups[key] = group  # re-inserted: dict order is the order of each group's latest row
@@ -181,12 +182,14 @@ def store_runs(ctx: AppContext, items: list[VqaItem]) -> list[VqaRun]:
     prediction under the run's settings hash and the item's current prompt (its text, options and image bytes in
     the run's image mode), so an edited item is not scored with an answer to its old version."""
     from backend.inference.benchmarks import get_benchmark
+    from backend.inference.overrides import run_label
     from backend.inference.runner import prepare
     from backend.inference.store import lookup
     from backend.vqa.models import BLIND_BENCHMARK, eval_item, run_name
 
     groups = _run_groups(ctx)
-    latest_hash = {(g["key"][0], g["key"][1], g["key"][3]): g["key"][2] for g in groups}
+    # the latest settings of each run name (generation overrides name a run of their own: backend.inference.overrides)
+    latest_hash = {(g["key"][0], g["key"][1], g["key"][3], run_label(g["gen"])): g["key"][2] for g in groups}
     out = []
     for group in groups:
         model, bench_name, shash, mode = group["key"]
@@ -200,8 +203,8 @@ def store_runs(ctx: AppContext, items: list[VqaItem]) -> list[VqaRun]:
             if row is not None:
                 answers[p.item.item_id] = tuple(sorted(row.parsed.letters)) if row.parsed and row.parsed.ok else ()
                 statuses[p.item.item_id] = row.status
-        name = run_name(model, blind, mode or "composite")
-        if latest_hash[(model, bench_name, mode)] != shash:
+        name = run_name(model, blind, mode or "composite", group["gen"])
+        if latest_hash[(model, bench_name, mode, run_label(group["gen"]))] != shash:
             name = f"{name} [earlier settings {shash[:6]}]"
         kind = "blind" if blind else "model"
         out.append(VqaRun(name, kind, model, mode, answers, statuses, group["manifest"], group["status"]))

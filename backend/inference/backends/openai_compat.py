@@ -1,19 +1,27 @@
 """``openai``: any OpenAI-compatible server (vLLM, TGI, SGLang, hosted APIs).
 
-``spec.path`` is the served model name; ``options``: ``base_url`` (e.g. ``http://host:8000/v1``),
-``api_key_env`` (name of the environment variable holding the key; none sent when unset), ``timeout_s``
-(per request, default 60), ``retries`` (default 3), ``backoff_s`` (first retry delay, doubled each time,
-default 0.5). Up to ``spec.concurrency`` requests are in flight at once. Timeouts, connection errors, 429 and
-5xx are retried with exponential backoff; a request that still fails becomes an :class:`InferenceError` for its
-item only (:meth:`generate_each`). Scaling out = pointing this at a vLLM deployment.
+``spec.path`` is the served model name; ``options``: ``base_url`` (e.g. ``http://host:8000/v1``, or a list of
+replicas), ``api_key_env`` (name of the environment variable holding the key; none sent when unset),
+``native_video``, ``extra_body`` (fields added to every request, e.g. vLLM's ``top_k`` or ``ignore_eos``; part of
+the key), and how requests travel: ``timeout_s`` (per request, default 60), ``retries`` (default 3), ``backoff_s``
+(first retry delay, doubled each time, default 0.5), ``adaptive_concurrency`` with ``min_concurrency`` /
+``max_concurrency``, health checks and ``Retry-After``, all in :mod:`backend.inference.backends.transport`, which
+sends every request (:meth:`_post` is the seam). Up to ``spec.concurrency`` requests are in flight at once (or the
+adaptive limit); a request that still fails after its retries becomes an :class:`InferenceError` for its item
+only (:meth:`generate_each`), and :meth:`generate_stream` yields answers as they arrive, so a batch run keeps the
+limit in flight. Scaling out = pointing this at a vLLM or SGLang deployment (docs/scaling.md).
 
 * **Prompts.** ``prompt_style="chat"``: ``/v1/chat/completions``, one user message (images as base64 PNG data
-  URLs, a video as ``frames_per_video`` sampled frames). ``"plain"``: ``/v1/completions`` with the plain template
+  URLs, a video as ``frames_per_video`` sampled frames, each an image, or with ``native_video`` as one
+  ``video_url`` part holding those frames as JPEGs: the ``data:video/jpeg;base64,`` form vLLM takes for
+  Qwen2-VL-family models, so the server's video processor sees a clip). ``"plain"``: ``/v1/completions`` with the plain template
   (the request's text parts joined by newlines, as the transformers backend's plain template; text only: the
   completions API takes no images), for base models.
 * **What is served** (:meth:`identity`): ``GET /v1/models`` (the entry of the served name: ``root``, the weights'
   folder, and ``max_model_len``) and ``GET /version`` at the server's root, read at the first call and again at
-  the start of every run; :mod:`backend.inference.revision` binds them into the revision.
+  the start of every run; :mod:`backend.inference.revision` binds them into the revision. With replicas, the
+  first that answers, under the replicas' URLs together (``models test`` compares them all:
+  :mod:`backend.inference.probe`).
 * **Likelihood** (:meth:`score_options`): each option's text is scored by its log-probability as the continuation
   of the prompt, from the server's per-token ``prompt_logprobs`` (vLLM): chat requests end with an assistant
   message holding the option (``continue_final_message``), plain ones append it to the prompt; the option's tokens
@@ -28,20 +36,22 @@ import io
 import os
 import threading
 import time
-from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from typing import TYPE_CHECKING, Any
 
 from backend.errors import InferenceError, ValidationError
+from backend.inference.backends.transport import Transport, TransportOptions
 from backend.inference.base import OptionScore
 from backend.inference.request import GenerationParams, Request, load_image, validate_request, video_frames
+from backend.inference.video_input import native_video
 
 if TYPE_CHECKING:
+    import httpx
     from PIL import Image
 
     from backend.inference.registry import ModelSpec
 
-RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 NO_PROMPT_LOGPROBS = (
     "the model server at {url} returns no prompt log-probabilities (prompt_logprobs), so option texts cannot be "
     "scored: scoring 'likelihood' is refused for model {name}. Serve it with vLLM, or set scoring: generate."
@@ -54,6 +64,16 @@ def data_url(img: Image.Image) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
 
 
+def video_data_url(frames: Sequence[Image.Image], quality: int = 95) -> str:
+    """Sampled frames as one clip: JPEG frames, base64, joined by commas (vLLM's ``video/jpeg`` data URL)."""
+    encoded = []
+    for frame in frames:
+        buffer = io.BytesIO()
+        frame.convert("RGB").save(buffer, format="JPEG", quality=quality)
+        encoded.append(base64.b64encode(buffer.getvalue()).decode())
+    return "data:video/jpeg;base64," + ",".join(encoded)
+
+
 def scoring_method(spec: ModelSpec) -> str:
     """How this backend scores ``scoring: likelihood`` (named in the run manifest)."""
     endpoint = "/v1/completions" if spec.prompt_style == "plain" else "/v1/chat/completions (continue_final_message)"
@@ -62,28 +82,25 @@ def scoring_method(spec: ModelSpec) -> str:
 
 class OpenAIBackend:
     def __init__(self, spec: ModelSpec) -> None:
-        import httpx
 
         self.spec = spec
         options = spec.options
-        if not options.get("base_url"):
-            raise InferenceError(f"model {spec.name}: options.base_url is required for the openai backend")
-        self.base_url = str(options["base_url"]).rstrip("/")
-        self.timeout_s = float(options.get("timeout_s", 60))
-        self.retries = int(options.get("retries", 3))
-        self.backoff_s = float(options.get("backoff_s", 0.5))
         self.plain = spec.prompt_style == "plain"
+        self.native_video = native_video(spec)
+        extra = options.get("extra_body") or {}
+        if not isinstance(extra, dict):
+            raise ValidationError(f"model {spec.name}: options.extra_body must be a mapping of request fields")
+        self.extra_body: dict[str, Any] = dict(extra)  # server-specific fields (vLLM: top_k, ignore_eos, ...)
         headers = {}
         key = os.environ.get(options.get("api_key_env") or "", "")
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        self.client = httpx.Client(
-            base_url=self.base_url + "/",
-            headers=headers,
-            timeout=self.timeout_s,
-            limits=httpx.Limits(max_connections=spec.concurrency, max_keepalive_connections=spec.concurrency),
-        )
-        self._pool = ThreadPoolExecutor(max_workers=spec.concurrency, thread_name_prefix=f"openai-{spec.name}")
+        self.transport = Transport(TransportOptions.from_spec(spec), headers, name=spec.name)
+        self.base_url = self.transport.replicas[0].url  # the first replica: identity, messages
+        self.timeout_s = self.transport.options.timeout_s
+        self.client: httpx.Client = self.transport.replicas[0].client
+        workers = self.transport.options.workers
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"openai-{spec.name}")
         self._identity: dict[str, Any] | None = None
         self._identity_lock = threading.Lock()
         self._prompt_logprobs: bool | None = None
@@ -99,12 +116,22 @@ class OpenAIBackend:
             return dict(self._identity)
 
     def _read_identity(self) -> dict[str, Any]:
+        """The first replica that answers says what is served; ``base_url`` names the whole deployment (the
+        replicas' URLs together), so the revision does not depend on which replica answered."""
+        found: dict[str, Any] = {}
+        for replica in self.transport.replicas:
+            found = self._identity_of(replica.client, replica.url)
+            if "unreachable" not in found:
+                break
+        return found | {"base_url": ",".join(r.url for r in self.transport.replicas)}
+
+    def _identity_of(self, client: httpx.Client, base_url: str) -> dict[str, Any]:
         import httpx
 
-        found: dict[str, Any] = {"base_url": self.base_url, "served_name": self.spec.path}
+        found: dict[str, Any] = {"base_url": base_url, "served_name": self.spec.path}
         timeout = min(self.timeout_s, 10.0)
         try:
-            listing = self.client.get("models", timeout=timeout)
+            listing = client.get("models", timeout=timeout)
         except (httpx.TimeoutException, httpx.TransportError) as exc:
             return found | {"unreachable": f"{type(exc).__name__}: {exc or 'timed out'}"}
         entry: dict[str, Any] = {}
@@ -115,9 +142,9 @@ class OpenAIBackend:
             except (ValueError, AttributeError):
                 entry = {}
         found |= {"root": entry.get("root"), "max_model_len": entry.get("max_model_len"), "server_version": None}
-        root_url = self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
+        root_url = base_url[: -len("/v1")] if base_url.endswith("/v1") else base_url
         try:
-            version = self.client.get(root_url + "/version", timeout=timeout)
+            version = client.get(root_url + "/version", timeout=timeout)
             if version.status_code == 200:
                 found["server_version"] = str(version.json().get("version") or "") or None
         except (httpx.TimeoutException, httpx.TransportError, ValueError, AttributeError):
@@ -125,8 +152,10 @@ class OpenAIBackend:
         return found
 
     # -- prompts ---------------------------------------------------------------------------------
-    def content(self, request: Request) -> list[dict[str, Any]]:
+    def content(self, request: Request, native_video: bool | None = None) -> list[dict[str, Any]]:
+        """The parts of a user message; a video as one clip (``native_video``, default: the option) or as frames."""
         validate_request(request)
+        as_clip = self.native_video if native_video is None else native_video
         content: list[dict[str, Any]] = []
         for part in request:
             if part["type"] == "text":
@@ -135,12 +164,16 @@ class OpenAIBackend:
                 img = load_image(part["image"], self.spec.max_image_side)
                 content.append({"type": "image_url", "image_url": {"url": data_url(img)}})
             else:
-                for frame in video_frames(part, self.spec.frames_per_video, self.spec.max_image_side):
+                frames = video_frames(part, self.spec.frames_per_video, self.spec.max_image_side)
+                if as_clip:
+                    content.append({"type": "video_url", "video_url": {"url": video_data_url(frames)}})
+                    continue
+                for frame in frames:
                     content.append({"type": "image_url", "image_url": {"url": data_url(frame)}})
         return content
 
-    def messages(self, request: Request) -> list[dict[str, Any]]:
-        return [{"role": "user", "content": self.content(request)}]
+    def messages(self, request: Request, native_video: bool | None = None) -> list[dict[str, Any]]:
+        return [{"role": "user", "content": self.content(request, native_video)}]
 
     def plain_prompt(self, request: Request) -> str:
         """The plain template: the text parts joined by newlines (the completions API takes no media)."""
@@ -163,31 +196,14 @@ class OpenAIBackend:
         }
         if params.stop:
             body["stop"] = list(params.stop)
+        body |= self.extra_body
         if self.plain:
             return "completions", body | {"prompt": self.plain_prompt(request), "add_special_tokens": False}
         return "chat/completions", body | {"messages": self.messages(request)}
 
     def _post(self, endpoint: str, body: dict[str, Any]) -> dict[str, Any]:
-        import httpx
-
-        problem = ""
-        for attempt in range(self.retries + 1):
-            if attempt:
-                time.sleep(self.backoff_s * 2 ** (attempt - 1))
-            try:
-                response = self.client.post(endpoint, json=body)
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
-                problem = f"{type(exc).__name__}: {exc or 'timed out'}"
-                continue
-            if response.status_code in RETRY_STATUS:
-                problem = f"HTTP {response.status_code}: {response.text[:200]}"
-                continue
-            if response.status_code != 200:
-                raise InferenceError(
-                    f"model server refused the request: HTTP {response.status_code}: {response.text[:500]}"
-                )
-            return response.json()
-        raise InferenceError(f"model server failed after {self.retries + 1} attempts; last: {problem}")
+        """The one place requests leave: through the transport (replicas, retries, concurrency limit)."""
+        return self.transport.post(endpoint, body)
 
     def _one(self, request: Request, params: GenerationParams) -> str:
         endpoint, body = self._body(request, params)
@@ -202,6 +218,49 @@ class OpenAIBackend:
     def generate_each(self, requests: Sequence[Request], params: GenerationParams) -> list[str | Exception]:
         """One answer or one exception per request, ``concurrency`` in flight."""
         return _gather([self._pool.submit(self._one, request, params) for request in requests])
+
+    def generate_stream(
+        self, requests: Sequence[Request], params: GenerationParams
+    ) -> Iterator[tuple[int, str | Exception, float]]:
+        """``(index, answer or exception, latency ms)`` per request, as answers arrive (any order), the limit in
+        flight all along. Closing the iterator early cancels what was not sent."""
+
+        def timed(request: Request) -> tuple[str | Exception, float]:
+            began = time.perf_counter()
+            try:
+                answer: str | Exception = self._one(request, params)
+            except Exception as exc:
+                answer = exc
+            return answer, (time.perf_counter() - began) * 1000
+
+        futures = {self._pool.submit(timed, request): index for index, request in enumerate(requests)}
+        try:
+            for future in as_completed(futures):
+                answer, latency = future.result()
+                yield futures[future], answer, latency
+        finally:
+            for future in futures:
+                future.cancel()
+
+    def video_prompt_tokens(self, request: Request) -> dict[str, int]:
+        """The prompt tokens the server counts for ``request`` with its video sent as a clip and as frames (one
+        one-token call each; for the run manifest)."""
+        counts = {}
+        for name, as_clip in (("video", True), ("frames", False)):
+            body = {"model": self.spec.path, "messages": self.messages(request, as_clip), "max_tokens": 1}
+            usage = self._post("chat/completions", {**body, "temperature": 0.0}).get("usage") or {}
+            if "prompt_tokens" not in usage:
+                raise InferenceError("the model server reported no usage.prompt_tokens")
+            counts[name] = int(usage["prompt_tokens"])
+        return counts
+
+    def serving_mark(self) -> dict[str, Any]:
+        """A mark for :meth:`serving_report` (taken when a run starts)."""
+        return self.transport.mark()
+
+    def serving_report(self, since: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Replicas, concurrency (start, settled, lowest, highest), throttling and token usage since ``since``."""
+        return {**self.transport.report(since), "video_input": "video" if self.native_video else "frames"}
 
     def generate(self, requests: Sequence[Request], params: GenerationParams) -> list[str]:
         results = self.generate_each(requests, params)
@@ -294,7 +353,7 @@ class OpenAIBackend:
 
     def unload(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
-        self.client.close()
+        self.transport.close()
 
 
 def _gather(futures: Sequence[Future]) -> list[Any]:

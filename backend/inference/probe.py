@@ -1,0 +1,81 @@
+"""``models test``: one call to a model, its latency, and who answered.
+
+:func:`probe_model` loads the model (through the app's pool), asks one short question, and reports the reply,
+the latency of that call (loading excluded, reported apart), the revision its answers are keyed under
+(:func:`backend.inference.revision.current_revision`: for a served model, what its server says it serves) and, for an OpenAI-compatible server, what each replica
+says it serves (``GET /v1/models``: the served names, the weights' folder ``root`` and ``max_model_len`` where
+the server gives them; ``GET /version``), with ``replicas_agree`` false when replicas serve different weights.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from backend.errors import CompStudioError
+from backend.inference.request import GenerationParams, text
+
+if TYPE_CHECKING:
+    from backend.context import AppContext
+
+PROBE_PROMPT = "Reply with the single word: ready"
+
+
+def replica_identities(backend: Any) -> list[dict[str, Any]] | None:
+    """What each replica of an openai backend serves (None for other backends)."""
+    transport = getattr(backend, "transport", None)
+    if transport is None:
+        return None
+    versions = {r["url"]: r for r in transport.get_each("version", from_root=True)}
+    out = []
+    for entry in transport.get_each("models"):
+        listing = (entry.get("json") or {}).get("data") if entry.get("status") == 200 else None
+        version = versions.get(entry["url"], {})
+        row: dict[str, Any] = {"url": entry["url"], "status": entry.get("status")}
+        if entry.get("error"):
+            row["error"] = entry["error"]
+        if isinstance(listing, list):
+            row["served"] = [
+                {k: m.get(k) for k in ("id", "root", "max_model_len") if m.get(k) is not None}
+                for m in listing
+                if isinstance(m, dict)
+            ]
+        if version.get("status") == 200 and isinstance(version.get("json"), dict):
+            row["version"] = version["json"].get("version")
+        out.append(row)
+    return out
+
+
+def probe_model(ctx: AppContext, name: str, prompt: str = PROBE_PROMPT) -> dict[str, Any]:
+    """One call to model ``name`` (see the module docstring); a failed call is reported, not raised."""
+    from backend.inference.registry import get_spec
+    from backend.inference.revision import current_revision
+
+    spec = get_spec(ctx, name)
+    began = time.perf_counter()
+    backend = ctx.pool.get(spec)
+    load_ms = (time.perf_counter() - began) * 1000
+    result: dict[str, Any] = {"model": spec.name, "backend": spec.backend, "path": spec.path}
+    began = time.perf_counter()
+    try:
+        reply = backend.generate([[text(prompt)]], GenerationParams(max_new_tokens=8))[0]
+        result.update(ok=True, reply=reply)
+    except (CompStudioError, RuntimeError, OSError, ValueError) as exc:
+        result.update(ok=False, error=f"{type(exc).__name__}: {exc}"[:500])
+    result["latency_ms"] = round((time.perf_counter() - began) * 1000, 1)
+    result["load_ms"] = round(load_ms, 1)
+    try:
+        result["revision"] = current_revision(ctx, spec, refresh=True)
+    except (CompStudioError, OSError) as exc:
+        result["revision"] = f"unknown ({exc})"
+    replicas = replica_identities(backend)
+    if replicas is not None:
+        result["replicas"] = replicas
+        served = {
+            tuple(sorted((m.get("id"), m.get("root")) for m in r.get("served", []))) for r in replicas if "served" in r
+        }
+        result["replicas_agree"] = len(served) <= 1
+        result["serves_this_model"] = all(
+            any(m.get("id") == spec.path for m in r.get("served", [])) for r in replicas if "served" in r
+        )
+    return result
