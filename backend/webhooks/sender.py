@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import httpx
-
 from backend.errors import ValidationError
 from backend.settings import Settings
 from backend.storage import Database, utcnow
@@ -67,6 +65,8 @@ class WebhookSender:
             return None, str(exc)[:500]
         body = row["body"].encode()
         sent = headers(row["secret"], row["event"], row["event_id"], body, int(row["attempts"]) + 1)
+        import httpx  # here, not at the top: the command line and the inference layer import no HTTP client
+
         timeout = httpx.Timeout(self.settings.webhook_timeout_seconds)
         try:
             with httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False) as client:
