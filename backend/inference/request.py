@@ -256,7 +256,12 @@ def request_fingerprint(request: Request, digests: FileDigests | None = None) ->
     return [_part_fingerprint(p, digests) for p in request]
 
 
-def fingerprint_hash(fingerprint: list[Any]) -> str:
-    """The prompt hash of a :func:`request_fingerprint` (16 hex digits of the SHA-256 of its canonical JSON)."""
+def fingerprint_sha256(fingerprint: list[Any]) -> str:
+    """The SHA-256 (64 hex digits) of a :func:`request_fingerprint`'s canonical JSON."""
     canonical = json.dumps(fingerprint, sort_keys=True, default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def fingerprint_hash(fingerprint: list[Any]) -> str:
+    """The prompt hash of a :func:`request_fingerprint`: the first 16 hex digits of :func:`fingerprint_sha256`."""
+    return fingerprint_sha256(fingerprint)[:16]

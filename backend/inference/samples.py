@@ -48,8 +48,8 @@ FACET_KEYS = ("scene", "future_length", "setting", "choice_type", "mode", "tests
 
 ROW_JOIN = """FROM run_items ri
     LEFT JOIN predictions p ON p.model = :model AND p.benchmark = :benchmark AND p.item_id = ri.item_id
-        AND p.prompt_hash = ri.prompt_hash AND p.settings_hash = :shash
-    LEFT JOIN prompt_records pr ON pr.prompt_hash = ri.prompt_hash"""
+        AND p.prompt_hash = ri.prompt_hash AND p.settings_hash = :shash"""
+_PROMPT_JOIN = "LEFT JOIN prompt_records pr ON pr.prompt_hash = ri.prompt_hash"
 # each rotated item's pick as an original option index (None: not exactly one letter read)
 _INCONSISTENT = f"""WITH picks AS (
     SELECT ri.base_id AS base_id, p.status AS status,
@@ -438,7 +438,7 @@ def _select(
 ) -> list[Sample]:
     """Samples of ``run`` kept by ``sql``, then ``tail`` (ORDER BY, LIMIT) with its ``extra`` parameters."""
     rows = database.query(
-        f"{sql.prefix} SELECT {_COLUMNS} {ROW_JOIN} WHERE {sql.where} {tail}",
+        f"{sql.prefix} SELECT {_COLUMNS} {ROW_JOIN} {_PROMPT_JOIN} WHERE {sql.where} {tail}",
         run_params(run) | sql.params | (extra or {}),
     )
     rotated = sorted({r["base_id"] for r in rows if r["rotations"] > 1})

@@ -2,15 +2,16 @@
 
 A prediction is keyed by its prompt hash, a hash of the request's fingerprint
 (:func:`backend.inference.request.request_fingerprint`: texts, media digests, a video's window, frames and
-sampling). :func:`record_prompts` stores that fingerprint with the prompt's text (``prompt_records``), so a
-record proves itself: its fingerprint hashes to its key. The pixels are kept beside it, under
+sampling). :func:`record_prompts` stores that fingerprint with the prompt's text (``prompt_records``) and the
+fingerprint's full SHA-256 (``prompt_sha256``; the prompt hash is its first 16 hex digits), so a record proves
+itself: its fingerprint hashes to its key. The pixels are kept beside it, under
 ``<media>/seen/``, named by the digest the fingerprint holds:
 
 * an in-memory image or a sampled video frame (planning's observed window, decoded once through the frame
   cache of :mod:`backend.planning.media`) as ``<digest>.png``: PNG is lossless, so the file decodes to exactly the
   pixels the model got, which :func:`read_prompt` checks against the digest;
-* an image file (a VQA item, its composite) as ``<digest><suffix>``, a hard link to the file (a copy across file
-  systems), so replacing or deleting the item's image later leaves what the model saw;
+* an image file (a VQA item, its composite) as ``<digest><suffix>``, a copy (a hard link would share the bytes an
+  in-place rewrite changes), so editing, replacing or deleting the item's image later leaves what the model saw;
 * a video given by path (sampled inside the backend) is not copied: its file and window are named, and the view
   says so.
 
@@ -19,9 +20,7 @@ A file is written once per digest: the same frames asked of ten models, or in si
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import re
 import shutil
 from collections.abc import Sequence
@@ -30,7 +29,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backend.inference.digests import file_digest
-from backend.inference.request import fingerprint_hash, pixels_sha, request_fingerprint, request_text
+from backend.inference.request import (
+    fingerprint_hash,
+    fingerprint_sha256,
+    pixels_sha,
+    request_fingerprint,
+    request_text,
+)
 from backend.storage import Database, utcnow
 
 if TYPE_CHECKING:
@@ -45,15 +50,6 @@ _DIGEST = re.compile(r"[0-9a-f]{16}")
 def seen_dir(settings: Settings) -> Path:
     """Where the images and frames models saw are kept (under the media folder, which the app serves)."""
     return settings.media_dir / "seen"
-
-
-def prompt_sha256(prompt_text: str) -> str:
-    """The SHA-256 of a prompt's text (its text parts in order, media as ``<image>`` / ``<video>`` markers).
-
-    >>> prompt_sha256("Question?")[:12]
-    '0ba3ed8a6b6c'
-    """
-    return hashlib.sha256(prompt_text.encode("utf-8")).hexdigest()
 
 
 def recorded(database: Database, hashes: Sequence[str]) -> set[str]:
@@ -88,11 +84,8 @@ def _keep_file(folder: Path, sha: str, source: Path) -> str | None:
     if target.is_file():
         return name
     tmp = folder / f".{name}.part"
-    try:
-        try:
-            os.link(source, tmp)
-        except OSError:
-            shutil.copyfile(source, tmp)
+    try:  # a copy, not a hard link: a link shares the bytes an in-place rewrite of the item's file would change
+        shutil.copyfile(source, tmp)
         tmp.replace(target)
     except OSError:
         tmp.unlink(missing_ok=True)
@@ -142,7 +135,7 @@ def record_prompts(ctx: AppContext, prepared: Sequence[Prepared]) -> int:
             (
                 item.prompt_hash,
                 text,
-                prompt_sha256(text),
+                fingerprint_sha256(printed),
                 json.dumps(printed, default=str),
                 json.dumps(extras),
                 utcnow(),

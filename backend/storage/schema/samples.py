@@ -43,16 +43,20 @@ MIGRATIONS = [
             )""",
             # A request as the model got it, by its prompt hash: ``fingerprint`` is exactly what the hash hashes
             # (texts, media digests, video sampling; backend.inference.request.request_fingerprint), so a record
-            # proves itself; ``extras`` holds what is shown but not hashed (frame times, file names); media files
+            # proves itself; prompt_sha256 is that fingerprint's full SHA-256 (the prompt hash is its first 16
+            # digits); ``extras`` holds what is shown but not hashed (frame times, file names); media files
             # are kept content-addressed under <media>/seen/ (backend/inference/seen.py).
+            # (a rowid table with the small columns first: its rows are large, and a page of samples reads only
+            # prompt_sha256, from the covering index)
             """CREATE TABLE prompt_records (
-                prompt_hash TEXT PRIMARY KEY,
-                prompt_text TEXT NOT NULL,
+                prompt_hash TEXT NOT NULL UNIQUE,
                 prompt_sha256 TEXT NOT NULL,
+                created_at TEXT NOT NULL,
+                prompt_text TEXT NOT NULL,
                 fingerprint TEXT NOT NULL,
-                extras TEXT NOT NULL DEFAULT '[]',
-                created_at TEXT NOT NULL
-            ) WITHOUT ROWID""",
+                extras TEXT NOT NULL DEFAULT '[]'
+            )""",
+            "CREATE INDEX prompt_records_sha ON prompt_records (prompt_hash, prompt_sha256)",
         ),
     ),
 ]
