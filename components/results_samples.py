@@ -35,9 +35,22 @@ VS_COLUMNS = ["item", "category", "key", "right", "A read", "A outcome", "B read
 PAGE_SIZE = 25
 
 
-def _details(facets: dict[str, Any]) -> str:
+def _details(facets: dict[str, Any], category: str = "") -> str:
+    """What else the view filters on besides the category (the scene is the category of planning items)."""
     names = {"future_length": "length", "choice_type": "choice"}
-    return ", ".join(f"{names.get(k, k)} {v}" for k, v in facets.items() if k != "tests")
+    return ", ".join(
+        f"{names.get(k, k)} {v}" for k, v in facets.items() if k != "tests" and not (k == "scene" and v == category)
+    )
+
+
+def _media_line(part: dict[str, Any], index: int) -> str:
+    """How one video part became frames (from the recorded request: window, count, decoder, rate)."""
+    sampling = part.get("sampling") or {}
+    window = sampling.get("window")
+    span = f" of {window[0]:.2f}-{window[1]:.2f} s" if window else ""
+    fps = f", {part['fps']:.2f} frames per second" if part.get("fps") else ""
+    decoder = f" (decoder: {sampling['decoder']})" if sampling.get("decoder") else ""
+    return f"Video {index}: {part.get('frames', '?')} frames sampled{span}{fps}{decoder}."
 
 
 def _rotations(row: dict[str, Any]) -> str:
@@ -54,7 +67,7 @@ def table_rows(rows: list[dict[str, Any]]) -> pd.DataFrame:
             [
                 r["item_id"],
                 r["category"],
-                _details(r["facets"]),
+                _details(r["facets"], r["category"]),
                 r["answer"],
                 r["parsed"],
                 r["outcome"],
@@ -73,10 +86,11 @@ def _counts(page: dict[str, Any]) -> str:
     shown = ", ".join(f"{counts[name]} {label}" for label, name in FILTER_CHOICES if name != "all")
     run = page["run"]
     rebuilt = " Its items were rebuilt from its options (it ran before runs kept them)." if page["items_source"] == "rebuilt" else ""  # fmt: skip
-    return (
-        f"**{esc(run['label'])}**: {counts['all']} items ({shown}). Showing {page['total']} that match, "
-        f"page {page['query']['page']} of {page['pages']}.{rebuilt}"
-    )
+    return f"**{esc(run['label'])}**: {counts['all']} items ({shown}).{rebuilt}"
+
+
+def _page_info(page: dict[str, Any]) -> str:
+    return f"Showing {page['total']} that match, page {min(page['query']['page'], page['pages'])} of {page['pages']}."
 
 
 def trace_markdown(detail: dict[str, Any]) -> str:
@@ -101,7 +115,8 @@ def trace_markdown(detail: dict[str, Any]) -> str:
 def _header(detail: dict[str, Any]) -> str:
     s = detail["sample"]
     score = "" if s["score"] is None else f", score {s['score']:.4g}"
-    extra = f" · {esc(_details(s['facets']))}" if s["facets"] else ""
+    details = _details(s["facets"], s["category"])
+    where = " · ".join(esc(x) for x in (s["category"], details) if x)
     prompt = detail["prompt"]
     proof = (
         "the recorded prompt hashes to this key"
@@ -110,16 +125,24 @@ def _header(detail: dict[str, Any]) -> str:
         if prompt is None
         else "⚠️ the recorded prompt does not hash to this key"
     )
+    videos = [p for p in (prompt or {}).get("parts", []) if p["type"] == "video" and "sampling" in p]
+    media = "".join(f"\n\n{esc(_media_line(part, i))}" for i, part in enumerate(videos, 1))
     return (
-        f"### {esc(s['item_id'])}\n{esc(s['category'])}{extra} · key **{esc(s['answer'])}** · read "
+        f"### {esc(s['item_id'])}\n{where + ' · ' if where else ''}key **{esc(s['answer'])}** · read "
         f"**{esc(s['parsed'])}** · {esc(s['outcome'])}{score}\n\nPrompt hash `{esc(s['prompt_hash'])}`: {proof}."
-        + ("".join(f"\n\n{esc(note)}" for note in (prompt or {}).get("notes", [])))
+        + media
+        + "".join(f"\n\n{esc(note)}" for note in (prompt or {}).get("notes", []))
     )
 
 
 def gallery_items(detail: dict[str, Any]) -> list[tuple[str, str]]:
     prompt = detail["prompt"] or {}
     return [(image["path"], image["caption"]) for image in prompt.get("images", []) if image["path"]]
+
+
+def _choice(row: dict[str, Any]) -> str:
+    """A page's item as the item picker names it: id, outcome, what was read."""
+    return f"{row['item_id']}: {row['outcome']}, read {row['parsed']}"[:120]
 
 
 def _run_choices(runs: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -154,14 +177,13 @@ def build_samples_tab(ctx: AppContext) -> SamplesPanel:
             search = gr.Textbox(label="Output contains", elem_id="samples-search")
             show = gr.Button("Show", variant="primary", elem_id="samples-show")
         counts = gr.Markdown(elem_id="samples-counts")
-        table = gr.Dataframe(
-            headers=COLUMNS, interactive=False, wrap=True, elem_id="samples-table", label="Samples (click a row)"
-        )
+        page_info = gr.Markdown(elem_id="samples-page-info")
+        table = gr.Dataframe(headers=COLUMNS, interactive=False, wrap=True, elem_id="samples-table", label="Samples")
         with gr.Row():
             prev_page = gr.Button("◀ Previous page", elem_id="samples-prev", size="sm")
             page_no = gr.Number(label="Page", value=1, precision=0, minimum=1, elem_id="samples-page")
             next_page = gr.Button("Next page ▶", elem_id="samples-next", size="sm")
-        item_ids = gr.State([])
+        pick = gr.Dropdown(label="Open an item of this page", choices=[], elem_id="samples-pick")
         header = gr.Markdown(elem_id="samples-item")
         media = gr.Gallery(label="Images and frames, as the model got them", columns=4, height="auto", elem_id="samples-media")  # fmt: skip
         with gr.Row():
@@ -176,8 +198,9 @@ def build_samples_tab(ctx: AppContext) -> SamplesPanel:
             other = gr.Dropdown(label="Compare with run", choices=[], elem_id="samples-other", scale=4)
             compare = gr.Button("Compare", elem_id="samples-compare", scale=1)
         vs_counts = gr.Markdown(elem_id="samples-vs-counts")
-        vs_table = gr.Dataframe(headers=VS_COLUMNS, interactive=False, wrap=True, elem_id="samples-vs-table", label="Items only one run got right (click a row)")  # fmt: skip
+        vs_table = gr.Dataframe(headers=VS_COLUMNS, interactive=False, wrap=True, elem_id="samples-vs-table", label="Items only one run got right")  # fmt: skip
         vs_pairs = gr.State([])
+        vs_pick = gr.Dropdown(label="Open an item side by side", choices=[], elem_id="samples-vs-pick")
         with gr.Row():
             with gr.Column():
                 side_a = gr.Markdown(elem_id="samples-vs-a")
@@ -185,47 +208,52 @@ def build_samples_tab(ctx: AppContext) -> SamplesPanel:
             with gr.Column():
                 side_b = gr.Markdown(elem_id="samples-vs-b")
                 raw_b = gr.Textbox(label="Run B's output", lines=6, interactive=False, elem_id="samples-vs-raw-b")
+        _register_api(ctx)  # the JSON endpoints (inside the tab: a gr.Tabs holds only tabs)
 
     def on_open(request: gr.Request) -> dict:
         choices = _run_choices(samples_api.runs(ctx, caller(ctx, request)))
         return {run: gr.Dropdown(choices=choices), other: gr.Dropdown(choices=choices)}
 
-    def show_page(run_id: str | None, filt: str, cat: str, text: str, number: float | None, request: gr.Request) -> dict:  # fmt: skip
+    def show_page(
+        run_id: str | None, filt: str, cat: str, text: str, number: float | None, first: bool, request: gr.Request
+    ) -> dict:
+        """A page of the run; ``first``: a new query (with the filters' counts and the run's categories)."""
         if not run_id:
-            return {counts: "Choose a run first.", table: table_rows([]), item_ids: []}
+            return {counts: "Choose a run first.", table: table_rows([]), pick: gr.Dropdown(choices=[], value=None)}
         page = samples_api.samples_page(
             ctx, caller(ctx, request), run_id, filter=filt or "all", category=cat or "", search=text or "",
-            page=max(1, int(number or 1)), page_size=PAGE_SIZE,
+            page=max(1, int(number or 1)), page_size=PAGE_SIZE, with_counts=first,
         )  # fmt: skip
-        page_number = min(page["query"]["page"], page["pages"])
-        return {
-            counts: _counts(page),
+        out = {
+            page_info: _page_info(page),
             table: table_rows(page["rows"]),
-            item_ids: [r["item_id"] for r in page["rows"]],
-            page_no: page_number,
-            category: gr.Dropdown(choices=[("any", ""), *[(c, c) for c in page["categories"]]], value=cat or ""),
+            pick: gr.Dropdown(choices=[(_choice(r), r["item_id"]) for r in page["rows"]], value=None),
+            page_no: min(page["query"]["page"], page["pages"]),
         }
+        if first:
+            choices = [("any", ""), *[(c, c) for c in page["categories"]]]
+            out |= {counts: _counts(page), category: gr.Dropdown(choices=choices, value=cat or "")}
+        return out
 
-    page_outputs = [counts, table, item_ids, page_no, category]
+    page_outputs = [counts, page_info, table, pick, page_no, category]
 
     @shown_in(counts)
     def on_show(run_id: str | None, filt: str, cat: str, text: str, request: gr.Request) -> dict:
-        return show_page(run_id, filt, cat, text, 1, request)
+        return show_page(run_id, filt, cat, text, 1, True, request)
 
-    @shown_in(counts)
+    @shown_in(page_info)
     def on_prev(run_id: str | None, filt: str, cat: str, text: str, number: float | None, request: gr.Request) -> dict:  # fmt: skip
-        return show_page(run_id, filt, cat, text, max(1, int(number or 1) - 1), request)
+        return show_page(run_id, filt, cat, text, max(1, int(number or 1) - 1), False, request)
 
-    @shown_in(counts)
+    @shown_in(page_info)
     def on_next(run_id: str | None, filt: str, cat: str, text: str, number: float | None, request: gr.Request) -> dict:  # fmt: skip
-        return show_page(run_id, filt, cat, text, int(number or 1) + 1, request)
+        return show_page(run_id, filt, cat, text, int(number or 1) + 1, False, request)
 
     @shown_in(header)
-    def on_pick(run_id: str | None, ids: list[str], evt: gr.SelectData, request: gr.Request) -> dict:
-        row = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
-        if not run_id or not ids or row is None or row >= len(ids):
-            return {header: "Choose a run and click one of its items."}
-        detail = samples_api.sample(ctx, caller(ctx, request), run_id, ids[row])
+    def on_pick(run_id: str | None, item_id: str | None, request: gr.Request) -> dict:
+        if not run_id or not item_id:
+            return {header: "Choose a run and one of its items."}
+        detail = samples_api.sample(ctx, caller(ctx, request), run_id, item_id)
         return {
             header: _header(detail),
             media: gallery_items(detail),
@@ -256,13 +284,13 @@ def build_samples_tab(ctx: AppContext) -> SamplesPanel:
             ),
             vs_table: pd.DataFrame(rows, columns=VS_COLUMNS),
             vs_pairs: [{"a": r["a"], "b": r["b"], "models": [a["model"], b["model"]]} for r in result["rows"]],
+            vs_pick: gr.Dropdown(choices=[(r["base_id"], i) for i, r in enumerate(result["rows"])], value=None),
         }
 
-    def on_compare_pick(pairs: list[dict[str, Any]], evt: gr.SelectData) -> dict:
-        row = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
-        if not pairs or row is None or row >= len(pairs):
+    def on_compare_pick(pairs: list[dict[str, Any]], row: int | None) -> dict:
+        if not pairs or row is None or not 0 <= int(row) < len(pairs):
             return {side_a: "", side_b: ""}
-        pair = pairs[row]
+        pair = pairs[int(row)]
         model_a, model_b = pair["models"]
         return {
             side_a: _side(pair["a"] | {"model": model_a}, "A"),
@@ -280,12 +308,17 @@ def build_samples_tab(ctx: AppContext) -> SamplesPanel:
     prev_page.click(on_prev, [*filters, page_no], page_outputs, api_name="results_samples_prev", **FAST)
     next_page.click(on_next, [*filters, page_no], page_outputs, api_name="results_samples_next", **FAST)
     detail_outputs = [header, media, prompt, raw, trace, key, manifest]
-    table.select(on_pick, [run, item_ids], detail_outputs, api_name="results_samples_item", **FAST)
-    compare.click(on_compare, [run, other], [vs_counts, vs_table, vs_pairs], api_name="results_samples_compare", **FAST)  # fmt: skip
-    vs_table.select(
-        on_compare_pick, [vs_pairs], [side_a, raw_a, side_b, raw_b], api_name="results_samples_compare_item", **FAST
+    pick.input(on_pick, [run, pick], detail_outputs, api_name="results_samples_item", **FAST)
+    compare.click(
+        on_compare, [run, other], [vs_counts, vs_table, vs_pairs, vs_pick], api_name="results_samples_compare", **FAST
     )
-    _register_api(ctx)
+    vs_pick.input(
+        on_compare_pick,
+        [vs_pairs, vs_pick],
+        [side_a, raw_a, side_b, raw_b],
+        api_name="results_samples_compare_item",
+        **FAST,
+    )
     return SamplesPanel(run=run, other=other)
 
 

@@ -48,7 +48,9 @@ def lab(tmp_path_factory):
     ensure_vqa_demo(ctx)
     ensure_icl_demo(ctx)
     auth.add_user(ctx.database, "rev", "reviewer", "password123")
-    questions = ctx.database.query("SELECT id, sequence_id FROM planning_questions ORDER BY id LIMIT ?", (VIDEO_QUESTIONS,))
+    questions = ctx.database.query(
+        "SELECT id, sequence_id FROM planning_questions ORDER BY id LIMIT ?", (VIDEO_QUESTIONS,)
+    )
     with ctx.database.write() as db:
         for q in questions:
             video = write_synthetic_video(tmp / "videos" / f"{q['sequence_id']}.mp4", 12, (96, 64))

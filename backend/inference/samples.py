@@ -84,9 +84,12 @@ class SampleRun:
     manifest: dict[str, Any] | None
 
     def label(self) -> str:
-        options = ", ".join(f"{k}={v}" for k, v in sorted(self.load_options.items()) if v not in (None, "", []))
+        shown = [f"{k}={v}" for k, v in sorted(self.load_options.items()) if v not in (None, "", [], False)]
+        shown += [f"first {self.limit}"] if self.limit is not None else []
         score = f", {self.metric} {self.score:.4f}" if self.score is not None else ""
-        return f"run {self.run_id}: {self.model} on {self.benchmark}{f' ({options})' if options else ''}{score}"
+        failed = " (failed)" if self.status == "failed" else ""
+        options = f" ({', '.join(shown)})" if shown else ""
+        return f"run {self.run_id}: {self.model} on {self.benchmark}{options}{score}{failed}"
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self) | {"label": self.label()}
@@ -492,8 +495,9 @@ def filter_counts(database: Database, run: SampleRun) -> dict[str, int]:
     return counts
 
 
-def page(ctx: AppContext, run_id: int, query: SampleQuery | None = None) -> SamplePage:
-    """One page of run ``run_id``'s samples (see :class:`SampleQuery`)."""
+def page(ctx: AppContext, run_id: int, query: SampleQuery | None = None, with_counts: bool = True) -> SamplePage:
+    """One page of run ``run_id``'s samples (see :class:`SampleQuery`); ``with_counts``: also every filter's count
+    and the run's categories (one more pass over the run; a next page leaves them out)."""
     query = (query or SampleQuery()).checked()
     run = get_run(ctx.database, run_id)
     source = ensure_items(ctx, run)
@@ -504,13 +508,17 @@ def page(ctx: AppContext, run_id: int, query: SampleQuery | None = None) -> Samp
     )
     offset = (int(query.page) - 1) * int(query.page_size)
     rows = _select(ctx.database, run, sql, _PAGE, {"limit": int(query.page_size), "offset": offset})
-    categories = [
-        r["category"]
-        for r in ctx.database.query(
-            "SELECT DISTINCT category FROM run_items WHERE run_id = ? AND category != '' ORDER BY category",
-            (run.run_id,),
-        )
-    ]
+    categories = (
+        [
+            r["category"]
+            for r in ctx.database.query(
+                "SELECT DISTINCT category FROM run_items WHERE run_id = ? AND category != '' ORDER BY category",
+                (run.run_id,),
+            )
+        ]
+        if with_counts
+        else []
+    )
     return SamplePage(
         run,
         source,
@@ -518,7 +526,7 @@ def page(ctx: AppContext, run_id: int, query: SampleQuery | None = None) -> Samp
         total,
         max(1, math.ceil(total / int(query.page_size))),
         rows,
-        filter_counts(ctx.database, run),
+        filter_counts(ctx.database, run) if with_counts else {},
         categories,
     )
 

@@ -57,12 +57,14 @@ def samples_page(
     search: str = "",
     page: int = 1,
     page_size: int = 50,
+    with_counts: bool = True,
 ) -> dict[str, Any]:
-    """One page of a run's samples with the counts of every filter (:func:`backend.inference.samples.page`)."""
+    """One page of a run's samples, with the counts of every filter unless ``with_counts`` is False
+    (:func:`backend.inference.samples.page`)."""
     require_role(ctx.database, username, VIEW_ROLE)
     run = resolve_run(ctx, run_id, model, benchmark, load_options)
     query = samples.SampleQuery(filter or "all", category or "", search or "", int(page or 1), int(page_size or 50))
-    return samples.page(ctx, run.run_id, query).as_dict()
+    return samples.page(ctx, run.run_id, query, with_counts).as_dict()
 
 
 def sample(ctx: AppContext, username: str | None, run_id: int | str | None, item_id: str) -> dict[str, Any]:

@@ -228,8 +228,9 @@ def read_prompt(settings: Settings, database: Database, prompt_hash: str) -> See
             counter["video"] += 1
             times = extra.get("timestamps") or [None] * len(fp["frames"])
             for index, (sha, name, at) in enumerate(zip(fp["frames"], extra.get("kept") or [], times, strict=False)):
-                when = f" at {at:.2f} s" if at is not None else ""
-                images.append(_seen(folder, name, sha, f"video {counter['video']}, frame {index + 1}{when}", at))
+                when = f" · {at:.2f} s" if at is not None else ""
+                video_no = f"video {counter['video']} " if counter["video"] > 1 else ""
+                images.append(_seen(folder, name, sha, f"{video_no}frame {index + 1}{when}", at))
         elif fp["type"] == "video":
             counter["video"] += 1
             notes.append(
