@@ -206,6 +206,7 @@ def frame_times(video: Path, start_s: float, end_s: float | None, n: int, decode
 
         with av.open(str(video)) as container:
             stream = container.streams.video[0]
+            assert stream.time_base is not None  # a decodable video stream has one
             fps = float(stream.average_rate or FPS)
             total = stream.frames or (int(float(stream.duration * stream.time_base) * fps) if stream.duration else 0)
         total = total or keyframe_layout(video)[0]
