@@ -52,7 +52,7 @@ from backend.inference.revision import (
     served_identity,
 )
 from backend.inference.run_config import RunConfig, record_run
-from backend.inference.samples import record_run_items
+from backend.inference.run_items import record_run_items
 from backend.inference.store import Prediction, finish_run, lookup, save, settings_hash, start_run
 from backend.inference.video_input import video_input
 
