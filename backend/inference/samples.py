@@ -53,14 +53,14 @@ ROW_JOIN = """FROM run_items ri
         AND p.prompt_hash = ri.prompt_hash AND p.settings_hash = :shash"""
 _PROMPT_JOIN = "LEFT JOIN prompt_records pr ON pr.prompt_hash = ri.prompt_hash"
 # each rotated item's pick as an original option index (None: not exactly one letter read)
-_INCONSISTENT = f"""WITH picks AS (
+_INCONSISTENT = f"""WITH picks AS MATERIALIZED (
     SELECT ri.base_id AS base_id, p.status AS status,
         CASE WHEN p.status = 'ok' AND json_array_length(p.parsed, '$.letters') = 1 THEN coalesce(
             json_extract(ri.option_order, '$[' || (unicode(json_extract(p.parsed, '$.letters[0]')) - 65) || ']'),
             unicode(json_extract(p.parsed, '$.letters[0]')) - 65) END AS original
     {ROW_JOIN}
     WHERE ri.run_id = :run AND ri.rotations > 1),
-inconsistent AS (
+inconsistent AS MATERIALIZED (
     SELECT base_id FROM picks GROUP BY base_id
     HAVING count(status) = count(*) AND (count(original) < count(*) OR count(DISTINCT original) > 1))
 """
