@@ -105,7 +105,9 @@ def _same_options(a: dict[str, Any], b: dict[str, Any]) -> bool:
 def find_run(database: Database, model: str, benchmark: str, load_options: dict[str, Any] | None = None) -> SampleRun:
     """The newest finished run of ``model`` on ``benchmark`` (with exactly ``load_options``, when given)."""
     for run in list_runs(database, model, benchmark, limit=10_000):
-        if run.status == "finished" and (load_options is None or _same_options(run.load_options, load_options)):
+        if run.status.startswith("finished") and (
+            load_options is None or _same_options(run.load_options, load_options)
+        ):
             return run
     settings = f" with {json.dumps(load_options)}" if load_options else ""
     raise NotFound(
