@@ -65,8 +65,11 @@ def lab(tmp_path_factory):
 
 
 def _mean_score(ctx, run_id: int) -> tuple[int, float]:
+    """How many samples the run has, and the mean of ``score`` over those with one (a failed call has none: it
+    is left out of the run's score too, issue 24)."""
     rows = list(iter_samples(ctx, run_id))
-    return len(rows), sum(r.score or 0.0 for r in rows) / len(rows)
+    scored = [r.score for r in rows if r.score is not None]
+    return len(rows), sum(scored) / len(scored)
 
 
 # -- the mean of score is the run's reported score, per benchmark ---------------------------------------------
@@ -152,7 +155,7 @@ def test_vqa_vs_rows_are_mcnemars_discordant_pairs(lab):
     run_model(lab, "rev", "random-2")
     a, b = find_run(lab.database, "random", "mmcomposition"), find_run(lab.database, "random-2", "mmcomposition")
     result = compare_runs(lab, a.run_id, b.run_id, everything=True)
-    pair = vqa_comparison(lab.database, "rev", ["random", "random-2"], samples=50)["comparison"]["pairs"][0]
+    pair = vqa_comparison(lab, "rev", ["random", "random-2"], samples=50)["comparison"]["pairs"][0]
     assert (result.common, result.a_only_right, result.b_only_right) == (
         pair["n"],
         pair["a_only_right"],
@@ -202,6 +205,13 @@ def test_runs_of_two_benchmarks_are_not_compared(lab, planning_runs):
 @pytest.fixture(scope="module")
 def scripted(lab):
     return run_eval(lab, "toy-colors", "scripted")
+
+
+def test_failed_calls_are_out_of_the_mean_as_out_of_the_reported_score(lab, scripted):
+    count, mean = _mean_score(lab, scripted.run_id)
+    assert count == scripted.items == 24 and scripted.errors > 0
+    assert scripted.scored == count - scripted.errors
+    assert mean == pytest.approx(scripted.score, abs=1e-12)
 
 
 def test_filters_keep_each_outcome_apart(lab, scripted):
