@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "backend.inference.cli",
     "backend.inference.models_cli",
     "backend.filebench.cli",
+    "backend.inference.samples_cli",
     "backend.review.cli",
     "backend.vqa.cli",
     "backend.planning.cli",

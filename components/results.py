@@ -3,7 +3,8 @@ downloads, and controlled comparisons (one model over a grid of one setting, pai
 
 Handlers read inputs, call :mod:`backend.reporting` (which checks the caller's role) and format outputs; a
 mistake (no model chosen, a wrong value) is shown beside the button (:func:`components.feedback.shown_in`).
-Named JSON endpoints: ``results_report`` and ``results_grid``.
+Named JSON endpoints: ``results_report`` and ``results_grid``; the Samples sub-tab (components/results_samples.py)
+adds ``results_sample_runs``, ``results_samples``, ``results_sample`` and ``results_samples_vs``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from backend.reporting.tables import Report
 from components.common import ConcurrencyOptions, TabHandle, caller, esc, ui_errors
 from components.feedback import shown_in
 from components.model_choices import offer_models_on_open
+from components.results_samples import build_samples_tab
 
 MODEL_QUEUE: ConcurrencyOptions = {"concurrency_id": "models", "concurrency_limit": 1}
 REPORT_TABLES = ("coverage", "planning", "vqa", "vqa_categories", "icl", "outcomes")
@@ -179,6 +181,7 @@ def build_results_tab(ctx: AppContext) -> TabHandle:
                 report_models = _report_panel(ctx)
             with gr.Tab("Controlled comparison", id="results-grid"):
                 grid_model = _grid_panel(ctx)
+            build_samples_tab(ctx)  # components/results_samples.py: any run item by item
         _register_api(ctx)
     offer_models_on_open(ctx, tab, [report_models, grid_model], "results_models_open")
 

@@ -66,3 +66,20 @@ def test_auto_reads_the_keyframe_spacing_from_the_container_and_picks_by_it(vide
     assert media.auto_decoder(videos["frequent"], 1.0, None, 2) == "decord"
     assert media.auto_decoder(videos["sparse"], 1.0, None, 8) == "pyav"
     assert media.auto_decoder(videos["frequent"], 0.0, 0.8, 4) == "pyav"  # the observed window at the start
+
+
+@pytest.mark.parametrize("decoder", ["decord", "pyav", "auto"])
+def test_each_sampled_frame_comes_with_its_time(videos, tmp_path, decoder):
+    """The synthetic video writes each frame's index into its top-left pixels: the time kept beside the cached
+    frames is the time of the frame that was decoded (issue 28: the Samples view shows it)."""
+    settings = Settings(data_dir=tmp_path / "data")
+    frames, times = media.sample_frames_timed(settings, videos["frequent"], 1.0, 3.0, 4, decoder)
+    assert len(times) == len(frames) == 4 and times == sorted(times) and 1.0 <= times[0] and times[-1] < 3.0
+    for frame, at in zip(frames, times, strict=True):
+        # H.264 in yuv420p is lossy: within a few levels, while the four samples lie 12 frames apart
+        assert abs(int(frame[:8, :8, 0].mean()) - round(at * 24)) <= 4
+    assert media.frame_times(videos["frequent"], 1.0, 3.0, 4, "decord") == media.frame_times(
+        videos["frequent"], 1.0, 3.0, 4, "pyav"
+    )
+    again = media.sample_frames_timed(settings, videos["frequent"], 1.0, 3.0, 4, decoder)
+    assert again[1] == times and np.array_equal(again[0], frames)

@@ -114,6 +114,18 @@ EVENTS: dict[str, str] = {
     "results_grid": "reviewer",
     "components.results._report_panel.on_build": "reviewer",
     "components.results._grid_panel.on_run": "reviewer",
+    # the Samples sub-tab (components/results_samples.py): JSON endpoints, then its events
+    "results_sample_runs": "reviewer",
+    "results_samples": "reviewer",
+    "results_sample": "reviewer",
+    "results_samples_vs": "reviewer",
+    "components.results_samples.build_samples_tab.on_open": "reviewer",
+    "components.results_samples.build_samples_tab.on_show": "reviewer",
+    "components.results_samples.build_samples_tab.on_prev": "reviewer",
+    "components.results_samples.build_samples_tab.on_next": "reviewer",
+    "components.results_samples.build_samples_tab.on_pick": "reviewer",
+    "components.results_samples.build_samples_tab.on_compare": "reviewer",
+    "components.results_samples.build_samples_tab.on_compare_pick": "reviewer",
     # -- Planning (components/planning.py)
     "planning_questions": "annotator",
     "planning_question": "annotator",

@@ -8,8 +8,11 @@ Before any rule: a reasoning trace is dropped, i.e. only the text after the last
 trace opened with ``<think>`` and never closed is unparsed: the model did not get to its answer), and
 Markdown emphasis is removed. Then the rules, in order of precedence; the first that gives a reading wins:
 
-1. explicit answer markers: ``<answer>C</answer>``, ``\\boxed{C}``, ``Final answer: C`` (the rest of that
-   line, or the next line when it is empty). Every marker must give the same reading, else unparsed;
+1. explicit answers: JSON answer fields (``{"answer": "D"}``, ``{"answers": ["A", "C"]}``, a bare ``["A", "C"]``,
+   in a code block or after reasoning text; :mod:`backend.inference.answer_json` finds them, and their values are
+   read by these same rules: a letter, a letter list, an option's text; a number is never taken for a letter), and
+   answer markers: ``<answer>C</answer>``, ``\\boxed{C}``, ``Final answer: C`` (the rest of that line, or the
+   next line when it is empty). Every JSON answer and marker must give the same reading, else unparsed;
 2. the whole answer is a letter list: ``C``, ``(b)``, ``[D].``, ``A, C``, ``A and C``, ``Both B & D``,
    ``AC`` (distinct capitals), ``(B)(D)``, or one letter per line (``- A`` / ``- C``);
 3. an answer cue: ``The answer is (C).``, ``Answer: b``, ``Correct options: A, C``, ``I choose D``,
@@ -20,7 +23,8 @@ Markdown emphasis is removed. Then the rules, in order of precedence; the first 
    ``option F`` or ``(F)``, no negation); sentences naming different letters leave it unparsed;
 5. a leading letter followed by ``.``, ``)`` or ``:``: ``C. Opening a book``, ``(B) ...``;
 6. exactly one bold letter: ``**B**`` (several, for indefinite choice);
-7. the option text echoed back (exactly, or as the only option named, without negation);
+7. the option text echoed back (exactly, or as the only option named, without negation, as a phrase of its own:
+   "It looks like a football field" does not name the option "a football");
 8. otherwise a refusal (``I cannot determine ...``, ``None of the options``) or unparsed.
 
 Wherever a letter comes with option text (``B. drink from cup``), the text must not be another option's
@@ -28,339 +32,66 @@ text: a letter and an echoed option that disagree are unparsed. Hedges (``A or C
 item's options and two different letters both asserted are unparsed. Lower-case letters are accepted only
 where they cannot be the article "a" (alone, after a cue, or before punctuation). The table of outputs in
 ``tests/data/answer_parsing.jsonl`` pins every rule to realistic model outputs.
+
+:func:`trace_choice` and :func:`trace_text` return the reading with its trace: every rule tried, in order, and
+what it saw, for the Samples view. The rule that gave a reading is stored with each prediction (``how``); the
+steps are derived again from the raw output when shown (the parser is deterministic).
 """
 
 from __future__ import annotations
 
+import json
 import re
-import string
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-LETTERS = string.ascii_uppercase  # option letters: the one source (planning, VQA, parsing)
+from backend.inference.answer_json import ANSWER_KEYS, JsonFound, json_answers
+from backend.inference.answer_rules import (
+    BOLD,
+    CUE,
+    HEDGE,
+    LETTERS,
+    MARKDOWN,
+    NONE_ANSWER,
+    REFUSAL,
+    RULES,
+    Context,
+    ParsedAnswer,
+    after_reasoning,
+    cue_reading,
+    echoed,
+    letters_for,
+    markers,
+    read_span,
+    valid,
+)
+
+__all__ = ["LETTERS", "ParseTrace", "ParsedAnswer", "TraceStep", "letters_for", "parse_choice", "parse_text"]
 
 
 @dataclass(frozen=True)
-class ParsedAnswer:
-    """``status``: ``ok`` (letters or text found), ``unparsed`` or ``refusal``; ``how``: the rule used."""
+class TraceStep:
+    """One step of reading an answer: the ``rule`` tried, its ``outcome`` (``read``: it gave the reading;
+    ``nothing``: it did not apply; ``note``: something done to the text first) and what it saw (``detail``)."""
 
-    status: str
-    letters: frozenset[str] = frozenset()
-    text: str = ""
-    how: str = ""
+    rule: str
+    outcome: str
+    detail: str = ""
 
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
-
-    def display(self) -> str:
-        if not self.ok:
-            return f"({self.status})"
-        return ", ".join(sorted(self.letters)) if self.letters else self.text
-
-    def as_dict(self) -> dict:
-        return {"status": self.status, "letters": sorted(self.letters), "text": self.text, "how": self.how}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> ParsedAnswer:
-        return cls(data["status"], frozenset(data.get("letters", ())), data.get("text", ""), data.get("how", ""))
-
-
-def letters_for(count: int) -> str:
-    """The option letters of an item with ``count`` options.
-
-    >>> letters_for(6)
-    'ABCDEF'
-    """
-    return LETTERS[:count]
-
-
-_MARKDOWN = re.compile(r"[*_`#]+")
-_SEP = r"\s*(?:,|&|/|\band\b|\+|;)\s*"
-_LETTER = r"[\(\[]?([A-Za-z])[\)\]]?"
-_LIST = re.compile(rf"^(?:both\s+|options?\s+|choices?\s+)?{_LETTER}(?:{_SEP}{_LETTER})*\s*\.?$", re.I)
-_RUN = re.compile(r"^(?:options?\s+|choices?\s+)?(?:[\(\[][A-Za-z][\)\]]\s*){2,}\.?$", re.I)
-_JOINED = re.compile(r"^(?:options?\s+|choices?\s+)?([A-Z]{2,})\.?$")
-# "a book", "A person opens ...": the article, not the letter (but "A because ..." is the letter)
-_ARTICLE = re.compile(r"(?:a\s+[a-z]|A\s+(?!(?:because|since|as|is|fits|seems|would|and|or)\b)[a-z]+\b)")
-_ITEM_LINE = re.compile(r"^[\(\[]?([A-Z])[.):\]]\s+\S", re.M)
-_LINE_ITEM = re.compile(r"^(?:[-*•]\s*|\d+[.)]\s+)?[\(\[]?([A-Za-z])(?:[\)\]]|[.:])?(?:\s+(?P<rest>.*))?$")
-_CUE = re.compile(
-    r"(?:answers?|correct\s+(?:options?|choices?|answers?|letters?)|my\s+(?:choice|answer)"
-    r"|\bi\s+(?:would\s+)?(?:choose|select|pick|go\s+with)|\bchoose|\bselect)"
-    r"\s*(?:is|are|would\s+be|should\s+be|will\s+be|:|=|-)?\s*"
-    r"(?:(?:probably|likely|most\s+likely|clearly|definitely|certainly)\s+)?(?:options?|choices?|letters?)?\s*:?\s*",
-    re.I,
-)
-_AFTER_CUE_LIST = re.compile(
-    r"(?:(?:[\(\[][A-Za-z][\)\]]\s*){2,}(?=$|[\s.,;:!])"
-    r"|[A-Z]{2,}(?=$|[\s.,;:!)])"
-    rf"|{_LETTER}(?=$|[\s.,;:!)\]&/+])(?:{_SEP}{_LETTER}(?=$|[\s.,;:!)\]&/+]))*)"
-)
-_LETTER_THEN_CUE = re.compile(
-    r"(?:^|[\s(\[])(?:options?\s+|choices?\s+)?[\(\[]?([A-Z])[\)\]]?\s+(?:is|are)\s+(?:the\s+)?"
-    r"(?:correct|right|best)(?:\s+(?:answer|option|choice))?",
-)
-_LEADING = re.compile(r"^(?:options?\s+|choices?\s+)?[\(\[]?([A-Z])(?:[\)\]]\s*|[.:]\s+|[.:]?$)")
-_BOLD = re.compile(r"(?:\*\*|__)\s*[\(\[]?([A-Za-z])[\)\]]?\s*\.?\s*(?:\*\*|__)")
-_HEDGE = re.compile(r"\b[A-F]\)?\s+or\s+\(?[A-F]\b")
-_HEDGED_SENTENCE = re.compile(
-    r"\b(?:i\s+(?:think|believe|guess|suspect|would\s+say|'d\s+say|lean\s+towards?|would\s+go\s+with)"
-    r"|most\s+(?:plausible|likely|probable|reasonable|fitting)|best\s+(?:fits?|matches|match|answer|option|choice)"
-    r"|probably|likely|seems\s+to\s+be|appears\s+to\s+be|my\s+(?:best\s+)?guess)\b",
-    re.I,
-)
-_NAMED_OPTION = re.compile(
-    r"\b(?:options?|choices?)\s+[\(\[]?([A-Za-z])[\)\]]?(?![A-Za-z])|[\(\[]([A-Z])[\)\]]"
-    r"|\b(?:is|be)\s+([A-Z])(?=$|[\s.,;:!])"
-)
-_REJECTED = re.compile(
-    r"\b(?:wrong|incorrect|not\s+(?:the|correct|right|likely|plausible|possible|it)|ruled\s+out|unlikely"
-    r"|implausible|impossible)\b",
-    re.I,
-)
-_REFUSAL = re.compile(
-    r"\b(?:i\s+(?:can(?:no|')t|am\s+(?:not\s+able|unable)|'m\s+(?:not\s+able|unable)|do\s+not\s+know|don't\s+know)"
-    r"|(?:cannot|can't|impossible\s+to|unable\s+to|not\s+possible\s+to)\s+(?:be\s+)?(?:determine|tell|answer|say|know)"
-    r"|none\s+of\s+(?:the|these)\s+(?:options|choices|answers|above)|sorry|as\s+an\s+ai|not\s+enough\s+information"
-    r"|insufficient\s+information)",
-    re.I,
-)
-_NONE = re.compile(r"^(?:answer\s*:\s*)?none\.?$", re.I)
-_NEGATION = re.compile(r"\b(?:not|never|no|won't|isn't|doesn't|don't|cannot|can't|unlikely|rather\s+than)\b", re.I)
-_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.I | re.S)
-_BOXED = re.compile(r"\\boxed\{((?:[^{}]|\{[^{}]*\})*)\}")
-_FINAL = re.compile(r"final\s+answer\s*(?:is\b|:|=|-|\n)\s*(?:options?|choices?|letters?)?\s*:?[ \t]*", re.I)
-_LEADING_SPAN = re.compile(r"^(?:options?\s+|choices?\s+)?[\(\[]?([A-Z])[\)\]]?(?=[,;]|\s+[-–—]|\s+because\b)")
+    def as_dict(self) -> dict[str, str]:
+        return {"rule": self.rule, "outcome": self.outcome, "detail": self.detail}
 
 
 @dataclass(frozen=True)
-class _Context:
-    valid: str
-    options: tuple[str, ...]
-    multi: bool
+class ParseTrace:
+    """How :func:`trace_choice` read an answer: the reading and the steps, in the order the rules ran."""
 
+    result: ParsedAnswer
+    steps: tuple[TraceStep, ...]
 
-def _norm(value: str) -> str:
-    return " ".join(re.sub(r"[^a-z0-9]+", " ", value.lower()).split())
-
-
-def _split_letters(listing: str) -> list[str]:
-    """``"(A) and (D)"`` -> ``["A", "D"]``; ``"(B)(D)"`` and ``"AC"`` -> ``["B", "D"]``, ``["A", "C"]``."""
-    listing = re.sub(r"^(?:both|options?|choices?)\s+", "", listing.strip(), flags=re.I).rstrip(". ")
-    if re.fullmatch(r"[A-Z]{2,}", listing):
-        return list(listing) if len(set(listing)) == len(listing) else []
-    if _RUN.match(listing):
-        return re.findall(r"[\(\[]([A-Za-z])[\)\]]", listing)
-    tokens = re.split(_SEP, listing)
-    return [m.group(1) for m in (re.fullmatch(_LETTER, t.strip()) for t in tokens) if m]
-
-
-def _valid(found: Sequence[str], valid: str) -> frozenset[str] | None:
-    letters = frozenset(letter.upper() for letter in found if letter)
-    if not letters or any(letter not in valid for letter in letters):
-        return None
-    return letters
-
-
-def _echo_index(rest: str, ctx: _Context) -> int | None:
-    """The option whose text ``rest`` (what follows a letter) repeats, if it repeats one."""
-    said = _norm(rest)
-    for index, option in enumerate(_norm(o) for o in ctx.options):
-        if option and (said == option or said.startswith(option + " ")):
-            return index
-    return None
-
-
-def _agrees(letter: str, rest: str | None, ctx: _Context) -> bool:
-    """False when the text after ``letter`` is another option's text (``B. drink from cup`` for C's text)."""
-    index = _echo_index(rest or "", ctx)
-    return index is None or ctx.valid[index] == letter.upper()
-
-
-def _read_span(span: str, ctx: _Context) -> ParsedAnswer | None:
-    """A short answer on its own (inside a marker, or the whole output): letters, letter + text, or text."""
-    span = _latex_free(span).strip("\"'").strip()
-    span = re.sub(r"^(?:the\s+)?(?:answer|correct\s+option)\s*(?:is|:)\s*", "", span, flags=re.I).strip()
-    if not span:
-        return None
-    if _NONE.match(span) or _REFUSAL.search(span):
-        return ParsedAnswer("refusal", how="refusal")
-    if _LIST.match(span) or _RUN.match(span) or _JOINED.match(span):
-        raw = _split_letters(span)
-        letters = _valid(raw, ctx.valid)
-        if letters:
-            return ParsedAnswer("ok", letters, how="letters")
-        if raw and all(len(x) == 1 and x.isupper() for x in raw):
-            return ParsedAnswer("unparsed", how="letter out of range")
-    leading = _LEADING.match(span) or _LEADING_SPAN.match(span)
-    if leading:
-        letters = _valid([leading.group(1)], ctx.valid)
-        if letters is None:
-            return ParsedAnswer("unparsed", how="letter out of range")
-        if not _agrees(leading.group(1), span[leading.end() :], ctx):
-            return ParsedAnswer("unparsed", how="letter and option text disagree")
-        return ParsedAnswer("ok", letters, how="leading letter")
-    if ctx.options:
-        letters = _echoed(span, ctx)
-        if letters:
-            return ParsedAnswer("ok", letters, how="option text")
-    return None
-
-
-def _latex_free(span: str) -> str:
-    """``$\\text{C}$`` -> ``C``: math delimiters and ``\\text{}`` removed."""
-    return re.sub(r"\\[\[\]()]|\$", "", re.sub(r"\\text\{([^{}]*)\}", r"\1", span)).strip()
-
-
-def _markers(text: str) -> list[str]:
-    spans = [m.group(1) for m in _ANSWER_TAG.finditer(text)]
-    spans += [m.group(1) for m in _BOXED.finditer(text)]
-    for match in _FINAL.finditer(text):
-        rest = text[match.end() :]
-        line = next((candidate for candidate in rest.splitlines() if _latex_free(candidate)), "")
-        if not _BOXED.search(line):  # a boxed answer is read once, as the box
-            spans.append(line)
-    return spans
-
-
-def _explicit_markers(text: str, ctx: _Context) -> ParsedAnswer | None:
-    """Rule 1: answer tags, ``\\boxed{}``, ``Final answer:``; all must agree."""
-    spans = _markers(text)
-    if not spans:
-        return None
-    readings = []
-    for span in spans:
-        reading = _read_span(span, ctx) or _cue_reading(span, ctx) or _read_span(span.split(".")[0], ctx)
-        readings.append(reading or ParsedAnswer("unparsed", how="unreadable answer marker"))
-    distinct = {(r.status, r.letters) for r in readings}
-    if len(distinct) > 1:
-        return ParsedAnswer("unparsed", how="answer markers disagree")
-    reading = readings[0]
-    return ParsedAnswer(reading.status, reading.letters, how=f"answer marker: {reading.how}")
-
-
-def _line_list(text: str, ctx: _Context, after_cue: bool) -> ParsedAnswer | None:
-    """One letter per line (``- A`` / ``- C``): every line when the list is the whole answer; after a cue
-    line (``Answers:``) the lines up to the first that is not an item, each letter with its own option text.
-    """
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    found: list[str] = []
-    for line in lines:
-        match = _LINE_ITEM.match(line)
-        letter, rest = (match.group(1), match.group("rest")) if match else ("", None)
-        bad_rest = rest and (
-            not after_cue or not letter.isupper() or _echo_index(rest, ctx) is None or not _agrees(letter, rest, ctx)
-        )
-        if match is None or bad_rest:
-            if after_cue and found:
-                break
-            return None
-        found.append(letter)
-    if len(found) < (1 if after_cue else 2):
-        return None
-    letters = _valid(found, ctx.valid)
-    if letters is None:
-        return ParsedAnswer("unparsed", how="letter out of range")
-    return ParsedAnswer("ok", letters, how="list across lines")
-
-
-def _whole_list(text: str, ctx: _Context) -> ParsedAnswer | None:
-    """Rule 2: the whole answer is a letter list, on one line or one letter per line."""
-    first_line = text.splitlines()[0].strip()
-    if len(text.splitlines()) == 1 or len(first_line) <= 3:
-        if _LIST.match(first_line) or _RUN.match(first_line) or _JOINED.match(first_line):
-            raw_letters = _split_letters(first_line)
-            letters = _valid(raw_letters, ctx.valid)
-            if letters and (len(text.splitlines()) == 1 or _line_list(text, ctx, False) is None):
-                return ParsedAnswer("ok", letters, how="letters")
-            if raw_letters and not letters and all(len(x) == 1 and x.isupper() for x in raw_letters):
-                return ParsedAnswer("unparsed", how="letter out of range")
-    return _line_list(text, ctx, False)
-
-
-def _cue_reading(text: str, ctx: _Context) -> ParsedAnswer | None:
-    """Rule 3: letters after answer cues; all cues must agree."""
-    answers: list[frozenset[str] | None] = []
-    for cue in _CUE.finditer(text):
-        if "\n" in cue.group(0):
-            listed = _line_list(text[cue.end() :], ctx, True)
-            if listed is not None:
-                answers.append(listed.letters or None)
-                continue
-        match = _AFTER_CUE_LIST.match(text, cue.end())
-        if match is None:
-            continue
-        raw = _split_letters(match.group(0))
-        if not raw:  # capitals that are a word ("CLEARLY"), not distinct letters
-            continue
-        if len(raw) == 1 and _ARTICLE.match(match.group(0) + text[match.end() :]):
-            continue
-        if len(raw) == 1 and not _agrees(raw[0], text[match.end() :].split("\n")[0].lstrip(".:) "), ctx):
-            return ParsedAnswer("unparsed", how="letter and option text disagree")
-        answers.append(_valid(raw, ctx.valid))
-    if not answers:
-        return None
-    distinct = set(answers)
-    if len(distinct) == 1 and answers[0]:
-        return ParsedAnswer("ok", answers[0], how="cue")
-    if len(distinct) == 1:
-        return ParsedAnswer("unparsed", how="letter out of range")
-    return ParsedAnswer("unparsed", how="conflicting cues")
-
-
-def _hedged(text: str, ctx: _Context) -> ParsedAnswer | None:
-    """Rule 4: sentences that hedge but name one option (``I think ... option (F) ...``)."""
-    named: set[str] = set()
-    for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
-        if not _HEDGED_SENTENCE.search(sentence):
-            continue
-        mentions = list(_NAMED_OPTION.finditer(sentence))
-        letters = {next(g for g in m.groups() if g).upper() for m in mentions}
-        if not letters:
-            continue
-        before, after = sentence[: mentions[0].start()], sentence[mentions[-1].end() :]
-        if len(letters) > 1 or _NEGATION.search(before) or _REJECTED.search(after):
-            return ParsedAnswer("unparsed", how="hedged sentence names several options or rejects one")
-        named |= letters
-    if not named:
-        return None
-    chosen = _valid(sorted(named), ctx.valid)
-    if len(named) > 1 or chosen is None:
-        return ParsedAnswer("unparsed", how="hedged sentences disagree" if len(named) > 1 else "letter out of range")
-    return ParsedAnswer("ok", chosen, how="hedged sentence")
-
-
-def _echoed(text: str, ctx: _Context) -> frozenset[str] | None:
-    said = _norm(re.sub(r"^(?:the\s+)?(?:answer|correct\s+option)\s*(?:is|:)\s*", "", text, flags=re.I))
-    if not said:
-        return None
-    normed = [_norm(option) for option in ctx.options]
-    for index, option in enumerate(normed):
-        if option and said == option:
-            return frozenset(ctx.valid[index])
-    if _NEGATION.search(text):
-        return None
-    found = [i for i, option in enumerate(normed) if option and re.search(rf"\b{re.escape(option)}\b", said)]
-    found = [i for i in found if not any(i != j and normed[i] in normed[j] for j in found)]
-    if not found or (len(found) > 1 and not ctx.multi):
-        return None
-    leftover = said
-    for i in found:
-        leftover = leftover.replace(normed[i], " ")
-    if ctx.multi and len(leftover.split()) > 4:
-        return None
-    return frozenset(ctx.valid[i] for i in found)
-
-
-def _after_reasoning(raw: str) -> str | None:
-    """The text after the last ``</think>``; None when a trace was opened and never closed."""
-    lowered = raw.lower()
-    if "</think>" in lowered:
-        return raw[lowered.rindex("</think>") + len("</think>") :]
-    if "<think>" in lowered:
-        return None
-    return raw
+    def as_dict(self) -> dict[str, Any]:
+        return {"result": self.result.as_dict(), "steps": [step.as_dict() for step in self.steps]}
 
 
 def parse_choice(raw: str, num_options: int, options: Sequence[str] = (), multi: bool = False) -> ParsedAnswer:
@@ -374,74 +105,184 @@ def parse_choice(raw: str, num_options: int, options: Sequence[str] = (), multi:
     ['B', 'D']
     >>> parse_choice("<think>A or B? B fits.</think> <answer>B</answer>", 4).letters
     frozenset({'B'})
+    >>> parse_choice('```json\\n{"answer": "D"}\\n```', 4).letters
+    frozenset({'D'})
     >>> parse_choice("A or C", 4).status
     'unparsed'
     >>> parse_choice("I cannot determine this from the video.", 4).status
     'refusal'
     """
-    answer = _after_reasoning(raw or "")
+    return trace_choice(raw, num_options, options, multi).result
+
+
+def trace_choice(raw: str, num_options: int, options: Sequence[str] = (), multi: bool = False) -> ParseTrace:
+    """:func:`parse_choice` with its trace: which rule read the answer, or why none could.
+
+    >>> trace = trace_choice("I think option B fits.", 6)
+    >>> [(step.rule, step.outcome) for step in trace.steps][-2:], trace.result.how
+    ([('answer cue', 'nothing'), ('hedged sentence', 'read')], 'hedged sentence')
+    """
+    steps: list[TraceStep] = []
+
+    def done(result: ParsedAnswer, rule: str | None = None, detail: str = "") -> ParseTrace:
+        if rule is not None:
+            steps.append(TraceStep(rule, "read", detail or result.how))
+        return ParseTrace(result, tuple(steps))
+
+    answer = after_reasoning(raw or "")
     if answer is None:
-        return ParsedAnswer("unparsed", how="reasoning never finished")
-    ctx = _Context(letters_for(num_options), tuple(options), multi)
-    bold = {b.upper() for b in _BOLD.findall(answer)}
-    text = _MARKDOWN.sub("", answer).strip()
-    if not text:
-        return ParsedAnswer("unparsed", how="empty")
-    found = _explicit_markers(text, ctx)
-    if found is not None:
-        return found
-    if _HEDGE.search(text) and not _CUE.search(text):
-        return ParsedAnswer("unparsed", how="hedge")
-    for rule in (_whole_list, _cue_reading, _hedged, _letter_layout):
+        return done(ParsedAnswer("unparsed", how="reasoning never finished"), "reasoning trace", _UNFINISHED)
+    if len(answer) != len(raw or ""):
+        dropped = len(raw) - len(answer)
+        steps.append(TraceStep("reasoning trace", "note", f"only the text after the last </think> is read ({dropped} characters before it)"))  # fmt: skip
+    ctx = Context(letters_for(num_options), tuple(options), multi)
+    found_json = json_answers(answer)
+    marked = _strip_markdown(answer, found_json.documents).strip()
+    if not marked:
+        return done(ParsedAnswer("unparsed", how="empty"), "empty", "nothing was written")
+    explicit = _explicit_readings(found_json, marked, ctx, steps)
+    if explicit is not None:
+        return done(explicit)
+    if found_json.only_json:
+        return done(ParsedAnswer("unparsed", how="JSON without an answer field"), "JSON", _fields(found_json))
+    text = MARKDOWN.sub("", found_json.rest).strip() if found_json.documents else marked
+    if found_json.documents:
+        steps.append(TraceStep("JSON", "note", "JSON without an answer field left out: " + _fields(found_json)))
+    if HEDGE.search(text) and not CUE.search(text):
+        return done(ParsedAnswer("unparsed", how="hedge"), "hedge", "two options joined by 'or', and no answer cue")
+    for name, rule in RULES:
         found = rule(text, ctx)
         if found is not None:
-            return found
-    letters = _valid(list(bold), ctx.valid) if len(bold) == 1 or (multi and bold) else None
+            return done(found, name)
+        steps.append(TraceStep(name, "nothing"))
+    bold = {b.upper() for b in BOLD.findall(answer)}
+    letters = valid(list(bold), ctx.valid) if len(bold) == 1 or (multi and bold) else None
     if letters:
-        return ParsedAnswer("ok", letters, how="bold")
-    letters = _echoed(text, ctx) if options else None
+        return done(ParsedAnswer("ok", letters, how="bold"), "bold", f"bold letter(s): {', '.join(sorted(bold))}")
+    steps.append(TraceStep("bold", "nothing", f"bold letters: {', '.join(sorted(bold))}" if bold else ""))
+    letters = echoed(text, ctx) if options else None
     if letters:
-        return ParsedAnswer("ok", letters, how="option text")
-    if _REFUSAL.search(text) or _NONE.match(text):
-        return ParsedAnswer("refusal", how="refusal")
-    return ParsedAnswer("unparsed", how="no rule matched")
+        return done(ParsedAnswer("ok", letters, how="option text"), "option text")
+    steps.append(TraceStep("option text", "nothing", "" if options else "the item's options were not given"))
+    if REFUSAL.search(text) or NONE_ANSWER.match(text):
+        return done(ParsedAnswer("refusal", how="refusal"), "refusal")
+    steps.append(TraceStep("refusal", "nothing"))
+    return done(ParsedAnswer("unparsed", how="no rule matched"))
 
 
-def _letter_layout(text: str, ctx: _Context) -> ParsedAnswer | None:
-    """Rule 5 and "B is the correct answer": a leading ``C.`` or ``(B)`` whose text agrees with its option."""
-    after = {m.group(1) for m in _LETTER_THEN_CUE.finditer(text)}
-    letters = _valid(list(after), ctx.valid) if len(after) == 1 else None
-    if letters:
-        return ParsedAnswer("ok", letters, how="letter is correct")
-    leading = _LEADING.match(text)
-    letters = _valid([leading.group(1)], ctx.valid) if leading else None
-    if leading and letters and len(set(_ITEM_LINE.findall(text))) > 1:
-        return ParsedAnswer("unparsed", how="options listed, none chosen")
-    if leading and letters:
-        if not _agrees(leading.group(1), text[leading.end() :].split("\n")[0], ctx):
-            return ParsedAnswer("unparsed", how="letter and option text disagree")
-        return ParsedAnswer("ok", letters, how="leading letter")
-    return None
+_UNFINISHED = "a reasoning trace was opened with <think> and never closed: the model did not reach its answer"
+
+
+def _strip_markdown(answer: str, keep: Sequence[tuple[int, int]]) -> str:
+    """Markdown emphasis removed outside the spans in ``keep`` (JSON documents, read verbatim)."""
+    pieces, position = [], 0
+    for start, end in keep:
+        pieces += [MARKDOWN.sub("", answer[position:start]), answer[start:end]]
+        position = end
+    return "".join([*pieces, MARKDOWN.sub("", answer[position:])])
+
+
+def _fields(found: JsonFound) -> str:
+    return f"{len(found.documents)} JSON document(s), none with a field named {', '.join(ANSWER_KEYS[:3])}, ..."
+
+
+def _json_value(value: Any, ctx: Context) -> ParsedAnswer:
+    """What an answer field holds: a string read like any short answer; a list of them (each a letter or an
+    option's text); ``[]`` chose nothing (a refusal). Numbers and other values are not letters: unparsed."""
+    if isinstance(value, str):
+        reading = read_span(value, ctx) or cue_reading(value, ctx) or read_span(value.split(".")[0], ctx)
+        return reading or ParsedAnswer("unparsed", how="unreadable value")
+    if isinstance(value, list) and not value:
+        return ParsedAnswer("refusal", how="empty list")
+    if isinstance(value, list):
+        letters: set[str] = set()
+        for element in value:
+            reading = read_span(element, ctx) if isinstance(element, str) else None
+            if reading is None or not reading.ok or not reading.letters:
+                return ParsedAnswer("unparsed", how=f"list element {element!r} is not an option")
+            letters |= reading.letters
+        return ParsedAnswer("ok", frozenset(letters), how="letter list")
+    return ParsedAnswer("unparsed", how=f"{type(value).__name__} value, not a letter")
+
+
+_DISAGREE = {frozenset({"JSON"}): "JSON answers disagree", frozenset({"marker"}): "answer markers disagree"}
+
+
+def _explicit_readings(found: JsonFound, marked: str, ctx: Context, steps: list[TraceStep]) -> ParsedAnswer | None:
+    """Rule 1: JSON answer fields, answer tags, ``\\boxed{}``, ``Final answer:``; every one must agree."""
+    readings: list[tuple[str, ParsedAnswer]] = []
+    for answer in found.answers:
+        reading = _json_value(answer.value, ctx)
+        field = f"field {answer.key!r}" if answer.key else "a list"
+        readings.append((f"JSON ({answer.where})", reading))
+        steps.append(TraceStep("JSON", "note", f"{answer.where}, {field}: {json.dumps(answer.value)[:200]} -> {reading.display()}"))  # fmt: skip
+    for span in markers(marked):
+        if json_answers(span).answers:  # a marker around JSON: the JSON's reading, already counted above
+            continue
+        read = read_span(span, ctx) or cue_reading(span, ctx) or read_span(span.split(".")[0], ctx)
+        marked_reading = read or ParsedAnswer("unparsed", how="unreadable answer marker")
+        readings.append(("answer marker", marked_reading))
+        steps.append(TraceStep("answer marker", "note", f"{span.strip()[:200]!r} -> {marked_reading.display()}"))
+    if not readings:
+        steps.append(TraceStep("JSON and answer markers", "nothing"))
+        return None
+    if len({(r.status, r.letters) for _, r in readings}) > 1:
+        sources = frozenset("JSON" if kind.startswith("JSON") else "marker" for kind, _ in readings)
+        how = _DISAGREE.get(sources, "JSON and answer markers disagree")
+        steps.append(TraceStep("JSON and answer markers", "read", how))
+        return ParsedAnswer("unparsed", how=how)
+    kind, reading = readings[0]
+    result = ParsedAnswer(reading.status, reading.letters, how=f"{kind}: {reading.how}")
+    steps.append(TraceStep("JSON and answer markers", "read", result.how))
+    return result
 
 
 def parse_text(raw: str) -> ParsedAnswer:
     """A free-text answer: the first non-empty line after any reasoning trace, without an ``Answer:``
-    prefix or surrounding quotes; a refusal (``I cannot answer this.``) is kept apart.
+    prefix or surrounding quotes; a refusal (``I cannot answer this.``) is kept apart. An answer given as JSON
+    (``{"answer": "..."}``, :mod:`backend.inference.answer_json`) is that field's text.
 
     >>> parse_text("Answer: DUST ( SAILOR , BOY , NONE )\\nbecause ...").text
     'DUST ( SAILOR , BOY , NONE )'
+    >>> parse_text('{"answer": "EAT ( GIRL , CAKE , NONE )"}').text
+    'EAT ( GIRL , CAKE , NONE )'
     >>> parse_text("Sorry, I cannot answer that.").status
     'refusal'
     """
-    answer = _after_reasoning(raw or "")
+    return trace_text(raw).result
+
+
+def trace_text(raw: str) -> ParseTrace:
+    """:func:`parse_text` with its trace."""
+    steps: list[TraceStep] = []
+    answer = after_reasoning(raw or "")
     if answer is None:
-        return ParsedAnswer("unparsed", how="reasoning never finished")
+        steps.append(TraceStep("reasoning trace", "read", _UNFINISHED))
+        return ParseTrace(ParsedAnswer("unparsed", how="reasoning never finished"), tuple(steps))
+    if len(answer) != len(raw or ""):
+        steps.append(TraceStep("reasoning trace", "note", "only the text after the last </think> is read"))
+    values = [a.value for a in json_answers(answer).answers]
+    if values:
+        texts = {v.strip() for v in values if isinstance(v, str)}
+        agreed = len(texts) == 1 and all(isinstance(v, str) for v in values) and "" not in texts
+        result = (
+            ParsedAnswer("ok", text=texts.pop(), how="JSON field")
+            if agreed
+            else ParsedAnswer("unparsed", how="JSON answers disagree or are not text")
+        )
+        steps.append(TraceStep("JSON", "read", result.how))
+        return ParseTrace(result, tuple(steps))
     lines = [line.strip() for line in answer.splitlines() if line.strip()]
-    if not lines:
-        return ParsedAnswer("unparsed", how="empty")
-    first = re.sub(r"^(?:final\s+)?(?:answer|output)\s*:\s*", "", lines[0], flags=re.I).strip().strip("\"'`")
+    first = (
+        re.sub(r"^(?:final\s+)?(?:answer|output)\s*:\s*", "", lines[0], flags=re.I).strip().strip("\"'`")
+        if lines
+        else ""
+    )
     if not first:
-        return ParsedAnswer("unparsed", how="empty")
-    if _REFUSAL.search(first) and not re.search(r"[()=]", first):
-        return ParsedAnswer("refusal", how="refusal")
-    return ParsedAnswer("ok", text=first, how="first line")
+        steps.append(TraceStep("first line", "read", "nothing was written"))
+        return ParseTrace(ParsedAnswer("unparsed", how="empty"), tuple(steps))
+    if REFUSAL.search(first) and not re.search(r"[()=]", first):
+        steps.append(TraceStep("refusal", "read", "the first line declines to answer"))
+        return ParseTrace(ParsedAnswer("refusal", how="refusal"), tuple(steps))
+    steps.append(TraceStep("first line", "read", "the first non-empty line, without an 'Answer:' prefix or quotes"))
+    return ParseTrace(ParsedAnswer("ok", text=first, how="first line"), tuple(steps))

@@ -77,15 +77,19 @@ def video(
     num_frames: int | None = None,
     fps: float | None = None,
     sampling: dict[str, Any] | None = None,
+    timestamps: Sequence[float] | None = None,
 ) -> Part:
-    """A video part: give ``frames`` (PIL images, optionally with the ``fps`` they were sampled at and the
-    ``sampling`` that chose them) or a ``path`` (optionally with start/end/num_frames)."""
+    """A video part: give ``frames`` (PIL images, optionally with the ``fps`` they were sampled at, the
+    ``sampling`` that chose them and each frame's time in the video, ``timestamps``, in seconds: shown, not
+    hashed, since the frames and their sampling already are) or a ``path`` (optionally with start/end/num_frames)."""
     if (frames is None) == (path is None):
         raise ValidationError("a video part needs either frames or a path, not both")
     if frames is not None:
         extra: Part = {"fps": float(fps)} if fps is not None else {}
         if sampling:
             extra["sampling"] = dict(sampling)
+        if timestamps is not None:
+            extra["timestamps"] = [float(t) for t in timestamps]
         return {"type": "video", "frames": list(frames), **extra}
     part: Part = {"type": "video", "path": str(path)}
     for key, value in (("start", start), ("end", end), ("num_frames", num_frames)):
@@ -221,8 +225,14 @@ def _media_sha(value: Any, digests: FileDigests) -> str:
             return digests.digest(value)
         except OSError:
             return "missing:" + str(value)  # the call fails with MediaError; the key still names the file
-    digest = hashlib.sha256(f"{value.mode}:{value.size}:".encode())
-    digest.update(value.tobytes())  # the pixels themselves: no encoding, so hashing costs microseconds
+    return pixels_sha(value)
+
+
+def pixels_sha(image: Image.Image) -> str:
+    """The digest of an in-memory image as prompt hashes bind it: its mode, size and raw pixels (no encoding, so
+    hashing costs microseconds; a PNG of it decodes to the same digest)."""
+    digest = hashlib.sha256(f"{image.mode}:{image.size}:".encode())
+    digest.update(image.tobytes())
     return digest.hexdigest()[:16]
 
 
@@ -236,6 +246,22 @@ def request_hash(request: Request, digests: FileDigests | None = None) -> str:
     >>> request_hash([text("hi")]) == request_hash([text("hi!")])
     False
     """
+    return fingerprint_hash(request_fingerprint(request, digests))
+
+
+def request_fingerprint(request: Request, digests: FileDigests | None = None) -> list[Any]:
+    """What of each part decides an answer (texts; media digests; a video's window, frames and sampling): the
+    JSON-able list :func:`request_hash` hashes, kept as the record of what a model saw (backend/inference/seen.py)."""
     digests = digests if digests is not None else FileDigests()
-    canonical = json.dumps([_part_fingerprint(p, digests) for p in request], sort_keys=True, default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+    return [_part_fingerprint(p, digests) for p in request]
+
+
+def fingerprint_sha256(fingerprint: list[Any]) -> str:
+    """The SHA-256 (64 hex digits) of a :func:`request_fingerprint`'s canonical JSON."""
+    canonical = json.dumps(fingerprint, sort_keys=True, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def fingerprint_hash(fingerprint: list[Any]) -> str:
+    """The prompt hash of a :func:`request_fingerprint`: the first 16 hex digits of :func:`fingerprint_sha256`."""
+    return fingerprint_sha256(fingerprint)[:16]

@@ -52,6 +52,7 @@ from backend.inference.revision import (
     served_identity,
 )
 from backend.inference.run_config import RunConfig, record_run
+from backend.inference.run_items import record_run_items
 from backend.inference.store import Prediction, finish_run, lookup, save, settings_hash, start_run
 from backend.inference.video_input import video_input
 
@@ -402,6 +403,7 @@ def run_eval(
     if progress:
         progress(len(prepared) - len(todo), len(prepared))
     try:
+        record_run_items(ctx, run_id, prepared)  # what the run covers and what its model sees (the Samples view)
         computed, serving = _compute(
             ctx, bench, spec, shash, todo, params, run_id, progress, len(prepared) - len(todo), len(prepared)
         )

@@ -67,7 +67,7 @@ def planning_item(
     """One question as an item; ``rotation`` shifts the choices (option i shows choice (i + r) mod 6)."""
     from PIL import Image
 
-    from backend.planning.media import observed_window_seconds, sample_frames
+    from backend.planning.media import observed_window_seconds, sample_frames_timed
 
     order = [(i + rotation) % N_CHOICES for i in range(N_CHOICES)]
     options = tuple(", ".join(catalog.names(question.choices[i])) for i in order)
@@ -75,13 +75,18 @@ def planning_item(
     request: list[dict[str, Any]] = []
     if path:
         start, end = observed_window_seconds(question.ob_start_frame, question.ob_end_frame)
-        arrays = sample_frames(
+        arrays, times = sample_frames_timed(
             ctx.settings, path, start, end, ctx.settings.planning_frames, ctx.settings.planning_decoder
         )
         fps = len(arrays) / (end - start) if end > start else None  # the frames' rate: Qwen2.5-VL places them in time
         sampling = {"frames": ctx.settings.planning_frames, "decoder": ctx.settings.planning_decoder}
         request.append(
-            video(frames=[Image.fromarray(a) for a in arrays], fps=fps, sampling={**sampling, "window": [start, end]})
+            video(
+                frames=[Image.fromarray(a) for a in arrays],
+                fps=fps,
+                sampling={**sampling, "window": [start, end]},
+                timestamps=times,  # shown in the Samples view; not hashed (the frames and sampling are)
+            )
         )
     request.append(text(question_prompt(question, catalog.names(question.observed), bool(path))))
     item_id = question.id if rotation == 0 and mode == "frames" else f"{question.id}#{mode}-r{rotation}"

@@ -11,11 +11,13 @@ both cached on disk under ``settings.media_dir / "planning"``.
   Decoding uses decord (random access) or PyAV (one sequential pass from the nearest keyframe):
   ``benchmarks/video.py`` measures both; ``auto`` chooses by the cost model of :func:`choose_decoder`,
   with the keyframe spacing read from the container (packets demuxed, nothing decoded).
+  :func:`sample_frames_timed` adds each frame's time in the video, kept in a ``.json`` beside the frames.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from fractions import Fraction
 from pathlib import Path
 
@@ -171,6 +173,11 @@ def auto_decoder(video: Path, start_s: float, end_s: float | None, n: int) -> st
     return choose_decoder(first, stop, n, interval)
 
 
+def _frames_cache(settings: Settings, path: Path, start_s: float, end_s: float | None, n: int, decoder: str) -> Path:
+    forced = (decoder,) if decoder != "auto" else ()  # a chosen decoder's frames are cached apart
+    return _cache_dir(settings, "frames") / f"{_key(path, start_s, end_s, n, *forced)}.npy"
+
+
 def sample_frames(
     settings: Settings, video: Path | str | None, start_s: float, end_s: float | None, n: int, decoder: str = "auto"
 ) -> np.ndarray:
@@ -178,8 +185,7 @@ def sample_frames(
     path = _require(video)
     if decoder not in DECODERS:
         raise MediaError(f"unknown decoder {decoder!r}; valid: {', '.join(DECODERS)}")
-    forced = (decoder,) if decoder != "auto" else ()  # a chosen decoder's frames are cached apart
-    cache = _cache_dir(settings, "frames") / f"{_key(path, start_s, end_s, n, *forced)}.npy"
+    cache = _frames_cache(settings, path, start_s, end_s, n, decoder)
     if cache.is_file():
         return np.load(cache)
     chosen = decoder if decoder != "auto" else auto_decoder(path, start_s, end_s, n)
@@ -187,7 +193,57 @@ def sample_frames(
     tmp = cache.with_suffix(".part.npy")
     np.save(tmp, frames)
     tmp.replace(cache)
+    cache.with_suffix(".json").write_text(json.dumps({"decoder": chosen}))
     return frames
+
+
+def frame_times(video: Path, start_s: float, end_s: float | None, n: int, decoder: str) -> list[float]:
+    """The times (seconds) of the ``n`` frames :func:`sample_frames` takes with ``decoder`` (``decord`` or
+    ``pyav``): the same frame indices, over the same frame count and rate, read from the container (no decoding).
+    """
+    if decoder == "pyav":
+        import av
+
+        with av.open(str(video)) as container:
+            stream = container.streams.video[0]
+            assert stream.time_base is not None  # a decodable video stream has one
+            fps = float(stream.average_rate or FPS)
+            total = stream.frames or (int(float(stream.duration * stream.time_base) * fps) if stream.duration else 0)
+        total = total or keyframe_layout(video)[0]
+    else:
+        import decord
+
+        reader = decord.VideoReader(str(video))
+        try:
+            total, fps = len(reader), reader.get_avg_fps() or FPS
+        finally:
+            del reader
+    first, last = frame_range(total, fps, start_s, end_s)
+    return [round(index / fps, 4) for index in uniform_indices(first, last, n)]
+
+
+def sample_frames_timed(
+    settings: Settings, video: Path | str | None, start_s: float, end_s: float | None, n: int, decoder: str = "auto"
+) -> tuple[np.ndarray, list[float]]:
+    """:func:`sample_frames` with each frame's time in the video (seconds), kept beside the cached frames.
+
+    The times are those of the decoder that decoded the cached frames (a cache written before times were kept
+    gets them from ``decoder``, or decord for ``auto``)."""
+    frames = sample_frames(settings, video, start_s, end_s, n, decoder)
+    path = _require(video)
+    sidecar = _frames_cache(settings, path, start_s, end_s, n, decoder).with_suffix(".json")
+    try:
+        kept = json.loads(sidecar.read_text())
+    except (OSError, ValueError):
+        kept = {}
+    if "times" not in kept:
+        chosen = kept.get("decoder") or (decoder if decoder != "auto" else "decord")
+        try:
+            kept = {"decoder": chosen, "times": frame_times(path, start_s, end_s, n, chosen)}
+        except (RuntimeError, OSError) as exc:
+            raise MediaError(f"cannot read video {path}: {exc}") from exc
+        sidecar.write_text(json.dumps(kept))
+    return frames, [float(t) for t in kept["times"]]
 
 
 def observed_window_clip(settings: Settings, video: Path | str | None, start_s: float, end_s: float) -> Path:

@@ -26,6 +26,7 @@ def _collect() -> tuple[Migration, ...]:
         inference,
         planning,
         review,
+        samples,
         signin,
         vqa,
         webhooks,
@@ -44,6 +45,7 @@ def _collect() -> tuple[Migration, ...]:
         + tuple(campaign_quality.MIGRATIONS)
         + tuple(charades.MIGRATIONS)
         + tuple(webhooks.MIGRATIONS)
+        + tuple(samples.MIGRATIONS)
     )
 
 
