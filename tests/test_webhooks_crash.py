@@ -120,6 +120,11 @@ def test_deliveries_are_signed_retried_deduplicated_and_survive_kill_9(tmp_path,
     process = start_app_process(data_dir, port, env=ENV, log=tmp_path / "app-2.log")
     try:
         receiver.wait_for(lambda r: {p["event_id"] for p in pending} <= set(r.events()), timeout=120)
+        # a delivery is marked once its post has returned (at-least-once): wait for the marks, then stop it
+        deadline, db = time.monotonic() + 120, _db(data_dir)
+        while db.scalar("SELECT count(*) FROM webhook_deliveries WHERE status != 'delivered'"):
+            assert time.monotonic() < deadline, "deliveries still not marked delivered after 120 s"
+            time.sleep(0.2)
     finally:
         kill_hard(process)
     rows = _db(data_dir).query("SELECT event_id, status FROM webhook_deliveries")
