@@ -12,8 +12,8 @@ so the line always comes out (target: under 5 minutes on one GPU).
     .venv/bin/python benchmarks/gpu_check.py --models gemma3,qwen2_5_vl=/models/qwen25-3b --source hub
 
 Models: ``--source hub`` uses the small Hub checkpoints of :data:`HUB` (the default when the Hub is reachable
-and ``HF_HUB_OFFLINE`` is unset), ``--source tiny`` the tiny random models of tests/tiny_models.py and
-tests/tiny_families.py, built locally in seconds (the default offline and with ``--cpu``). ``--models`` picks
+and ``HF_HUB_OFFLINE`` is unset), ``--source tiny`` the tiny random models of tests/tiny_models.py,
+built locally in seconds (the default offline and with ``--cpu``). ``--models`` picks
 families and may give each a path (a Hub id or a local folder).
 """
 

@@ -1,5 +1,5 @@
 """The transformers backend on tiny random Qwen2.5-VL, LLaVA-OneVision, Idefics3, SmolVLM and Gemma 3
-(tests/tiny_families.py, built offline once per session), loaded as the app loads a local model: a registry
+(tests/tiny_models.py ``RECENT``, built offline once per session), loaded as the app loads a local model: a registry
 file naming the folder, then ``get_model`` through the app's pool. One image, several images, video (native
 ``videos=`` for Qwen2.5-VL and LLaVA-OneVision, frames as images for the others), option scoring, and batch 8
 storing the same greedy answers as batch 1 through the runner.
@@ -20,8 +20,7 @@ toy square per image, four frames per video):
 from __future__ import annotations
 
 import pytest
-from tiny_families import FAMILIES
-from tiny_models import tiny_spec
+from tiny_models import RECENT, tiny_spec
 
 from backend.context import build_context
 from backend.inference.registry import get_model, write_models
@@ -63,13 +62,13 @@ def app(tmp_path_factory):
     ctx = build_context(settings)
     write_models(
         settings,
-        [tiny_spec(family, name=_name(family, size), batch_size=size) for family in FAMILIES for size in (1, 8)],
+        [tiny_spec(family, name=_name(family, size), batch_size=size) for family in RECENT for size in (1, 8)],
     )
     yield ctx
     ctx.pool.unload()
 
 
-@pytest.fixture(params=list(FAMILIES))
+@pytest.fixture(params=list(RECENT))
 def family(request, app):
     return request.param, get_model(app, _name(request.param, 8))
 
@@ -137,7 +136,7 @@ def test_option_scores(family):
     assert [s.num_tokens >= 1 and s.sum_logprob < 0 for s in scores] == [True, True]
 
 
-@pytest.mark.parametrize("name", list(FAMILIES))
+@pytest.mark.parametrize("name", list(RECENT))
 def test_batch_8_stores_the_answers_of_batch_1(app, name):
     for size in (1, 8):
         summary = run_eval(app, "toy-colors", _name(name, size), limit=16)

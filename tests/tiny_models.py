@@ -1,12 +1,18 @@
-"""Tiny random models built offline, once per test session: LLaVA, Qwen2-VL and a text-only causal LM
-(the newer families are in tiny_families.py).
+"""Tiny random vision-language models built offline, once per test session, from one table of families.
 
-Import the builders in any test: ``tiny_llava()``, ``tiny_qwen2vl()``, ``tiny_causal_lm()`` return the
-folder of a saved model (``from_pretrained``-loadable with ``AutoProcessor`` / ``AutoTokenizer`` and
-``AutoModelForImageTextToText`` / ``AutoModelForCausalLM``); ``tiny_spec(kind, **changes)`` returns a
-registry ``ModelSpec`` for it. Each is built on first call (well under a second) and cached for the
-session in one temporary folder. Random weights emit deterministic garbage: test plumbing, not quality.
-Recipes: the stack notes shipped to developers (NOTES-stack.md, "tiny models").
+``FAMILIES`` maps each family to its builder and the registry settings the app would use for it: LLaVA, Qwen2-VL
+and a text-only causal LM (the families most tests use), and Qwen2.5-VL, LLaVA-OneVision, Idefics3, SmolVLM
+(SmolVLM2) and Gemma 3 (``RECENT``: the families tests/test_inference_families.py runs as a researcher would).
+Each builder returns the folder of a saved model + processor (``from_pretrained``-loadable with ``AutoProcessor``
+/ ``AutoTokenizer`` and ``AutoModelForImageTextToText`` / ``AutoModelForCausalLM``, as the app loads a local
+model); ``tiny_spec(family, **changes)`` returns a registry ``ModelSpec`` for it. Each is built on first call
+(well under a second) and cached for the session in one temporary folder.
+
+Sizes: text hidden size 64, 1-2 layers, vision hidden size 32, images of 32-64 px; each model is well under a
+megabyte and answers in milliseconds on CPU. Random weights emit deterministic garbage: test plumbing, not
+quality. Processor settings and chat templates follow each family's processor in transformers 5 (the
+Idefics3/SmolVLM template is ``smolvlm.processing_smolvlm.DEFAULT_CHAT_TEMPLATE``; the others use the generic
+template below with the family's own media markers). Recipes: the stack notes (NOTES-stack.md, "tiny models").
 """
 
 from __future__ import annotations
@@ -16,7 +22,10 @@ import functools
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -84,10 +93,66 @@ def tiny_tokenizer(
     )
 
 
+_TEXT = dict(
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=4096,
+)
+_VISION = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2)
+
+
+def _text(tokenizer: Any, **changes: Any) -> dict[str, Any]:
+    ids = dict(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
+    return {**_TEXT, **ids, "bos_token_id": None, **changes}
+
+
+_QWEN_MARKERS = ("<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>")
+_QWEN_PIXELS = {"min_pixels": 28 * 28, "max_pixels": 56 * 56}
+
+
+def _qwen_tokenizer() -> Any:
+    """Qwen2-VL's and Qwen2.5-VL's media markers in the generic template."""
+    return tiny_tokenizer(
+        _QWEN_MARKERS,
+        image_marker="<|vision_start|><|image_pad|><|vision_end|>",
+        video_marker="<|vision_start|><|video_pad|><|vision_end|>",
+    )
+
+
+def _qwen_media_ids(tokenizer: Any) -> dict[str, int]:
+    ids = {name: tokenizer.convert_tokens_to_ids(name) for name in _QWEN_MARKERS}
+    return dict(
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+    )
+
+
+def _save(
+    path: Path, model_class: Any, config: Any, processor: Any, tokenizer: Any, seed: int = 0, bos: bool = True
+) -> Path:
+    """Random weights (``seed``) for ``config``, saved with the processor (or the tokenizer, for a text model);
+    ``bos=False`` clears the generation config's BOS token (the families whose templates start without one)."""
+    import torch
+
+    torch.manual_seed(seed)
+    model = model_class(config).eval()
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    if not bos:
+        model.generation_config.bos_token_id = None
+    model.save_pretrained(path)
+    processor.save_pretrained(path)
+    return path
+
+
 @functools.cache
 def tiny_llava() -> Path:
     """A ~0.6 MB LLaVA (CLIP vision 32 px, Llama text) saved with its processor."""
-    import torch
     from transformers import CLIPImageProcessorPil, LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor
 
     path = _root() / "llava"
@@ -129,13 +194,7 @@ def tiny_llava() -> Path:
         vision_feature_select_strategy="default",
         vision_feature_layer=-1,
     )
-    torch.manual_seed(0)
-    model = LlavaForConditionalGeneration(config).eval()
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
-    model.save_pretrained(path)
-    processor.save_pretrained(path)
-    return path
+    return _save(path, LlavaForConditionalGeneration, config, processor, tokenizer)
 
 
 @functools.cache
@@ -143,7 +202,6 @@ def tiny_qwen2vl(head_dim: int = 16, folder: Path | None = None, seed: int = 0) 
     """A tiny Qwen2-VL (native ``videos=`` input) saved with its processor. ``head_dim`` 32 or more for vLLM's
     CPU attention (scripts/check_vllm.sh: text and vision heads of 32, ``sum(mrope_section) == head_dim / 2``);
     ``folder``: where to save it (default: this session's temporary folder); ``seed``: other random weights."""
-    import torch
     from transformers import (
         Qwen2VLConfig,
         Qwen2VLForConditionalGeneration,
@@ -156,20 +214,14 @@ def tiny_qwen2vl(head_dim: int = 16, folder: Path | None = None, seed: int = 0) 
     heads = 64 // head_dim
     third = 3 * (head_dim // 8) // 2
     mrope = [head_dim // 2 - 2 * third, third, third]  # [2, 3, 3] for 16, [4, 6, 6] for 32: sum is head_dim / 2
-    markers = ("<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>")
-    tokenizer = tiny_tokenizer(
-        markers,
-        image_marker="<|vision_start|><|image_pad|><|vision_end|>",
-        video_marker="<|vision_start|><|video_pad|><|vision_end|>",
-    )
-    pixels = {"min_pixels": 28 * 28, "max_pixels": 56 * 56}
+    tokenizer = _qwen_tokenizer()
+    pixels = _QWEN_PIXELS
     processor = Qwen2VLProcessor(
         image_processor=Qwen2VLImageProcessor(**pixels),
         video_processor=Qwen2VLVideoProcessor(**pixels, max_frames=8),
         tokenizer=tokenizer,
         chat_template=tokenizer.chat_template,
     )
-    ids = {name: tokenizer.convert_tokens_to_ids(name) for name in markers}
     config = Qwen2VLConfig(
         text_config=dict(
             hidden_size=64,
@@ -195,27 +247,17 @@ def tiny_qwen2vl(head_dim: int = 16, folder: Path | None = None, seed: int = 0) 
             temporal_patch_size=2,
             in_channels=3,
         ),
-        image_token_id=ids["<|image_pad|>"],
-        video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"],
-        vision_end_token_id=ids["<|vision_end|>"],
+        **_qwen_media_ids(tokenizer),
         bos_token_id=None,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
     )
-    torch.manual_seed(seed)
-    model = Qwen2VLForConditionalGeneration(config).eval()
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
-    model.save_pretrained(path)
-    processor.save_pretrained(path)
-    return path
+    return _save(path, Qwen2VLForConditionalGeneration, config, processor, tokenizer, seed=seed)
 
 
 @functools.cache
 def tiny_causal_lm() -> Path:
     """A tiny text-only Llama (``AutoModelForCausalLM`` + ``AutoTokenizer``)."""
-    import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
     path = _root() / "causal"
@@ -231,38 +273,208 @@ def tiny_causal_lm() -> Path:
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,
     )
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(config).eval()
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
+    return _save(path, LlamaForCausalLM, config, tokenizer, tokenizer)
 
 
-_BUILDERS = {"llava": tiny_llava, "qwen2vl": tiny_qwen2vl, "causal": tiny_causal_lm}
+@functools.cache
+def tiny_qwen2_5_vl() -> Path:
+    """Qwen2.5-VL: windowed vision attention, native ``videos=`` input (Qwen2-VL's image and video processors)."""
+    from transformers import (
+        Qwen2_5_VLConfig,
+        Qwen2_5_VLForConditionalGeneration,
+        Qwen2_5_VLProcessor,
+        Qwen2VLImageProcessor,
+        Qwen2VLVideoProcessor,
+    )
+
+    tokenizer = _qwen_tokenizer()
+    pixels = _QWEN_PIXELS
+    processor = Qwen2_5_VLProcessor(
+        image_processor=Qwen2VLImageProcessor(**pixels),
+        video_processor=Qwen2VLVideoProcessor(**pixels, max_frames=8),
+        tokenizer=tokenizer,
+        chat_template=tokenizer.chat_template,
+    )
+    rope = {"rope_type": "default", "rope_theta": 1e4, "mrope_section": [2, 3, 3]}  # sum == head_dim / 2
+    config = Qwen2_5_VLConfig(
+        text_config=_text(tokenizer, rope_parameters=rope),
+        vision_config=dict(
+            depth=1,
+            hidden_size=32,
+            intermediate_size=64,
+            num_heads=2,
+            out_hidden_size=64,
+            patch_size=14,
+            spatial_merge_size=2,
+            temporal_patch_size=2,
+            window_size=56,
+            fullatt_block_indexes=[0],
+        ),
+        **_qwen_media_ids(tokenizer),
+    )
+    return _save(_root() / "qwen2_5_vl", Qwen2_5_VLForConditionalGeneration, config, processor, tokenizer, bos=False)
 
 
-def tiny_spec(kind: str, **changes):
-    """A registry entry for a tiny model: ``kind`` is ``llava``, ``qwen2vl``, ``causal`` or a family of
-    tiny_families.py (``qwen2_5_vl``, ``llava_onevision``, ``idefics3``, ``smolvlm``, ``gemma3``)."""
-    from tiny_families import FAMILIES
+@functools.cache
+def tiny_llava_onevision() -> Path:
+    """LLaVA-OneVision: SigLIP + Qwen2, any-resolution tiles for a single image, one tile per image when a
+    request has several, pooled frames for ``videos=``."""
+    from transformers import (
+        LlavaOnevisionConfig,
+        LlavaOnevisionForConditionalGeneration,
+        LlavaOnevisionImageProcessor,
+        LlavaOnevisionProcessor,
+        LlavaOnevisionVideoProcessor,
+    )
 
+    tokenizer = tiny_tokenizer(("<image>", "<video>"), image_marker="<image>\n", video_marker="<video>\n")
+    pinpoints = [[32, 32], [32, 64], [64, 32], [64, 64]]
+    size = {"height": 32, "width": 32}
+    processor = LlavaOnevisionProcessor(
+        image_processor=LlavaOnevisionImageProcessor(size=size, image_grid_pinpoints=pinpoints),
+        video_processor=LlavaOnevisionVideoProcessor(size=size),
+        tokenizer=tokenizer,
+        num_image_tokens=16,  # (32 / 8) ** 2 patches, no CLS token in SigLIP
+        vision_feature_select_strategy="full",
+        chat_template=tokenizer.chat_template,
+    )
+    config = LlavaOnevisionConfig(
+        vision_config=dict(model_type="siglip_vision_model", image_size=32, patch_size=8, **_VISION),
+        text_config=dict(model_type="qwen2", **_text(tokenizer)),
+        image_token_index=tokenizer.convert_tokens_to_ids("<image>"),
+        video_token_index=tokenizer.convert_tokens_to_ids("<video>"),
+        image_grid_pinpoints=pinpoints,
+        vision_feature_select_strategy="full",
+        vision_feature_layer=-1,
+    )
+    return _save(
+        _root() / "llava_onevision", LlavaOnevisionForConditionalGeneration, config, processor, tokenizer, bos=False
+    )
+
+
+def _idefics_tokenizer() -> Any:
+    from transformers.models.smolvlm.processing_smolvlm import DEFAULT_CHAT_TEMPLATE
+
+    grid = tuple(f"<row_{i + 1}_col_{j + 1}>" for i in range(6) for j in range(6))
+    special = ("<|im_start|>", "<fake_token_around_image>", "<image>", "<end_of_utterance>", "<global-img>", "<video>")
+    return tiny_tokenizer(special + grid, template=DEFAULT_CHAT_TEMPLATE)
+
+
+def _idefics_config(config_class: Any, tokenizer: Any) -> Any:
+    return config_class(
+        vision_config=dict(image_size=32, patch_size=8, **_VISION),
+        text_config=dict(model_type="llama", **_text(tokenizer)),
+        image_token_id=tokenizer.convert_tokens_to_ids("<image>"),
+        scale_factor=2,  # (32 / 8) ** 2 / 2 ** 2 = 4 tokens per 32 px tile
+        pad_token_id=tokenizer.pad_token_id,
+    )
+
+
+@functools.cache
+def tiny_idefics3() -> Path:
+    """Idefics3 (the architecture of SmolVLM 1): images split into 32 px tiles plus a global view."""
+    from transformers import Idefics3Config, Idefics3ForConditionalGeneration, Idefics3ImageProcessor, Idefics3Processor
+
+    tokenizer = _idefics_tokenizer()
+    processor = Idefics3Processor(
+        image_processor=Idefics3ImageProcessor(size={"longest_edge": 64}, max_image_size={"longest_edge": 32}),
+        tokenizer=tokenizer,
+        image_seq_len=4,
+        chat_template=tokenizer.chat_template,
+    )
+    config = _idefics_config(Idefics3Config, tokenizer)
+    return _save(_root() / "idefics3", Idefics3ForConditionalGeneration, config, processor, tokenizer, bos=False)
+
+
+@functools.cache
+def tiny_smolvlm() -> Path:
+    """SmolVLM (SmolVLM2): Idefics3's tiling; its processor also takes ``videos=``."""
+    from transformers import (
+        SmolVLMConfig,
+        SmolVLMForConditionalGeneration,
+        SmolVLMImageProcessor,
+        SmolVLMProcessor,
+        SmolVLMVideoProcessor,
+    )
+
+    tokenizer = _idefics_tokenizer()
+    size, tile = {"longest_edge": 64}, {"longest_edge": 32}
+    processor = SmolVLMProcessor(
+        image_processor=SmolVLMImageProcessor(size=size, max_image_size=tile),
+        video_processor=SmolVLMVideoProcessor(size=tile, max_image_size=tile),
+        tokenizer=tokenizer,
+        image_seq_len=4,
+        chat_template=tokenizer.chat_template,
+    )
+    config = _idefics_config(SmolVLMConfig, tokenizer)
+    return _save(_root() / "smolvlm", SmolVLMForConditionalGeneration, config, processor, tokenizer, bos=False)
+
+
+@functools.cache
+def tiny_gemma3() -> Path:
+    """Gemma 3: SigLIP pooled to a fixed number of soft tokens per image, bidirectional attention over them."""
+    from transformers import Gemma3Config, Gemma3ForConditionalGeneration, Gemma3ImageProcessor, Gemma3Processor
+
+    named = {"boi_token": "<start_of_image>", "eoi_token": "<end_of_image>", "image_token": "<image_soft_token>"}
+    tokenizer = tiny_tokenizer((), image_marker="<start_of_image>", named=named)
+    processor = Gemma3Processor(
+        image_processor=Gemma3ImageProcessor(size={"height": 32, "width": 32}),
+        tokenizer=tokenizer,
+        image_seq_length=4,
+        chat_template=tokenizer.chat_template,
+    )
+    text = _text(tokenizer, head_dim=16, query_pre_attn_scalar=16, sliding_window=512)
+    config = Gemma3Config(
+        text_config=dict(model_type="gemma3_text", **text),
+        vision_config=dict(model_type="siglip_vision_model", image_size=32, patch_size=8, **_VISION),
+        mm_tokens_per_image=4,  # 4 x 4 patches average-pooled to 2 x 2
+        boi_token_index=tokenizer.boi_token_id,
+        eoi_token_index=tokenizer.eoi_token_id,
+        image_token_index=tokenizer.image_token_id,
+    )
+    return _save(_root() / "gemma3", Gemma3ForConditionalGeneration, config, processor, tokenizer, bos=False)
+
+
+@dataclass(frozen=True)
+class Family:
+    """A tiny family: its builder, and the registry settings the app would use for it."""
+
+    build: Callable[[], Path]
+    options: dict[str, Any] = field(default_factory=dict)
+    prompt_style: str = "chat"
+
+
+#: family -> its builder and registry settings
+FAMILIES: dict[str, Family] = {
+    "llava": Family(tiny_llava),
+    "qwen2vl": Family(tiny_qwen2vl, {"native_video": True}),
+    "causal": Family(tiny_causal_lm, {"model_class": "causal-lm"}, prompt_style="plain"),
+    "qwen2_5_vl": Family(tiny_qwen2_5_vl, {"native_video": True}),
+    "llava_onevision": Family(tiny_llava_onevision, {"native_video": True}),
+    "idefics3": Family(tiny_idefics3),
+    "smolvlm": Family(tiny_smolvlm),
+    "gemma3": Family(tiny_gemma3),
+}
+#: the families beyond LLaVA and Qwen2-VL that researchers run today
+RECENT = ("qwen2_5_vl", "llava_onevision", "idefics3", "smolvlm", "gemma3")
+
+
+def tiny_spec(kind: str, **changes: Any) -> Any:
+    """A registry entry (``ModelSpec``) for the tiny model of family ``kind`` (a key of :data:`FAMILIES`)."""
     from backend.inference.registry import ModelSpec
 
-    builders = {**_BUILDERS, **{name: builder for name, (builder, _) in FAMILIES.items()}}
-    options = {"causal": {"model_class": "causal-lm"}, "qwen2vl": {"native_video": True}}.get(kind, {})
-    options = FAMILIES[kind][1] if kind in FAMILIES else options
-    base = dict(
+    family = FAMILIES[kind]
+    base: dict[str, Any] = dict(
         name=f"tiny-{kind}".replace("_", "-"),
         backend="transformers",
-        path=str(builders[kind]()),
+        path=str(family.build()),
         dtype="float32",
         device="cpu",
         max_new_tokens=6,
         frames_per_video=4,
         max_image_side=64,
-        options=options,
-        prompt_style="plain" if kind == "causal" else "chat",
+        options=dict(family.options),
+        prompt_style=family.prompt_style,
     )
     base.update(changes)
     return ModelSpec(**base)

@@ -43,13 +43,3 @@ def test_users_import_export(tmp_path, vilpact_dir):
 
     bad = cli("import", "vilpact", str(tmp_path / "missing"), data_dir=data)
     assert bad.returncode == 2 and "not a folder" in bad.stderr and "Nothing was imported" in bad.stderr
-
-
-def test_settings_table_in_readme_matches_the_code():
-    from backend.settings import SETTINGS, Settings, settings_markdown
-
-    defaults = Settings()
-    for spec in SETTINGS:
-        assert getattr(defaults, spec.name) == spec.default, spec.name
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert settings_markdown() in readme, "regenerate the README table: python -m backend settings --markdown"
