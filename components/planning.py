@@ -62,6 +62,7 @@ def clip_update(view: service.QuestionView) -> Any:
 
 def _leaderboard_frames(board: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     rows, lengths, scenes = [{"run": "chance (1/6)", "accuracy": board["chance"]}], [], []
+    noted = any(run.get("note") for run in board["runs"].values())  # a served model's server is down: say so
     for name, run in board["runs"].items():
         mc = next((v for k, v in run.items() if k.startswith("mcnemar")), None)
         rows.append(
@@ -79,6 +80,7 @@ def _leaderboard_frames(board: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.Dat
                 "parse failure rate": run.get("parse_failure_rate"),
                 "McNemar p": mc["p_value"] if mc else None,
                 **({"consistency": run.get("consistency_rate")} if board.get("circular") else {}),
+                **({"note": run.get("note") or ""} if noted else {}),
             }
         )
         lengths += [{"run": name, "future length": k, **v} for k, v in run["by_length"].items()]

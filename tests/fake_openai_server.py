@@ -13,8 +13,8 @@ a real tiny transformers model's; without, each whitespace-separated word of the
 makes it ignore the parameter, as servers other than vLLM do. Knobs for tests: ``delay_s`` per request; a prompt containing
 ``FAIL500`` always gets HTTP 500; ``FLAKY`` fails with 500 on its first attempt only; ``SLOW`` sleeps past
 any client timeout; ``hold_until = n`` makes each request wait (up to 2 s) until n requests are in flight,
-so a concurrency test does not depend on thread timing. It records calls, attempts per prompt and the most
-requests ever in flight at once.
+so a concurrency test does not depend on thread timing. It records calls, attempts per prompt, GET requests by
+path (``gets``: identity reads) and the most requests ever in flight at once.
 
 For the serving layer (backend/inference/backends/transport.py): several instances are replicas of one model;
 ``kill()`` stops one as a crashed server does (requests in flight get no reply, new connections are refused) and
@@ -91,6 +91,7 @@ class FakeOpenAIServer:
         self.shift = 0
         self.supports_prompt_logprobs = True
         self.endpoints: Counter[str] = Counter()
+        self.gets: Counter[str] = Counter()  # GET requests by path (/v1/models: identity reads)
         self.scored_requests = 0
         self.calls = 0
         self.attempts: Counter[str] = Counter()
@@ -311,6 +312,8 @@ class FakeOpenAIServer:
 
             def do_GET(self) -> None:
                 path = self.path.rstrip("/")
+                with server._lock:
+                    server.gets[path] += 1
                 if server.dead:
                     self._drop()
                 elif path == "/v1/models":

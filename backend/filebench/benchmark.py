@@ -32,6 +32,7 @@ from backend.inference.request import image, text, video
 if TYPE_CHECKING:
     from backend.context import AppContext
     from backend.inference.overrides import Overrides
+    from backend.inference.reading import ReadKey
 
 
 def truthy(value: Any) -> bool:
@@ -134,15 +135,24 @@ class FileBenchmarks:
         return dict(json.loads((self.root / name / "benchmark.json").read_text(encoding="utf-8")))
 
 
-def _stored(ctx: AppContext, name: str, model: str, items: Sequence[EvalItem], gen: Overrides | None) -> dict[str, Any]:
-    """The stored prediction of each item (by item id) under the model's current key."""
+def _key(ctx: AppContext, name: str, model: str) -> ReadKey:
+    """What views read ``model``'s answers to benchmark ``name`` under (:func:`backend.inference.reading.read_key`:
+    a served model whose server is down, its last run's)."""
     from backend.inference.benchmarks import get_benchmark
+    from backend.inference.reading import read_key
     from backend.inference.registry import get_spec
-    from backend.inference.runner import prepare, store_key
+
+    return read_key(ctx, get_benchmark(ctx, name), get_spec(ctx, model))
+
+
+def _stored(ctx: AppContext, name: str, model: str, items: Sequence[EvalItem], shash: str) -> dict[str, Any]:
+    """The stored prediction of each item (by item id) under ``shash``."""
+    from backend.inference.benchmarks import get_benchmark
+    from backend.inference.runner import prepare
     from backend.inference.store import lookup
 
-    bench, spec = get_benchmark(ctx, name), get_spec(ctx, model)
-    rows = lookup(ctx.database, spec.name, bench.name, store_key(ctx, bench, spec, gen))
+    bench = get_benchmark(ctx, name)
+    rows = lookup(ctx.database, model, bench.name, shash)
     found = {}
     for prepared in prepare(bench, items, ctx.digests):
         row = rows.get((prepared.item.item_id, prepared.prompt_hash))
@@ -170,9 +180,12 @@ def run_report(
     """What a run's summary adds: the score per category (items as authored; failed calls left out) and, when
     the run asked rotations, the circular figures."""
     from backend.inference.benchmarks import get_benchmark
+    from backend.inference.registry import get_spec
+    from backend.inference.runner import store_key
 
-    items = get_benchmark(ctx, name).load_items(ctx, **(load_options or {}))[:limit]
-    rows = _stored(ctx, name, model, items, gen)
+    bench = get_benchmark(ctx, name)
+    items = bench.load_items(ctx, **(load_options or {}))[:limit]
+    rows = _stored(ctx, name, model, items, store_key(ctx, bench, get_spec(ctx, model), gen))  # the run's key
     by_category: dict[str, dict[str, Any]] = {}
     for item in items:
         row = rows.get(item.item_id)
@@ -191,12 +204,14 @@ def run_report(
     return out
 
 
-def circular_right(ctx: AppContext, name: str, model: str, gen: Overrides | None = None) -> dict[str, bool]:
-    """Base item id -> right under every rotation, for the single-choice items with every rotation answered."""
+def circular_right(ctx: AppContext, name: str, model: str, shash: str | None = None) -> dict[str, bool]:
+    """Base item id -> right under every rotation, for the single-choice items with every rotation answered
+    (under ``shash``; default: what views read)."""
     from backend.inference.benchmarks import get_benchmark
 
     items = get_benchmark(ctx, name).load_items(ctx, circular=True)
-    outcomes = circular_outcomes(items, _letters(_stored(ctx, name, model, items, gen)))
+    shash = shash or _key(ctx, name, model).settings_hash
+    outcomes = circular_outcomes(items, _letters(_stored(ctx, name, model, items, shash)))
     return {base: outcome.right for base, (outcome, _plain) in outcomes.items() if outcome.complete}
 
 
@@ -204,7 +219,8 @@ def compare_circular(ctx: AppContext, name: str, models: Sequence[str], samples:
     """Paired comparison (:func:`backend.inference.comparison.compare_models`) on circular outcomes."""
     from backend.inference.comparison import compare_models
 
-    every = {model: circular_right(ctx, name, model) for model in models}
+    keys = {model: _key(ctx, name, model) for model in models}
+    every = {model: circular_right(ctx, name, model, keys[model].settings_hash) for model in models}
     outcomes = {model: o for model, o in every.items() if o}  # no complete item: never ranked or paired
     runs = {
         model: {"n": len(o), "circular_accuracy": round(sum(o.values()) / len(o), 4)} for model, o in outcomes.items()
@@ -215,6 +231,7 @@ def compare_circular(ctx: AppContext, name: str, models: Sequence[str], samples:
         "runs": runs,
         "not_ranked": [model for model, o in every.items() if not o],
         "comparison": compare_models(outcomes, samples),
+        "notes": {model: key.note for model, key in keys.items() if key.note},
     }
 
 
@@ -225,13 +242,14 @@ def report_rows(ctx: AppContext, name: str, model: str) -> dict[str, Any] | None
     from backend.inference.benchmarks import get_benchmark
 
     plain = get_benchmark(ctx, name).load_items(ctx)
-    rows = _stored(ctx, name, model, plain, None)
+    key = _key(ctx, name, model)
+    rows = _stored(ctx, name, model, plain, key.settings_hash)
     if not rows:
         return None
     answered = [row for row in rows.values() if row.status != "error"]
     outcomes = outcome_counts(row.status for row in rows.values())
     circular_items = get_benchmark(ctx, name).load_items(ctx, circular=True)
-    circular = circular_report(circular_items, _letters(_stored(ctx, name, model, circular_items, None)))
+    circular = circular_report(circular_items, _letters(_stored(ctx, name, model, circular_items, key.settings_hash)))
     return {
         "benchmark": name,
         "model": model,
@@ -242,6 +260,7 @@ def report_rows(ctx: AppContext, name: str, model: str) -> dict[str, Any] | None
         "consistency_rate": circular["consistency_rate"] if circular["complete"] else None,
         **{k: outcomes[k] for k in ("answered_rate", "refusal_rate", "parse_failure_rate")},
         "errors": int(outcomes["errors"]),
+        "note": key.note,
     }
 
 

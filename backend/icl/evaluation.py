@@ -129,23 +129,32 @@ def evaluate_by_category(
     from backend.inference.runner import run_eval
 
     summary = run_eval(ctx, BENCHMARK, model, limit=limit, actor=actor, load_options=load_options, progress=progress)
-    return {**summary.as_dict(), **category_breakdown(ctx, model, load_options, limit)}
+    return {**summary.as_dict(), **category_breakdown(ctx, model, load_options, limit, summary.settings_hash)}
 
 
 def category_breakdown(
-    ctx: AppContext, model: str, load_options: dict[str, Any] | None = None, limit: int | None = None
+    ctx: AppContext,
+    model: str,
+    load_options: dict[str, Any] | None = None,
+    limit: int | None = None,
+    shash: str | None = None,
 ) -> dict[str, Any]:
     """Exact match (over the items whose call did not fail) and outcomes per category of ``model``'s stored
-    answers to the run's items (after ``run_eval``: ``icl eval`` and ``eval --benchmark icl`` both report it)."""
+    answers to the run's items (after ``run_eval``: ``icl eval`` and ``eval --benchmark icl`` both report it,
+    reading under the run's key ``shash``). Without ``shash``, what views read
+    (:func:`backend.inference.reading.read_key`); ``note`` then says when that is a served model's last run
+    because its server is unreachable."""
     from backend.inference.benchmarks import get_benchmark
+    from backend.inference.reading import read_key
     from backend.inference.registry import get_spec
-    from backend.inference.runner import prepare, store_key
+    from backend.inference.runner import prepare
     from backend.inference.store import lookup
 
     bench, spec = get_benchmark(ctx, BENCHMARK), get_spec(ctx, model)
     items = load_items(ctx, **(load_options or {}))
     prepared = prepare(bench, items[:limit] if limit is not None else items, ctx.digests)
-    stored = lookup(ctx.database, spec.name, bench.name, store_key(ctx, bench, spec))
+    key = read_key(ctx, bench, spec) if shash is None else None
+    stored = lookup(ctx.database, spec.name, bench.name, key.settings_hash if key is not None else str(shash))
     rows = [stored[(p.item.item_id, p.prompt_hash)] for p in prepared]
     items = [p.item for p in prepared]
     answered = [(p.item, r) for p, r in zip(prepared, rows, strict=True) if not r.failed]  # failed: no score
@@ -154,6 +163,7 @@ def category_breakdown(
             [i for i, _ in answered], [r.score or 0.0 for _, r in answered]
         ),
         "outcomes_by_category": outcomes_by_category(items, [r.status for r in rows]),
+        **({"note": key.note} if key is not None and key.note else {}),
     }
 
 

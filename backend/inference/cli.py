@@ -33,7 +33,8 @@ def _eval(args: argparse.Namespace) -> Any:
             gen=config.gen or None,
         )
     result = summary.as_dict()
-    result.update(benchmark_report(ctx, config.benchmark, model, config.options or None, config.limit, config.gen))
+    options, shash = config.options or None, summary.settings_hash
+    result.update(benchmark_report(ctx, config.benchmark, model, options, config.limit, config.gen, shash))
     if note:
         result["note"] = note
     check = reproduces(config, summary)
@@ -50,16 +51,22 @@ def _eval(args: argparse.Namespace) -> Any:
 
 
 def benchmark_report(
-    ctx: Any, benchmark: str, model: str, options: dict[str, Any] | None, limit: int | None, gen: Any
+    ctx: Any,
+    benchmark: str,
+    model: str,
+    options: dict[str, Any] | None,
+    limit: int | None,
+    gen: Any,
+    shash: str | None = None,
 ) -> dict[str, Any]:
-    """What a benchmark adds to a run's summary: CoFe's exact match per category; a benchmark's own ``report``
-    (file benchmarks: per category and circular figures)."""
+    """What a benchmark adds to a run's summary (its answers, under the run's key ``shash``): CoFe's exact match
+    per category; a benchmark's own ``report`` (file benchmarks: per category and circular figures)."""
     from backend.inference.benchmarks import get_benchmark
 
     if benchmark == "icl":  # CoFe reports exact match per category, as `icl eval` does
         from backend.icl.evaluation import category_breakdown
 
-        return category_breakdown(ctx, model, options, limit)
+        return category_breakdown(ctx, model, options, limit, shash)
     report = get_benchmark(ctx, benchmark).report
     return report(ctx, model, options, limit, gen or None) if report is not None else {}
 

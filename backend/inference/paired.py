@@ -25,16 +25,19 @@ def stored_outcomes(
     load_options: dict[str, Any] | None = None,
     key: Callable[[EvalItem], str] | None = None,
     limit: int | None = None,
+    shash: str | None = None,
 ) -> dict[str, bool]:
     """Item id (or ``key(item)``, to pair items across settings that name them apart) -> right, for the items
-    (the first ``limit`` of them) ``model`` has a stored, non-failed answer for."""
+    (the first ``limit`` of them) ``model`` has a stored, non-failed answer for under ``shash`` (after a run: the
+    run's key; default: what views read, :func:`backend.inference.reading.read_key`)."""
     from backend.inference.benchmarks import get_benchmark
+    from backend.inference.reading import read_key
     from backend.inference.registry import get_spec
-    from backend.inference.runner import prepare, store_key
+    from backend.inference.runner import prepare
     from backend.inference.store import lookup
 
     bench, spec = get_benchmark(ctx, benchmark), get_spec(ctx, model)
-    stored = lookup(ctx.database, spec.name, bench.name, store_key(ctx, bench, spec))
+    stored = lookup(ctx.database, spec.name, bench.name, shash or read_key(ctx, bench, spec).settings_hash)
     out = {}
     for prepared in prepare(bench, bench.load_items(ctx, **(load_options or {}))[:limit], ctx.digests):
         row = stored.get((prepared.item.item_id, prepared.prompt_hash))
@@ -51,12 +54,20 @@ def compare_stored(
     samples: int = 2000,
 ) -> dict[str, Any]:
     """:func:`backend.inference.comparison.compare_models` of ``models`` on ``benchmark``, with each
-    model's accuracy over the items it answered (``runs``) beside the common-item comparison."""
+    model's accuracy over the items it answered (``runs``) beside the common-item comparison; ``notes``: the
+    sentence of each model whose server is unreachable (its last run's results are compared,
+    :mod:`backend.inference.reading`)."""
     from backend.inference.benchmarks import get_benchmark
     from backend.inference.comparison import compare_models
+    from backend.inference.reading import read_key
+    from backend.inference.registry import get_spec
 
-    total = len(get_benchmark(ctx, benchmark).load_items(ctx, **(load_options or {})))
-    every = {model: stored_outcomes(ctx, benchmark, model, load_options) for model in models}
+    bench = get_benchmark(ctx, benchmark)
+    total = len(bench.load_items(ctx, **(load_options or {})))
+    keys = {model: read_key(ctx, bench, get_spec(ctx, model)) for model in models}
+    every = {
+        model: stored_outcomes(ctx, benchmark, model, load_options, shash=keys[model].settings_hash) for model in models
+    }
     outcomes = {model: o for model, o in every.items() if o}  # no successful item: never ranked or paired
     runs = {
         model: {
@@ -72,4 +83,5 @@ def compare_stored(
         "runs": runs,
         "not_ranked": [model for model, o in every.items() if not o],
         "comparison": compare_models(outcomes, samples),
+        "notes": {model: key.note for model, key in keys.items() if key.note},
     }

@@ -93,6 +93,9 @@ class ModelSpec:
         batched answers equal one-by-one answers)."""
         keep = {k: v for k, v in asdict(self).items() if k not in {"name", "batch_size", "concurrency", "description"}}
         keep["options"] = {k: v for k, v in self.options.items() if k not in TRANSPORT_OPTIONS}
+        if isinstance(keep["options"].get("base_url"), list | tuple):  # replicas: their order answers nothing
+            urls = {str(url).strip().rstrip("/") for url in keep["options"]["base_url"]}
+            keep["options"]["base_url"] = ",".join(sorted(url for url in urls if url))
         return hashlib.sha256(json.dumps(keep, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
     def as_dict(self) -> dict[str, Any]:

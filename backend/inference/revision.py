@@ -98,13 +98,16 @@ def identifies(served: dict[str, Any]) -> bool:
     return bool(served.get("root") or served.get("server_version"))
 
 
-def served_identity(ctx: AppContext, spec: ModelSpec, refresh: bool = False) -> dict[str, Any] | None:
+def served_identity(
+    ctx: AppContext, spec: ModelSpec, refresh: bool = False, timeout_s: float | None = None
+) -> dict[str, Any] | None:
     """What the server of a served model says it serves (read at the backend's first call; again with
-    ``refresh``, as every run does); None for models that are not served."""
+    ``refresh``, as every run does; ``timeout_s``: the wait for a reply when it is read now); None for models
+    that are not served."""
     if spec.backend not in SERVED_BACKENDS:
         return None
     identity = getattr(ctx.pool.get(spec), "identity", None)
-    return identity(refresh=refresh) if identity is not None else None
+    return identity(refresh=refresh, timeout_s=timeout_s) if identity is not None else None
 
 
 def revision_warnings(spec: ModelSpec, served: dict[str, Any] | None) -> list[str]:

@@ -90,6 +90,11 @@ class RunSummary:
     config: str | None = None  # the run file that runs it again (backend.inference.run_config)
     item_keys: tuple[tuple[str, str], ...] = ()  # (item id, prompt hash) of the run's items; not printed
 
+    @property
+    def settings_hash(self) -> str | None:
+        """The key the run stored its answers under (what a reader of this run's answers reads)."""
+        return (self.manifest or {}).get("key", {}).get("settings_hash")
+
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         del data["item_keys"]
@@ -128,7 +133,8 @@ def effective_params(bench: BenchmarkSpec, spec: ModelSpec, gen: Overrides | Non
 
 def store_key(ctx: AppContext, bench: BenchmarkSpec, spec: ModelSpec, gen: Overrides | None = None) -> str:
     """The settings hash ``spec``'s answers to ``bench`` (under ``gen`` overrides) are stored under
-    (:mod:`backend.inference.store`)."""
+    (:mod:`backend.inference.store`): what runs write and read. Views read through
+    :func:`backend.inference.reading.read_key` (a served model whose server is down: its last run's)."""
     return settings_hash(spec, effective_params(bench, spec, gen), current_revision(ctx, spec))
 
 
@@ -515,7 +521,8 @@ def answer_item(
         prediction = to_prediction(bench, spec, shash, prepared, answer, (time.perf_counter() - began) * 1000)
         save(ctx.database, [prediction], run_id)
         failed = int(prediction.failed)
-        outcome = {"items": 1, "errors": failed, "scored": 1 - failed, "score": prediction.score}
+        outcome: dict[str, Any] = {"items": 1, "errors": failed, "scored": 1 - failed, "score": prediction.score}
+        outcome["revision"] = current_revision(ctx, spec)  # what the key was made of (backend.inference.reading)
         finish_run(ctx.database, run_id, outcome, status=run_status(1, failed))
     else:
         prediction = stored[key]

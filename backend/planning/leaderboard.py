@@ -1,7 +1,9 @@
 """The planning leaderboard: chance (1/6), human majority, and every model run stored by the shared
 runner on ``vilpact-planning`` — accuracy with a 95% bootstrap interval, by future length and scene, and
 an exact McNemar test of each against a chosen baseline (default ``bigram-prior``, the blind prior); for
-every stored run, its answers read, refused and unparsed (:mod:`backend.inference.outcomes`)."""
+every stored run, its answers read, refused and unparsed (:mod:`backend.inference.outcomes`). A run is the
+model's current one when it is stored under the key the model is read under now
+(:func:`backend.inference.reading.read_key`: a served model whose server is down, its last run's, with ``note``)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from backend.storage import Database
 
 if TYPE_CHECKING:
     from backend.context import AppContext
+    from backend.inference.reading import ReadKey
 
 _ROTATED = re.compile(r"^(?P<qid>.+)#(?P<mode>frames|text)-r(?P<rotation>\d)$")
 
@@ -30,14 +33,16 @@ def _index(letters: Collection[str] | None, rotation: int) -> int | None:
     return (CHOICE_LETTERS.index(next(iter(letters))) + rotation) % N_CHOICES
 
 
-def _current_hashes(ctx: AppContext) -> dict[str, str]:
-    """The settings hash each registered model would be run under now (to name older runs apart)."""
+def _current_keys(ctx: AppContext) -> dict[str, ReadKey]:
+    """The key each registered model's answers are read under now (to name older runs apart): the key it
+    would be run under, or a served model's last run while its server is unreachable
+    (:func:`backend.inference.reading.read_key`)."""
     from backend.inference.benchmarks import get_benchmark
+    from backend.inference.reading import read_key
     from backend.inference.registry import list_models
-    from backend.inference.runner import store_key
 
     bench = get_benchmark(ctx, BENCHMARK)
-    return {name: store_key(ctx, bench, spec) for name, spec in list_models(ctx).items()}
+    return {name: read_key(ctx, bench, spec) for name, spec in list_models(ctx).items()}
 
 
 def stored_answers(
@@ -59,22 +64,34 @@ def stored_runs(
     rates are over what it ran). With ``circular``, the outcomes also hold ``consistent`` and
     ``consistency_rate`` (the same underlying choice under all six rotations; :mod:`backend.inference.circular`)
     and ``incomplete`` (questions with some rotation missing)."""
+    return _noted_runs(database, circular, ctx)[0]
+
+
+def _noted_runs(
+    database: Database, circular: bool = False, ctx: AppContext | None = None
+) -> tuple[dict[str, tuple[dict[str, int | None], dict]], dict[str, str]]:
+    """:func:`stored_runs`, and the sentence of each run shown because its served model's server is unreachable
+    (its last run: :mod:`backend.inference.reading`), by run name."""
     seen: dict[tuple[str, str], None] = {}
     for run in list_runs(database, limit=10_000):
         if run["benchmark"] == BENCHMARK:
             seen.setdefault((run["model"], run["settings_hash"]), None)
     out: dict[str, tuple[dict[str, int | None], dict]] = {}
-    current = _current_hashes(ctx) if ctx is not None else None
+    notes: dict[str, str] = {}
+    current = _current_keys(ctx) if ctx is not None else None
     questions = {q.id: q for q in list_questions(database)}
     for model, shash in seen:
         answers, statuses, consistency = _answers(lookup(database, model, BENCHMARK, shash), questions, circular)
         if answers:
             if current is not None:
-                name = model if current.get(model) == shash else f"{model} [earlier settings {shash[:6]}]"
+                key = current.get(model)
+                name = model if key and key.settings_hash == shash else f"{model} [earlier settings {shash[:6]}]"
+                if key and key.settings_hash == shash and key.note:
+                    notes[name] = key.note
             else:
                 name = model if sum(1 for m, _ in seen if m == model) == 1 else f"{model} [{shash[:6]}]"
             out[name] = (answers, outcome_counts(statuses) | consistency)
-    return out
+    return out, notes
 
 
 def _answers(predictions: dict, questions: dict, circular: bool) -> tuple[dict[str, int | None], list[str], dict]:
@@ -119,7 +136,7 @@ def leaderboard(
     """The report of :func:`backend.planning.results.report` over every stored run plus the human row; a run
     on part of the questions is reported as partial (``run: "10 of 510"``), scored on what it answered."""
     questions = list_questions(database)
-    stored = stored_runs(database, circular, ctx)
+    stored, notes = _noted_runs(database, circular, ctx)
     runs = {name: answers for name, (answers, _) in stored.items()}
     human = human_answers(database)
     if human:
@@ -130,8 +147,11 @@ def leaderboard(
     # the paired comparison: every stored model run (the blind bigram-prior among them once run), not the
     # humans, who checked a sample (their row is scored on it)
     result = report(questions, runs, baseline, samples, answer_outcomes=outcomes, compared=list(stored))
+    for name, note in notes.items():
+        result["runs"][name]["note"] = note  # a served model's last run, its server unreachable: said beside it
     result["baseline"] = baseline
     result["circular"] = circular
+    result["notes"] = notes
     return result
 
 
@@ -151,7 +171,7 @@ def compare(
     partial run shrinks the common questions; it is never scored on questions it was not asked). Each run's
     accuracy over its own questions stands beside (``runs``), with ``run: "10 of 510"``."""
     questions = list_questions(database)
-    stored = stored_runs(database, circular, ctx)
+    stored, notes = _noted_runs(database, circular, ctx)
     wanted = list(stored) if models is None else [m for m in models if m in stored]
     if BLIND_BASELINE in stored and BLIND_BASELINE not in wanted:
         wanted.append(BLIND_BASELINE)
@@ -168,4 +188,5 @@ def compare(
         "comparison": board["comparison"],
         "not_run": missing,
         "blind_baseline": BLIND_BASELINE if BLIND_BASELINE in stored else None,
+        "notes": {name: note for name, note in notes.items() if name in wanted},
     }

@@ -171,7 +171,9 @@ def run_grid(
         summary = run_eval(
             point.ctx, point.benchmark, model, limit=limit, actor=user.username, load_options=point.load_options
         )
-        found = stored_outcomes(point.ctx, point.benchmark, model, point.load_options, underlying_item, limit)
+        found = stored_outcomes(
+            point.ctx, point.benchmark, model, point.load_options, underlying_item, limit, summary.settings_hash
+        )
         if found:  # a point whose every call failed is reported, never paired (failed is not wrong)
             outcomes[point.label] = found
         accuracy = bootstrap_accuracy(list(found.values()), samples)

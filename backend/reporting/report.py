@@ -15,6 +15,10 @@ Every figure comes from the benchmark's own result function; nothing is scored d
 * **Outcomes**: answers read, refused and unparsed, with their rates (:mod:`backend.inference.outcomes`), per
   model and benchmark.
 
+A served model whose server is unreachable is read under its last finished run's key
+(:func:`backend.inference.reading.read_key`); the coverage table's ``note`` says so, and the manifest names the run
+(``served_unreachable``).
+
 Tables hold percentages (one decimal); ``sections`` keep the sources' own JSON for the JSON export.
 """
 
@@ -32,6 +36,7 @@ from backend.storage import utcnow
 
 if TYPE_CHECKING:
     from backend.context import AppContext
+    from backend.inference.reading import ReadKey
 
 RATES = (("answered (%)", "answered_rate"), ("refused (%)", "refusal_rate"), ("unparsed (%)", "parse_failure_rate"))
 
@@ -305,23 +310,45 @@ def outcomes_table(planning: Table, vqa: Table, icl: Table, files: Table | None 
     return Table("outcomes", "Answers read, refused and unparsed (%), per model and benchmark", rows)
 
 
-def manifest(ctx: AppContext, models: Sequence[str]) -> dict[str, Any]:
-    """What the report was computed under: each model's fingerprint and the settings hash its answers are
-    stored under per benchmark (model revision included), and the run manifest (backend/inference/manifest.py)
-    of the latest finished run under each of those keys."""
+REPORTED = ("vilpact-planning", "mmcomposition", "icl")  # the benchmarks whose keys the manifest names
+
+
+def read_keys(ctx: AppContext, models: Sequence[str]) -> dict[str, dict[str, ReadKey]]:
+    """Per model and benchmark of :data:`REPORTED`, the key its answers are read under
+    (:func:`backend.inference.reading.read_key`: a served model whose server is down, its last run's)."""
     from backend.inference.benchmarks import get_benchmark
+    from backend.inference.reading import read_key
     from backend.inference.registry import get_spec
-    from backend.inference.runner import store_key
+
+    return {m: {b: read_key(ctx, get_benchmark(ctx, b), get_spec(ctx, m)) for b in REPORTED} for m in models}
+
+
+def manifest(
+    ctx: AppContext, models: Sequence[str], keys: dict[str, dict[str, ReadKey]] | None = None
+) -> dict[str, Any]:
+    """What the report was computed under: each model's fingerprint and the settings hash its answers are
+    read under per benchmark (model revision included; ``keys``, default :func:`read_keys`), with
+    ``served_unreachable`` naming the run shown for a served model whose server is down, and the run manifest
+    (backend/inference/manifest.py) of the latest finished run under each of those keys."""
+    from backend.inference.registry import get_spec
     from backend.inference.store import run_manifests
 
+    keys = keys if keys is not None else read_keys(ctx, models)
     out: dict[str, Any] = {"generated_at": utcnow(), "bootstrap_samples": ctx.settings.bootstrap_samples, "models": {}}
-    keys: set[tuple[str, str, str]] = set()
+    found: set[tuple[str, str, str]] = set()
     for model in models:
         spec = get_spec(ctx, model)
-        hashes = {b: store_key(ctx, get_benchmark(ctx, b), spec) for b in ("vilpact-planning", "mmcomposition", "icl")}
-        keys |= {(model, b, h) for b, h in hashes.items()}
-        out["models"][model] = {"fingerprint": spec.fingerprint(), "settings_hash": hashes, "spec": spec.as_dict()}
-    out["runs"] = [entry for entry in run_manifests(ctx.database, keys) if entry["manifest"]]
+        hashes = {b: k.settings_hash for b, k in keys[model].items()}
+        found |= {(model, b, h) for b, h in hashes.items()}
+        entry = {"fingerprint": spec.fingerprint(), "settings_hash": hashes, "spec": spec.as_dict()}
+        down = {
+            b: {"error": k.unreachable, "url": k.url, "run": k.last_run.run_id if k.last_run else None}
+            | ({"revision": k.last_run.revision} if k.last_run else {})
+            for b, k in keys[model].items()
+            if k.unreachable is not None
+        }
+        out["models"][model] = entry | ({"served_unreachable": down} if down else {})
+    out["runs"] = [entry for entry in run_manifests(ctx.database, found) if entry["manifest"]]
     return out
 
 
@@ -335,9 +362,17 @@ def parse_models(text: str | Sequence[str] | None) -> list[str]:
     return list(dict.fromkeys(m.strip() for m in items if m and m.strip()))
 
 
-def results_found(names: Sequence[str], planning: dict, vqa: dict, icl: dict, files: dict | None = None) -> Table:
+def results_found(
+    names: Sequence[str],
+    planning: dict,
+    vqa: dict,
+    icl: dict,
+    files: dict | None = None,
+    notes: dict[str, str] | None = None,
+) -> Table:
     """Each chosen model and where it has results; a model with none is listed "no results yet" (never left
-    out without a word). A run's name is the model's, or the model's followed by `` [...]``."""
+    out without a word). A run's name is the model's, or the model's followed by `` [...]``. ``notes``: the
+    sentence of each served model whose server is unreachable (a ``note`` column then, for every model)."""
 
     def of(model: str, run_names: Sequence[str], separator: str = " [") -> bool:
         return any(n == model or n.startswith(model + separator) for n in run_names)
@@ -352,11 +387,14 @@ def results_found(names: Sequence[str], planning: dict, vqa: dict, icl: dict, fi
         }
         shown = ", ".join(k for k, v in where.items() if v) or "no results yet"
         rows.append({"model": model, **{k: "yes" if v else "" for k, v in where.items()}, "results": shown})
+    if notes:
+        rows = [row | {"note": notes.get(row["model"], "")} for row in rows]
     return Table("coverage", "The models of this report and where they have results", rows)
 
 
 def build_report(ctx: AppContext, username: str | None, models: str | Sequence[str] | None) -> Report:
     """The report of ``models`` (registered model names) on the three benchmarks (reviewers and admins)."""
+    from backend.inference.reading import combined_note
     from backend.inference.registry import get_spec
 
     user = require_role(ctx.database, username, "reviewer")
@@ -365,19 +403,21 @@ def build_report(ctx: AppContext, username: str | None, models: str | Sequence[s
         raise ValidationError("choose at least one model for the report (e.g. --models random,bigram-prior)")
     for name in names:
         get_spec(ctx, name)  # NotFound names the valid models
+    keys = read_keys(ctx, names)
+    notes = {m: note for m in names if (note := combined_note(m, list(keys[m].values())))}
     samples = ctx.settings.bootstrap_samples
     p_tables, p_charts, p_section = planning_section(ctx, names, samples)
     v_tables, v_charts, v_section = vqa_section(ctx, user.username, names)
     i_tables, i_charts, i_section = icl_section(ctx, names)
     f_tables, f_section = file_benchmarks_section(ctx, names)
     outcomes = outcomes_table(p_tables[0], v_tables[0], i_tables[0], f_tables[0] if f_tables else None)
-    found = results_found(names, p_section, v_section, i_section, f_section)
+    found = results_found(names, p_section, v_section, i_section, f_section, notes)
     return Report(
         title=f"CompStudio report: {', '.join(names)}",
         tables=(found, *p_tables, *v_tables, *i_tables, *f_tables, outcomes),
         charts={**p_charts, **v_charts, **i_charts},
         sections={
-            "manifest": manifest(ctx, names),
+            "manifest": manifest(ctx, names, keys),
             "planning": p_section,
             "vqa": v_section,
             "icl": i_section,

@@ -29,11 +29,17 @@ def circular_results(
     ctx: AppContext, model: str, *, blind: bool = False, image_mode: str | None = None, ids: Sequence[str] | None = None
 ) -> dict[str, Any]:
     """:func:`circular_report` of what the prediction store holds for ``model`` on the verified items
-    (or ``ids``) under the current settings; nothing is computed."""
+    (or ``ids``) under the current settings (:func:`backend.inference.reading.read_key`; ``note`` says when they
+    are a served model's last run because its server is unreachable); nothing is computed."""
+    from backend.inference.reading import read_key
+    from backend.inference.registry import get_spec
     from backend.vqa.models import BENCHMARK, BLIND_BENCHMARK, _stored_letters
 
     bench_name = BLIND_BENCHMARK if blind else BENCHMARK
     options = {"image_mode": image_mode, "ids": list(ids) if ids is not None else None, "circular": True}
-    items = get_benchmark(ctx, bench_name).load_items(ctx, **options)
-    answers, _ = _stored_letters(ctx, bench_name, model, items)
-    return circular_report(items, {item_id: letters for item_id, (letters, _raw) in answers.items()})
+    bench = get_benchmark(ctx, bench_name)
+    items = bench.load_items(ctx, **options)
+    key = read_key(ctx, bench, get_spec(ctx, model))
+    answers, _ = _stored_letters(ctx, bench_name, model, items, key.settings_hash)
+    report = circular_report(items, {item_id: letters for item_id, (letters, _raw) in answers.items()})
+    return {**report, "note": key.note} if key.note else report

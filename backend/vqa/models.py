@@ -148,16 +148,15 @@ def run_name(model: str, blind: bool, image_mode: str, gen: Overrides | None = N
 
 
 def _stored_letters(
-    ctx: AppContext, bench_name: str, model: str, items: list[EvalItem], gen: Overrides | None = None
+    ctx: AppContext, bench_name: str, model: str, items: list[EvalItem], shash: str
 ) -> tuple[dict[str, tuple[tuple[str, ...], str]], dict[str, str]]:
-    """The store's parsed letters and raw text for ``items`` (what the runner just computed or reused), and
+    """The store's parsed letters and raw text for ``items`` under ``shash`` (after a run: the run's key), and
     how each answer was read (its status: ``ok``, ``refusal``, ``unparsed`` or ``error``)."""
-    from backend.inference.registry import get_spec
-    from backend.inference.runner import prepare, store_key
+    from backend.inference.runner import prepare
     from backend.inference.store import lookup
 
-    bench, spec = get_benchmark(ctx, bench_name), get_spec(ctx, model)
-    stored = lookup(ctx.database, spec.name, bench.name, store_key(ctx, bench, spec, gen))
+    bench = get_benchmark(ctx, bench_name)
+    stored = lookup(ctx.database, model, bench.name, shash)
     out, statuses = {}, {}
     for prepared in prepare(bench, items, ctx.digests):
         row = stored.get((prepared.item.item_id, prepared.prompt_hash))
@@ -200,7 +199,7 @@ def run_model(
     report = {}
     if circular:
         items = get_benchmark(ctx, bench_name).load_items(ctx, **options)
-        stored = _stored_letters(ctx, bench_name, model, items, gen)[0]
+        stored = _stored_letters(ctx, bench_name, model, items, str(summary.settings_hash))[0]
         report = {"circular": circular_report(items, {k: v[0] for k, v in stored.items()})}
     return {
         "run": run_name(model, blind, mode, gen),
@@ -319,7 +318,8 @@ def vote_difficulty(
     total = len(ids) * len(panel)
     for index, model in enumerate(panel):
         step = (lambda done, _n, base=index * len(ids): progress(base + done, total)) if progress else None
-        run_eval(ctx, BENCHMARK, model, progress=step, actor=user.username, load_options=options)
+        summary = run_eval(ctx, BENCHMARK, model, progress=step, actor=user.username, load_options=options)
         items = get_benchmark(ctx, BENCHMARK).load_items(ctx, **options)
-        record_votes(ctx, model, _stored_letters(ctx, BENCHMARK, model, items)[0], user.username)
+        voted = _stored_letters(ctx, BENCHMARK, model, items, str(summary.settings_hash))[0]  # this run's answers
+        record_votes(ctx, model, voted, user.username)
     return {"panel": panel, "items": len(ids), "levels": apply_levels(ctx, panel, user.username)}

@@ -5,7 +5,9 @@ prediction store, whoever started them: the VQA tab, the Models tab, ``compstudi
 answer (:func:`store_runs`). Each (model, benchmark, settings hash, image mode) with a run row is one run,
 named ``<model>``, ``<model> [blind]`` or ``<model> [separate]``, and ``[temperature=0.7]`` after it for a run with
 generation overrides (``--gen``; :func:`backend.vqa.models.run_name`); runs
-under settings other than the model's latest are named ``... [earlier settings abc123]``. Only imported
+under settings other than the model's latest are named ``... [earlier settings abc123]`` (while a served model's
+server is unreachable, its latest are those of its last finished run that matches its settings now, and that run's
+row says so in ``note``: :mod:`backend.inference.reading`). Only imported
 predictions files are kept apart, in ``vqa_runs`` / ``vqa_predictions`` (:func:`save_predictions`).
 
 Leaderboard rows, all scored with :mod:`backend.vqa.scoring` over the verified items:
@@ -47,6 +49,7 @@ from backend.vqa.scoring import ScoreTable, aggregate, item_random_score, partia
 
 if TYPE_CHECKING:
     from backend.context import AppContext
+    from backend.inference.reading import ReadKey
 
 RUN_KINDS = ("model", "blind", "imported")
 
@@ -121,6 +124,7 @@ class VqaRun:
     statuses: dict[str, str]
     manifest: dict[str, Any] | None = None
     status: str = "finished"  # of the latest run row (imported files: finished)
+    note: str | None = None  # a served model's last run shown while its server is unreachable (reading.py)
 
     @property
     def scored(self) -> dict[str, tuple[str, ...]]:
@@ -190,6 +194,10 @@ def store_runs(ctx: AppContext, items: list[VqaItem]) -> list[VqaRun]:
     groups = _run_groups(ctx)
     # the latest settings of each run name (generation overrides name a run of their own: backend.inference.overrides)
     latest_hash = {(g["key"][0], g["key"][1], g["key"][3], run_label(g["gen"])): g["key"][2] for g in groups}
+    down = _unreachable_keys(ctx, groups)
+    for (model, bench_name, mode, label), _shash in list(latest_hash.items()):
+        if (model, bench_name, label) in down:  # its server is down: its last run that matches, not a failed one
+            latest_hash[(model, bench_name, mode, label)] = down[(model, bench_name, label)].settings_hash
     out = []
     for group in groups:
         model, bench_name, shash, mode = group["key"]
@@ -204,10 +212,42 @@ def store_runs(ctx: AppContext, items: list[VqaItem]) -> list[VqaRun]:
                 answers[p.item.item_id] = tuple(sorted(row.parsed.letters)) if row.parsed and row.parsed.ok else ()
                 statuses[p.item.item_id] = row.status
         name = run_name(model, blind, mode or "composite", group["gen"])
-        if latest_hash[(model, bench_name, mode, run_label(group["gen"]))] != shash:
+        current = latest_hash[(model, bench_name, mode, run_label(group["gen"]))] == shash
+        if not current:
             name = f"{name} [earlier settings {shash[:6]}]"
+        key = down.get((model, bench_name, run_label(group["gen"])))
+        note = key.note if key is not None and current else None
         kind = "blind" if blind else "model"
-        out.append(VqaRun(name, kind, model, mode, answers, statuses, group["manifest"], group["status"]))
+        out.append(VqaRun(name, kind, model, mode, answers, statuses, group["manifest"], group["status"], note))
+    return out
+
+
+def _unreachable_keys(ctx: AppContext, groups: list[dict[str, Any]]) -> dict[tuple[str, str, str], ReadKey]:
+    """(model, benchmark, run label) -> the read key of each registered served model of ``groups`` whose server is
+    unreachable (:func:`backend.inference.reading.read_key`: its last run that matches its settings)."""
+    from backend.errors import CompStudioError
+    from backend.inference.benchmarks import get_benchmark
+    from backend.inference.overrides import run_label
+    from backend.inference.reading import read_key
+    from backend.inference.registry import list_models
+    from backend.inference.revision import SERVED_BACKENDS
+
+    try:
+        specs = list_models(ctx)
+    except CompStudioError:  # a registry file that does not parse: runs are named by their latest row
+        return {}
+    out = {}
+    for group in groups:
+        model, bench_name = group["key"][0], group["key"][1]
+        spec, label = specs.get(model), run_label(group["gen"])
+        if spec is None or spec.backend not in SERVED_BACKENDS or (model, bench_name, label) in out:
+            continue
+        try:
+            key = read_key(ctx, get_benchmark(ctx, bench_name), spec, group["gen"])
+        except CompStudioError:  # e.g. options the backend refuses: named by the latest row, as before
+            continue
+        if key.unreachable is not None:
+            out[(model, bench_name, label)] = key
     return out
 
 
@@ -256,7 +296,8 @@ def _run_row(run: VqaRun, items: list[VqaItem]) -> dict[str, Any] | None:
         return None
     scores = {i.id: partial_credit(scored[i.id], i.answer) for i in asked}
     read = outcome_counts([run.statuses[i.id] for i in items if i.id in run.statuses])
-    return _row(run.id, run.kind, aggregate(asked, scores)) | read | {"status": run.status}
+    row = _row(run.id, run.kind, aggregate(asked, scores)) | read | {"status": run.status}
+    return row | ({"note": run.note} if run.note else {})
 
 
 def leaderboard(ctx: AppContext, username: str | None, status: str = "verified") -> list[dict[str, Any]]:
@@ -270,7 +311,10 @@ def leaderboard(ctx: AppContext, username: str | None, status: str = "verified")
         rows.append(_row("Human", "human", aggregate(answered, humans)))
     ranked = [row for row in (_run_row(run, items) for run in list_runs(ctx, items)) if row is not None]
     ranked.sort(key=lambda r: -(r["overall"] or 0))
-    return rows + ranked
+    rows += ranked
+    if any(row.get("note") for row in rows):  # a column only when a run needs the sentence (same keys: the CSV)
+        rows = [row | {"note": row.get("note")} for row in rows]
+    return rows
 
 
 def unranked_runs(ctx: AppContext, username: str | None, status: str = "verified") -> list[dict[str, Any]]:
@@ -388,6 +432,7 @@ def comparison(
     return {
         "benchmark": "mmcomposition",
         "items": len(items),
+        "notes": {r: runs[r].note for r in wanted if runs[r].note},
         "comparison": compare_models({r: run_outcomes(runs[r], items) for r in wanted}, samples),
         "blind_runs": [r for r in wanted if runs[r].kind == "blind"],
         "not_run": [r for r in (run_ids or []) if r not in every],

@@ -106,30 +106,32 @@ class OpenAIBackend:
         self._prompt_logprobs: bool | None = None
 
     # -- what the server serves ---------------------------------------------------------------------
-    def identity(self, refresh: bool = False) -> dict[str, Any]:
+    def identity(self, refresh: bool = False, timeout_s: float | None = None) -> dict[str, Any]:
         """What the server says it serves under ``spec.path``: ``root``, ``max_model_len``, ``server_version``
         (each None when not offered), with ``base_url`` and ``served_name``; ``unreachable`` (the error) when the
-        server did not answer. Read once, and again with ``refresh``."""
+        server did not answer. Read once, and again with ``refresh``; ``timeout_s``: the wait for each reply when
+        it is read now (default ``min(timeout_s option, 10)``; views ask for less, runs refresh with the default)."""
         with self._identity_lock:
             if self._identity is None or refresh:
-                self._identity = self._read_identity()
+                self._identity = self._read_identity(timeout_s)
             return dict(self._identity)
 
-    def _read_identity(self) -> dict[str, Any]:
+    def _read_identity(self, timeout_s: float | None = None) -> dict[str, Any]:
         """The first replica that answers says what is served; ``base_url`` names the whole deployment (the
-        replicas' URLs together), so the revision does not depend on which replica answered."""
+        replicas' URLs together, sorted), so the revision depends neither on which replica answered nor on the
+        order the replicas are listed in (docs/decisions.md)."""
         found: dict[str, Any] = {}
         for replica in self.transport.replicas:
-            found = self._identity_of(replica.client, replica.url)
+            found = self._identity_of(replica.client, replica.url, timeout_s)
             if "unreachable" not in found:
                 break
-        return found | {"base_url": ",".join(r.url for r in self.transport.replicas)}
+        return found | {"base_url": ",".join(sorted(r.url for r in self.transport.replicas))}
 
-    def _identity_of(self, client: httpx.Client, base_url: str) -> dict[str, Any]:
+    def _identity_of(self, client: httpx.Client, base_url: str, timeout_s: float | None = None) -> dict[str, Any]:
         import httpx
 
         found: dict[str, Any] = {"base_url": base_url, "served_name": self.spec.path}
-        timeout = min(self.timeout_s, 10.0)
+        timeout = min(self.timeout_s, 10.0 if timeout_s is None else timeout_s)
         try:
             listing = client.get("models", timeout=timeout)
         except (httpx.TimeoutException, httpx.TransportError) as exc:
