@@ -95,9 +95,22 @@ def browser():
         yield launched
 
 
+#: how long a file of each mark runs, roughly: the order in which files are handed to the pytest-xdist workers
+FILE_WEIGHT = {"crash": 4, "load": 4, "browser": 3, "slow": 2}
+
+
 def pytest_collection_modifyitems(config, items):
     """Every test that uses the ``browser`` fixture is a browser test (``-m "not browser"`` leaves it out); files
-    that start chromium themselves, kill processes or load a server say so with ``pytestmark`` (issue 31)."""
+    that start chromium themselves, kill processes or load a server say so with ``pytestmark`` (issue 31).
+
+    Then the long files go first: ``--dist loadfile`` hands whole files to the workers in collection order, so
+    a long file collected last would leave the other worker idle while it runs (longest first keeps both busy to
+    the end). The sort is stable: each file's tests keep their order."""
+    weight: dict[str, int] = {}
     for item in items:
         if "browser" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.browser)
+        path = item.nodeid.split("::")[0]
+        marks = [FILE_WEIGHT.get(mark.name, 0) for mark in item.iter_markers()]
+        weight[path] = max([weight.get(path, 0), *marks])
+    items.sort(key=lambda item: -weight[item.nodeid.split("::")[0]])
