@@ -9,13 +9,13 @@ import json
 import pytest
 from e2e_helpers import app_in_process, browser_login, chromium_browser
 from playwright.sync_api import expect
+from tiny_models import tiny_spec
 
 from backend.accounts import auth
 from backend.errors import PermissionDenied, ValidationError
 from backend.icl import service
 from backend.icl.store import import_set
 from tests.conftest import COGS_ASSETS, COGS_BANK
-from tests.tiny_models import tiny_spec
 
 pytestmark = pytest.mark.browser
 

@@ -134,9 +134,10 @@ def test_bad_file_imports_nothing(database, tmp_path):
 
 
 def test_icl_benchmark_exact_match_per_category(ctx, small_files):
+    from tiny_models import tiny_spec
+
     from backend.icl.evaluation import evaluate_by_category, load_items
     from backend.inference.benchmarks import get_benchmark
-    from tests.tiny_models import tiny_spec
 
     bank, tests = small_files
     import_set(ctx.database, "cli", bank, "bank", "bank")

@@ -7,6 +7,7 @@ import socket
 
 import pytest
 from fake_openai_server import FakeOpenAIServer, TransformersScorer
+from tiny_models import tiny_causal_lm, tiny_spec
 
 from backend.errors import InferenceError
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem
@@ -14,7 +15,6 @@ from backend.inference.registry import ModelSpec, write_models
 from backend.inference.request import text
 from backend.inference.revision import UNKNOWN_WARNING
 from backend.inference.runner import run_eval
-from tests.tiny_models import tiny_causal_lm, tiny_spec
 
 
 def _spec(server: FakeOpenAIServer, name: str = "served", concurrency: int = 4, **changes) -> ModelSpec:
@@ -167,3 +167,25 @@ def test_both_backends_rank_options_the_same_on_the_same_weights(ctx, style):
         near = ctx.pool.get(local).score_options(request, options)
         assert [s.num_tokens for s in far] == [s.num_tokens for s in near]
         assert [s.sum_logprob for s in far] == pytest.approx([s.sum_logprob for s in near], abs=1e-4)
+
+
+def test_failed_calls_stay_failed_until_a_run_asks_to_retry_them(ctx):
+    """A failed call is stored as failed: a later run reuses it (and says so in its errors), ``retry_failed``
+    (``eval --retry-failed``) asks the server again for exactly those items."""
+    with FakeOpenAIServer() as server:
+        write_models(ctx.settings, [_spec(server, concurrency=1, options={"retries": 0})])
+        server.throttle_next(3, status=500)  # the server errs on its next three calls
+        first = run_eval(ctx, "toy-colors", "served", limit=8)
+        assert (first.status, first.errors, first.scored, first.newly_computed) == ("finished with errors", 3, 5, 8)
+        again = run_eval(ctx, "toy-colors", "served", limit=8)
+        assert (again.status, again.errors, again.newly_computed, again.from_store) == (
+            "finished with errors",
+            3,
+            0,
+            8,
+        )
+        calls = server.calls
+        retried = run_eval(ctx, "toy-colors", "served", limit=8, retry_failed=True)
+        assert (retried.status, retried.errors, retried.scored, retried.newly_computed) == ("finished", 0, 8, 3)
+        assert server.calls - calls == 3  # only the failed items were asked again
+        assert ctx.database.scalar("SELECT count(*) FROM predictions WHERE error IS NOT NULL") == 0

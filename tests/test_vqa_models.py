@@ -6,6 +6,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from tiny_models import tiny_spec
 
 from backend.accounts import auth
 from backend.errors import PermissionDenied
@@ -15,7 +16,6 @@ from backend.vqa.difficulty import difficulty_level
 from backend.vqa.items import list_items
 from backend.vqa.models import BENCHMARK, ask_model, eval_item, run_model, vote_difficulty
 from backend.vqa.runs import leaderboard
-from tests.tiny_models import tiny_spec
 
 RANDOMS = [ModelSpec(f"rand-{k}", "random", options={"seed": k}) for k in range(5)]
 
