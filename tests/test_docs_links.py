@@ -7,21 +7,23 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|!\[[^\]]*\]\(([^)\s]+)\)")
+FENCED = re.compile(r"```.*?```", re.S)
 CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
 
 
 def anchor(heading: str) -> str:
     """GitHub's anchor of a Markdown heading.
 
-    >>> anchor("Run a crowd campaign"), anchor("Speed: figures (this machine)")
-    ('run-a-crowd-campaign', 'speed-figures-this-machine')
+    >>> anchor("Run a crowd campaign"), anchor("Speed: figures (this machine)"), anchor("Space: `SPACE_ID`, `/data`")
+    ('run-a-crowd-campaign', 'speed-figures-this-machine', 'space-space_id-data')
     """
     text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
     return text.replace(" ", "-")
 
 
 def anchors(page: Path) -> set[str]:
-    headings = re.findall(r"^#{1,6}\s+(.*?)\s*#*\s*$", CODE.sub("", page.read_text(encoding="utf-8")), re.M)
+    """The anchors of ``page``'s headings (not of lines in fenced code; inline code in a heading keeps its text)."""
+    headings = re.findall(r"^#{1,6}\s+(.*?)\s*#*\s*$", FENCED.sub("", page.read_text(encoding="utf-8")), re.M)
     return {anchor(h) for h in headings}
 
 
