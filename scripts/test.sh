@@ -2,7 +2,7 @@
 # The test command: lint, format check, type check, then every test (unit, doctests, real app over HTTP, real
 # browser, load, crash), one pytest worker per core (pytest-xdist; each test file stays on one worker).
 #   bash scripts/test.sh            everything (what CI runs)
-#   bash scripts/test.sh --quick    lint, types and every test but the browser, load and crash ones (the quick loop)
+#   bash scripts/test.sh --quick    lint, types and every test but the browser, load, crash and slow ones (the quick loop)
 #   bash scripts/test.sh [--quick] ARGS   extra pytest arguments, e.g. tests/test_storage.py -x
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1 GRADIO_ANALYTICS_ENABLED=Fals
 select=()
 if [ "${1:-}" = "--quick" ]; then
   shift
-  select=(-m "not browser and not load and not crash")
+  select=(-m "not browser and not load and not crash and not slow")
 fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .

@@ -20,6 +20,8 @@ from backend.vilpact.charades import CharadesFiles, CharadesRowsError, import_ch
 from backend.vilpact.charades_pool import accept_stored, admin_accept, admin_export, admin_preview, export_stored
 from backend.vilpact.importer import import_vilpact
 
+pytestmark = pytest.mark.slow  # over ~10 s a file: out of the quick loop (scripts/test.sh --quick)
+
 FIXTURE = ROOT / "tests" / "data" / "charades"
 HEADER = "id,subject,scene,quality,relevance,verified,script,objects,descriptions,actions,length\n"
 GOOD = "V0001,s1,Kitchen,6,7,Yes,,food;dish,,c061 0.00 5.20;c063 1.10 6.00;c118 2.00 8.50;c119 7.00 9.00,12.00\n"

@@ -7,7 +7,10 @@ import os
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT
+
+pytestmark = pytest.mark.slow  # over ~10 s a file: out of the quick loop (scripts/test.sh --quick)
 
 
 def cli(*args: str, data_dir) -> subprocess.CompletedProcess:

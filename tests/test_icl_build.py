@@ -12,6 +12,8 @@ from backend.errors import ImportFileError, ValidationError
 from backend.icl.store import export_set, import_set, list_sets, load_set
 from tests.conftest import COGS_ASSETS, COGS_BANK
 
+pytestmark = pytest.mark.slow  # over ~10 s a file: out of the quick loop (scripts/test.sh --quick)
+
 
 @pytest.fixture
 def small_files(tmp_path: Path) -> tuple[Path, Path]:

@@ -16,6 +16,8 @@ from backend.icl.selectors import SelectorSpec, make_selector, setting_names
 from backend.icl.stats import aggregate, case_stats
 from tests.conftest import COGS_BANK, COGS_BANK_MORE, COGS_TESTS
 
+pytestmark = pytest.mark.slow  # over ~10 s a file: out of the quick loop (scripts/test.sh --quick)
+
 TINY_BANK = [
     ("Liam ate .", "EAT ( LIAM , NONE , NONE )"),
     ("Emma slept .", "SLEEP ( EMMA , NONE , NONE )"),

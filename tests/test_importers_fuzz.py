@@ -24,6 +24,8 @@ from backend.context import build_context
 from backend.errors import CompStudioError
 from backend.settings import Settings
 
+pytestmark = pytest.mark.slow  # over ~10 s a file: out of the quick loop (scripts/test.sh --quick)
+
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
 FUZZ = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)

@@ -29,6 +29,8 @@ from backend.inference.runner import run_eval
 from backend.inference.toy import _square
 from backend.settings import Settings
 
+pytestmark = pytest.mark.slow  # over ~10 s a file: out of the quick loop (scripts/test.sh --quick)
+
 PARAMS = GenerationParams(max_new_tokens=5)
 IMAGE_TOKEN = {
     "qwen2_5_vl": "<|image_pad|>",

@@ -18,6 +18,8 @@ from backend.inference.registry import ModelSpec, write_models
 from backend.inference.request import text
 from backend.inference.runner import answer_item, run_eval
 
+pytestmark = pytest.mark.slow  # over ~10 s a file: out of the quick loop (scripts/test.sh --quick)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

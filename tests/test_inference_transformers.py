@@ -12,6 +12,8 @@ from backend.inference.request import GenerationParams, image, text, video
 from backend.inference.runner import run_eval
 from backend.inference.toy import TOY, _square
 
+pytestmark = pytest.mark.slow  # over ~10 s a file: out of the quick loop (scripts/test.sh --quick)
+
 PARAMS = GenerationParams(max_new_tokens=5)
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+pytestmark = pytest.mark.slow  # over ~10 s a file: out of the quick loop (scripts/test.sh --quick)
+
 
 def compstudio_command() -> Path:
     command = Path(sys.executable).parent / "compstudio"

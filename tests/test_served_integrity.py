@@ -16,6 +16,8 @@ from backend.inference.request import text
 from backend.inference.revision import UNKNOWN_WARNING
 from backend.inference.runner import run_eval
 
+pytestmark = pytest.mark.slow  # over ~10 s a file: out of the quick loop (scripts/test.sh --quick)
+
 
 def _spec(server: FakeOpenAIServer, name: str = "served", concurrency: int = 4, **changes) -> ModelSpec:
     options = {"base_url": server.base_url, "timeout_s": 2, "retries": 1, "backoff_s": 0.01}

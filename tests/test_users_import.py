@@ -13,6 +13,8 @@ from backend.accounts.bulk import import_users
 from backend.cli import main
 from backend.errors import ImportFileError
 
+pytestmark = pytest.mark.slow  # over ~10 s a file: out of the quick loop (scripts/test.sh --quick)
+
 
 def write_csv(path, rows, header=("username", "role", "password")):
     with path.open("w", newline="", encoding="utf-8") as handle:

@@ -6,11 +6,14 @@ import json
 import time
 
 import numpy as np
+import pytest
 from conftest import seed_demo_media
 from e2e_helpers import ApiClient, free_port, kill_hard, start_app_process, wait_http_ok
 
 from backend.inference.warmup import warm_models
 from backend.settings import Settings
+
+pytestmark = pytest.mark.slow  # over ~10 s a file: out of the quick loop (scripts/test.sh --quick)
 
 
 def _wait_for_line(log, text: str, timeout: float) -> str:
