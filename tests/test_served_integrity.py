@@ -118,7 +118,9 @@ def test_a_chunk_of_choice_and_free_text_items_is_split_never_switched(ctx):
 
 def test_likelihood_honours_concurrency(ctx):
     with FakeOpenAIServer() as server:
-        backend_spec = _spec(server, concurrency=4, scoring="likelihood")
+        # the client waits longer than the server holds a request (2 s): the lone first call (the likelihood
+        # check) is held the whole 2 s, which a loaded machine must not turn into a client timeout
+        backend_spec = _spec(server, concurrency=4, scoring="likelihood", options={"timeout_s": 10})
         write_models(ctx.settings, [backend_spec])
         server.hold_until = 4  # each request waits until 4 are in flight (no thread-timing luck)
         try:
