@@ -7,28 +7,23 @@ import os
 
 import pytest
 from conftest import VILPACT_DATA
-from e2e_helpers import ApiClient, ApiError, app_in_process
+from e2e_helpers import ApiClient, ApiError
 
-from backend.accounts import auth
 from components.access import key_of
 
 PASSWORD = "password1"
 
 
 @pytest.fixture(scope="module")
-def running(tmp_path_factory):
-    from backend.settings import Settings
-
-    root = tmp_path_factory.mktemp("files")
-    settings = Settings(data_dir=root / "data", demo_content=False, max_upload_mb=0.05)
-    with app_in_process(settings) as app:
-        auth.add_user(app.ctx.database, "boss", "admin", PASSWORD)
-        media = settings.media_dir
-        media.mkdir(parents=True, exist_ok=True)
-        (media / "owned.txt").write_text("ours")
-        (root / "secret.txt").write_text("not the app's")
-        os.symlink(root / "secret.txt", media / "link-out.txt")  # a link inside media pointing out of it
-        yield app
+def running(served_app):
+    app = served_app({"boss": "admin"}, password=PASSWORD, max_upload_mb=0.05)
+    root = app.ctx.settings.data_dir.parent
+    media = app.ctx.settings.media_dir
+    media.mkdir(parents=True, exist_ok=True)
+    (media / "owned.txt").write_text("ours")
+    (root / "secret.txt").write_text("not the app's")
+    os.symlink(root / "secret.txt", media / "link-out.txt")  # a link inside media pointing out of it
+    return app
 
 
 def test_a_file_in_the_media_folder_is_served(running):
