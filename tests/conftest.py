@@ -13,6 +13,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from pathlib import Path  # noqa: E402
+from urllib.parse import urlsplit  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -106,7 +107,7 @@ class ServedApps:
         password ``e2e_helpers.IDENTITY_PASSWORD``; the author holds the VQA author permission).
         ``prepare``: called with the settings before the app starts (files to put into its data folder).
         ``overrides``: settings fields (``Settings.replace``), e.g. ``require_full_view=False``."""
-        from e2e_helpers import IDENTITY_ACCOUNTS, IDENTITY_PASSWORD, app_in_process
+        from e2e_helpers import IDENTITY_ACCOUNTS, IDENTITY_PASSWORD
 
         from backend.accounts import auth
         from backend.vqa.permissions import set_permission
@@ -117,9 +118,7 @@ class ServedApps:
             seed_demo_media(settings, self._request.getfixturevalue("demo_media_cache"))
         if prepare is not None:
             prepare(settings)
-        stack = contextlib.ExitStack()
-        app = stack.enter_context(app_in_process(settings))
-        self._running[id(app)] = stack
+        app = self._start(settings)
         try:
             if isinstance(users, Mapping):
                 accounts = [(name, role, password or IDENTITY_PASSWORD) for name, role in users.items()]
@@ -135,6 +134,21 @@ class ServedApps:
         except BaseException:
             self.stop(app)
             raise
+        return app
+
+    def restart(self, app: RunningApp) -> RunningApp:
+        """Shut ``app`` down and start the app again on its data folder and port, as a restarted server would
+        (a browser keeps its cookies: same host, same port). The old ``RunningApp`` is of no more use."""
+        port = urlsplit(app.url).port
+        self.stop(app)
+        return self._start(app.ctx.settings, port)
+
+    def _start(self, settings: Settings, port: int | None = None) -> RunningApp:
+        from e2e_helpers import app_in_process
+
+        stack = contextlib.ExitStack()
+        app = stack.enter_context(app_in_process(settings, port))
+        self._running[id(app)] = stack
         return app
 
     @contextlib.contextmanager

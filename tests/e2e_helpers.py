@@ -54,12 +54,13 @@ class RunningApp:
 
 
 @contextlib.contextmanager
-def app_in_process(settings) -> Iterator[RunningApp]:
-    """The real Gradio server in this process, on a free port, with the app's real launch settings."""
+def app_in_process(settings, port: int | None = None) -> Iterator[RunningApp]:
+    """The real Gradio server in this process, on ``port`` (a free one by default), with the app's real launch
+    settings."""
     import app as app_module
 
     demo, ctx = app_module.build_app(settings)
-    port = free_port()
+    port = port or free_port()
     demo.launch(
         server_name="127.0.0.1",
         server_port=port,

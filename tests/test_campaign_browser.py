@@ -14,10 +14,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from browser_helpers import CONCRETE, HIGH_LEVEL, watch_video
 from conftest import seed_demo_media
 from e2e_helpers import app_in_process, browser_login
 from playwright.sync_api import expect
-from test_browser_intents import CONCRETE, HIGH_LEVEL, watch_video
 
 from backend.accounts import auth
 from backend.campaigns import gold, links, report, studies, workers
