@@ -97,6 +97,7 @@ class ServedApps:
         demo: bool = False,
         identities: bool = False,
         prepare: Callable[[Settings], None] | None = None,
+        settings: Settings | None = None,
         **overrides: Any,
     ) -> RunningApp:
         """Start one app.
@@ -106,14 +107,17 @@ class ServedApps:
         ``identities``: also an account of each identity of the access table (``e2e_helpers.IDENTITY_ACCOUNTS``,
         password ``e2e_helpers.IDENTITY_PASSWORD``; the author holds the VQA author permission).
         ``prepare``: called with the settings before the app starts (files to put into its data folder).
+        ``settings``: start on these (their data folder) instead of fresh ones (a start-up path chose them).
         ``overrides``: settings fields (``Settings.replace``), e.g. ``require_full_view=False``."""
         from e2e_helpers import IDENTITY_ACCOUNTS, IDENTITY_PASSWORD
 
         from backend.accounts import auth
         from backend.vqa.permissions import set_permission
 
-        folder = self._tmp.mktemp(f"served-{self._request.module.__name__.rsplit('.', 1)[-1]}")
-        settings = Settings(data_dir=folder / "data", demo_content=demo).replace(**overrides)
+        if settings is None:
+            folder = self._tmp.mktemp(f"served-{self._request.module.__name__.rsplit('.', 1)[-1]}")
+            settings = Settings(data_dir=folder / "data", demo_content=demo)
+        settings = settings.replace(**overrides)
         if demo:
             seed_demo_media(settings, self._request.getfixturevalue("demo_media_cache"))
         if prepare is not None:

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from e2e_helpers import app_in_process, browser_login
+from e2e_helpers import browser_login
 from playwright.sync_api import expect
 from review_helpers import PASSWORD, add_people, add_sequences, annotate_all
 
@@ -25,9 +25,8 @@ ERROR_BADGE = ".error"  # Gradio's status tracker marks an output that failed wi
 
 
 @pytest.fixture
-def app(settings):
-    settings = settings.replace(annotators_per_sequence=2, require_full_view=False)
-    with app_in_process(settings) as running:
+def app(served_app):
+    with served_app.started(annotators_per_sequence=2, require_full_view=False) as running:
         database = running.ctx.database
         add_people(database, annotators=["a1", "a2"], reviewers=["rev"], password=PASSWORD)
         add_sequences(database, ["S1", "S2"], needed=2)
