@@ -76,22 +76,9 @@ def app_in_process(settings, port: int | None = None) -> Iterator[RunningApp]:
 
 
 # one account per identity of the access table (backend/accounts/access.py); the author is an annotator with the
-# VQA author permission
+# VQA author permission (served_app(identities=True) in tests/conftest.py creates them)
 IDENTITY_ACCOUNTS = {"annotator": "ann", "author": "writer", "reviewer": "rev", "admin": "boss"}
 IDENTITY_PASSWORD = "password1"
-
-
-@contextlib.contextmanager
-def app_with_identities(settings, password: str) -> Iterator[RunningApp]:
-    """:func:`app_in_process` with an account of each identity in :data:`IDENTITY_ACCOUNTS`."""
-    from backend.accounts import auth
-    from backend.vqa.permissions import set_permission
-
-    with app_in_process(settings) as app:
-        for identity, name in IDENTITY_ACCOUNTS.items():
-            auth.add_user(app.ctx.database, name, "annotator" if identity == "author" else identity, password)
-        set_permission(app.ctx.database, IDENTITY_ACCOUNTS["admin"], IDENTITY_ACCOUNTS["author"], "author")
-        yield app
 
 
 def start_app_process(
