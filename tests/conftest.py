@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -96,7 +96,6 @@ class ServedApps:
         password: str | None = None,
         demo: bool = False,
         identities: bool = False,
-        prepare: Callable[[Settings], None] | None = None,
         settings: Settings | None = None,
         **overrides: Any,
     ) -> RunningApp:
@@ -106,7 +105,6 @@ class ServedApps:
         ``demo``: the shipped demo content, its videos copied from the session's cache (``demo_content=True``).
         ``identities``: also an account of each identity of the access table (``e2e_helpers.IDENTITY_ACCOUNTS``,
         password ``e2e_helpers.IDENTITY_PASSWORD``; the author holds the VQA author permission).
-        ``prepare``: called with the settings before the app starts (files to put into its data folder).
         ``settings``: start on these (their data folder) instead of fresh ones (a start-up path chose them).
         ``overrides``: settings fields (``Settings.replace``), e.g. ``require_full_view=False``."""
         from e2e_helpers import IDENTITY_ACCOUNTS, IDENTITY_PASSWORD
@@ -120,8 +118,6 @@ class ServedApps:
         settings = settings.replace(**overrides)
         if demo:
             seed_demo_media(settings, self._request.getfixturevalue("demo_media_cache"))
-        if prepare is not None:
-            prepare(settings)
         app = self._start(settings)
         try:
             if isinstance(users, Mapping):
