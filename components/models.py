@@ -1,7 +1,8 @@
 """The Models tab (reviewers and admins): the model registry, batch runs with progress, recent runs.
 
 Also :func:`build_ask_model`, the "Ask a model" panel other benchmark tabs put under their current item.
-Every model call from the browser runs on the one shared queue ``concurrency_id="models"``.
+Model events run on this page's queue ``concurrency_id="models"``; the limit across pages, routes and commands is
+the model pool's (``ctx.pool.slot()``, setting ``model_concurrency``), which every model call takes in ``backend/``.
 """
 
 from __future__ import annotations
