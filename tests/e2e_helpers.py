@@ -1,6 +1,7 @@
 """Launch the real app (in-process or as a subprocess) and talk to it over HTTP or a real browser.
 
-Used by the end-to-end, browser, load and crash tests, and by benchmarks/annotation_load.py.
+Used by the end-to-end, browser, load and crash tests, and by benchmarks/annotation_load.py. Tests start the app
+in-process through the ``served_app`` fixture (tests/conftest.py), which calls :func:`app_in_process`.
 """
 
 from __future__ import annotations
