@@ -61,8 +61,16 @@ def _oauth_userinfo(request: gr.Request) -> dict | None:
     return (info or {}).get("userinfo") or None
 
 
+#: the attribute the access guard (components/access.py) sets on the ``gr.Request`` Gradio passes to an event:
+#: the caller it resolved once for this call; :func:`caller` answers from it
+CALLER_ATTRIBUTE = "compstudio_caller"
+_UNRESOLVED = object()
+
+
 def caller(ctx: AppContext, request: gr.Request | None) -> str | None:
     """The signed-in user's name: password login (``request.username``) or Sign in with Hugging Face.
+
+    Inside an event the access guard has resolved it already (``CALLER_ATTRIBUTE``): that name is returned.
 
     An OAuth user gets an account on first sign-in (annotator; admin when they own the Space or are named
     in ``admins``); with ``allowed_orgs`` set, non-members are treated as not signed in.
@@ -70,6 +78,9 @@ def caller(ctx: AppContext, request: gr.Request | None) -> str | None:
     """
     if request is None:
         return None
+    resolved = getattr(request, CALLER_ATTRIBUTE, _UNRESOLVED)
+    if resolved is not _UNRESOLVED:
+        return resolved  # type: ignore[return-value]
     if getattr(request, "username", None):
         return request.username
     if ctx.settings.effective_auth_mode == "oauth":

@@ -14,6 +14,7 @@ import gradio as gr
 from backend.accounts import auth
 from backend.context import AppContext
 from backend.inference.registry import model_names
+from components.access import listen
 from components.common import caller
 
 
@@ -27,6 +28,14 @@ def offer_models_on_open(ctx: AppContext, tab: gr.Tab, pickers: Sequence[gr.Drop
         names = model_names(ctx)
         return {picker: gr.update(choices=names) for picker in pickers}
 
-    tab.select(
-        on_open, None, list(pickers), api_name=api_name, api_visibility="private", show_progress="hidden", queue=False
+    listen(
+        ctx,
+        tab.select,
+        on_open,
+        None,
+        list(pickers),
+        api_name=api_name,
+        api_visibility="private",
+        show_progress="hidden",
+        queue=False,
     )
