@@ -5,7 +5,7 @@ Every event of a tab is wired through :func:`listen` (a trigger such as ``button
 (``gr.api``) with an explicit ``api_name``; that name is the event's row in ``access.EVENTS``. The handler is
 wrapped by :func:`guarded`: the wrapper's signature (``__signature__``) is the handler's with a
 ``request: gr.Request`` in front, so Gradio injects the request by type hint (its public way). On each call the
-wrapper resolves the caller ONCE (``components.common.caller``), checks the name against the row, stores the
+wrapper resolves the caller ONCE (``components.common.resolve_caller``), checks the name against the row, stores the
 resolved name on the request (``components.common.CALLER_ATTRIBUTE``) and calls the handler: handlers that
 call ``caller(ctx, request)`` get that name without resolving it again. An ``api_name`` with no row is
 refused to everyone (and logged), so an endpoint added without a row fails closed. The services' own
@@ -30,7 +30,7 @@ import gradio as gr
 from backend.accounts import access
 from backend.context import AppContext
 from backend.errors import PermissionDenied
-from components.common import CALLER_ATTRIBUTE, caller
+from components.common import CALLER_ATTRIBUTE, resolve_caller
 
 log = logging.getLogger("compstudio.access")
 
@@ -72,7 +72,7 @@ def guarded(ctx: AppContext, api_name: str, fn: Callable[..., Any]) -> Callable[
 
     def enter(args: tuple[Any, ...]) -> tuple[Any, ...]:
         request = args[position] if len(args) > position else None
-        name = caller(ctx, request)
+        name = resolve_caller(ctx, request)  # afresh on every call, even if Gradio handed this request before
         try:
             if least is None:
                 raise PermissionDenied(

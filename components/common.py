@@ -68,9 +68,16 @@ _UNRESOLVED = object()
 
 
 def caller(ctx: AppContext, request: gr.Request | None) -> str | None:
-    """The signed-in user's name: password login (``request.username``) or Sign in with Hugging Face.
+    """The signed-in user's name (:func:`resolve_caller`). Inside an event the access guard has resolved it for
+    this call already (``CALLER_ATTRIBUTE`` on the request): that name is returned, nothing is looked up again."""
+    resolved = getattr(request, CALLER_ATTRIBUTE, _UNRESOLVED)
+    if resolved is not _UNRESOLVED:
+        return resolved  # type: ignore[return-value]
+    return resolve_caller(ctx, request)
 
-    Inside an event the access guard has resolved it already (``CALLER_ATTRIBUTE``): that name is returned.
+
+def resolve_caller(ctx: AppContext, request: gr.Request | None) -> str | None:
+    """The signed-in user's name: password login (``request.username``) or Sign in with Hugging Face.
 
     An OAuth user gets an account on first sign-in (annotator; admin when they own the Space or are named
     in ``admins``); with ``allowed_orgs`` set, non-members are treated as not signed in.
@@ -78,9 +85,6 @@ def caller(ctx: AppContext, request: gr.Request | None) -> str | None:
     """
     if request is None:
         return None
-    resolved = getattr(request, CALLER_ATTRIBUTE, _UNRESOLVED)
-    if resolved is not _UNRESOLVED:
-        return resolved  # type: ignore[return-value]
     if getattr(request, "username", None):
         return request.username
     if ctx.settings.effective_auth_mode == "oauth":

@@ -1,7 +1,7 @@
 """The one model registry, read live: a tab's model pickers are refilled from it whenever the tab opens, so a
 model saved in the Models tab is offered at once in Planning, VQA and Results (issue 24).
 
-Its one handler (``offer_models_on_open.on_open``, access table row ``annotator``) answers reviewers only; for
+Its handler (one event per tab, named by ``api_name``, each an ``annotator`` row of the access table) answers reviewers only; for
 anyone else it changes nothing (the pickers sit in reviewer-only panels)."""
 
 from __future__ import annotations

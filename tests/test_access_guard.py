@@ -104,21 +104,25 @@ def test_generators_are_guarded_and_async_handlers_are_named(guard_ctx):
 def test_the_caller_is_resolved_once_per_call(guard_ctx, monkeypatch):
     """The guard resolves the caller; the handler's own caller(ctx, request) reads what the guard stored."""
     resolutions = []
-    real = common.caller
+    real = common.resolve_caller
 
     def counted(ctx, request):
-        if getattr(request, common.CALLER_ATTRIBUTE, None) is None:
-            resolutions.append(request)
+        resolutions.append(request)
         return real(ctx, request)
 
     def handler(text: str, request: gr.Request) -> str:
         return f"{common.caller(guard_ctx, request)}/{common.caller(guard_ctx, request)}"
 
-    monkeypatch.setattr("components.access.caller", counted)
-    monkeypatch.setattr(common, "caller", counted)
+    monkeypatch.setattr("components.access.resolve_caller", counted)
+    monkeypatch.setattr(common, "resolve_caller", counted)
     fn = guarded(guard_ctx, ADMIN_ROW, handler)
-    assert fn("x", gr.Request(username="boss")) == "boss/boss"
+    request = gr.Request(username="boss")
+    assert fn("x", request) == "boss/boss"
     assert len(resolutions) == 1
+    request.username = "ann"  # the same request object again (a new caller): resolved afresh, and refused
+    with pytest.raises(gr.Error, match="admin role"):
+        fn("x", request)
+    assert len(resolutions) == 2
 
 
 @pytest.fixture(scope="module")
