@@ -58,7 +58,7 @@ def _hints(api_name: str, fn: Callable[..., Any]) -> dict[str, Any]:
 
 def guarded(ctx: AppContext, api_name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` behind the access-table row ``api_name`` (the event's api_name); see the module docstring."""
-    least = access.EVENTS.get(api_name) or access.OAUTH_EVENTS.get(api_name)
+    least = access.EVENTS.get(api_name)
     if least is None:
         log.error("event %s is not in the access table (backend/accounts/access.py): refused to everyone", api_name)
     hints = _hints(api_name, fn)
