@@ -9,8 +9,6 @@ import pytest
 from conftest import VILPACT_DATA
 from e2e_helpers import ApiClient, ApiError
 
-from components.access import key_of
-
 PASSWORD = "password1"
 
 
@@ -101,9 +99,7 @@ def test_every_upload_names_its_file_types_and_a_wrong_type_is_refused(running):
     client = ApiClient(running.url, "boss", PASSWORD)
     uploaded = client.http.post("/gradio_api/upload", files={"files": ("bank.exe", b"MZ")}).json()[0]
     upload = next(block for block in uploads if block.elem_id == "icl_upload_file")
-    index = next(
-        i for i, fn in running.demo.fns.items() if fn.fn and key_of(fn).endswith("icl.build_icl_tab.on_upload")
-    )
+    index = next(i for i, fn in running.demo.fns.items() if fn.fn and fn.api_name == "icl_ui_upload")
     inputs = [block._id for block in running.demo.fns[index].inputs]
     data = [{"path": uploaded, "meta": {"_type": "gradio.FileData"}} if i == upload._id else "x" for i in inputs]
     reply = client.http.post("/gradio_api/run/predict", json={"data": data, "fn_index": index, "session_hash": "u"})
