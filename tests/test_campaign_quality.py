@@ -10,7 +10,7 @@ import pytest
 from campaign_helpers import add_people, context_from_template, last_sequences, release_as_reference, template_database
 
 from backend.campaigns import gold, quality
-from backend.errors import PermissionDenied, ValidationError
+from backend.errors import NotFound, PermissionDenied, ValidationError
 from backend.intents import service
 from tests.conftest import VILPACT_DATA
 
@@ -145,6 +145,12 @@ def test_too_fast_answers_are_flagged_with_reasons_and_pause_the_worker(template
     )
     with pytest.raises(PermissionDenied):
         quality.resume(db, "w0", "w3")
+    # no worker named, or nobody of that name: said so, and no quality state is written for it
+    with pytest.raises(ValidationError, match="name the worker"):
+        quality.resume(db, "rev", "  ")
+    with pytest.raises(NotFound, match="no user named 'nobody'"):
+        quality.resume(db, "rev", "nobody")
+    assert db.scalar("SELECT count(*) FROM worker_quality WHERE username IN ('', 'nobody')") == 0
     assert quality.resume(db, "rev", "w3")["flags_resolved"] == 3
     assert service.next_intent_task(db, settings, "w3")["task"] is not None
     assert quality.flags(db, "rev") == []

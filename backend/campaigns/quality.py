@@ -186,7 +186,12 @@ def flags(database: Database, username: str | None, include_resolved: bool = Fal
 def resume(database: Database, username: str | None, worker: str) -> dict[str, Any]:
     """A reviewer has looked at a paused worker: their open flags are resolved and they get tasks again."""
     user = auth.require_role(database, username, "reviewer")
+    worker = (worker or "").strip()
+    if not worker:
+        raise ValidationError("name the worker to resume")
     with database.write() as db:
+        if db.conn.execute("SELECT 1 FROM users WHERE username = ?", (worker,)).fetchone() is None:
+            raise NotFound(f"no user named {worker!r}")
         if _state(db, worker)["state"] == "blocked":
             raise ValidationError(f"{worker!r} is blocked; an admin unblocks them")
         resolved = db.conn.execute(
