@@ -16,7 +16,7 @@ from backend.errors import CompStudioError, ValidationError
 from backend.intents import service
 from components.common import TabHandle, caller, esc, ui_errors
 from components.feedback import refused
-from components.study_pages import study_end, study_line
+from components.study_status import study_end, study_line
 
 INSTRUCTIONS = INTENT_INSTRUCTIONS.markdown()  # the text a study qualification shows too (backend/campaigns)
 KEY_HINT = '<p id="intent-key-hint-text" role="status" aria-live="polite"></p>'  # filled by APP_JS (app.py)
@@ -209,7 +209,6 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
 
     with gr.Tab("Annotate intents", id="intents") as tab:
         v = _layout()
-        _register_api(ctx)
 
     def annotator(request: gr.Request) -> User | None:
         name = caller(ctx, request)

@@ -23,7 +23,6 @@ from backend.reporting.exports import write_report
 from backend.vqa import compose, io, models, runs, service
 from backend.vqa.difficulty import LEVELS
 from backend.vqa.permissions import set_permission
-from components import vqa_api
 from components.common import TabHandle, caller, esc, ui_errors
 from components.feedback import refusal
 from components.model_choices import offer_models_on_open
@@ -55,7 +54,6 @@ def build_vqa_tab(ctx: AppContext) -> TabHandle:
                 board = _leaderboard_panel(ctx)
             with gr.Tab("Admin", id="vqa-admin", visible=False) as admin_tab:
                 _admin_panel(ctx)
-        vqa_api.register(ctx)
     offer_models_on_open(ctx, models_tab, pickers, "vqa_models_open")
     # the leaderboard, its comparison and chart are filled when the tab opens: no Refresh needed
     board_tab.select(

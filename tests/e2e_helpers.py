@@ -49,29 +49,43 @@ def free_port() -> int:
 class RunningApp:
     url: str
     ctx: Any  # AppContext (None for a subprocess)
-    demo: Any = None
+    shell: Any = None  # web.Shell: the FastAPI app and each mount's Blocks
     process: subprocess.Popen | None = None
+
+    def page_url(self, audience: str) -> str:
+        """The address of an audience's page (web/audiences.py), e.g. ``page_url("reviewer")``."""
+        return f"{self.url}/{audience}/"
+
+    @property
+    def scripts_url(self) -> str:
+        """Where gradio_client connects (web/scripts.py)."""
+        return f"{self.url}/scripts/"
 
 
 @contextlib.contextmanager
 def app_in_process(settings) -> Iterator[RunningApp]:
-    """The real Gradio server in this process, on a free port, with the app's real launch settings."""
+    """The real web app (web.create_shell, served by uvicorn) in this process, on a free port."""
+    import threading
+
+    import uvicorn
+
     import app as app_module
 
-    demo, ctx = app_module.build_app(settings)
+    shell, ctx = app_module.build_app(settings)
     port = free_port()
-    demo.launch(
-        server_name="127.0.0.1",
-        server_port=port,
-        prevent_thread_lock=True,
-        quiet=True,
-        ssr_mode=False,
-        **app_module.launch_kwargs(ctx, demo),
-    )
+    server = uvicorn.Server(uvicorn.Config(shell.app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 120
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the app did not start")
+        time.sleep(0.05)
     try:
-        yield RunningApp(url=f"http://127.0.0.1:{port}", ctx=ctx, demo=demo)
+        yield RunningApp(url=f"http://127.0.0.1:{port}", ctx=ctx, shell=shell)
     finally:
-        demo.close()
+        server.should_exit = True
+        thread.join(timeout=30)
 
 
 # one account per identity of the access table (backend/accounts/access.py); the author is an annotator with the
@@ -130,7 +144,7 @@ def kill_hard(process: subprocess.Popen) -> None:
 
 
 class ApiClient:
-    """A signed-in raw HTTP client for the named endpoints (``POST /gradio_api/run/<name>``).
+    """A signed-in raw HTTP client for the named endpoints (``POST /api/<name>``, ``/scripts/gradio_api/...``).
 
     The calls go over one kept-alive ``http.client`` connection: httpx costs ~1.1 ms of client CPU a call
     against ~0.3 ms here, and with 30 annotator threads in one load-driver process that overhead (and its
@@ -196,11 +210,10 @@ class ApiClient:
             raise
         return status, body
 
-    def run(self, name: str, *args: Any, route: str = "/gradio_api/run") -> Any:
-        """One-step call of an endpoint outside the queue (``queue=False``): the result, or ``ApiError``.
-
-        ``route="/gradio_api/api"`` reaches Gradio's own handler for endpoints that components/fastpath.py
-        serves on ``/gradio_api/run``."""
+    def run(self, name: str, *args: Any, route: str = "/api") -> Any:
+        """One call of an endpoint: the result, or ``ApiError``. ``/api/<name>`` are the shell's lean routes
+        (web/scripts.py); ``route="/scripts/gradio_api/run"`` reaches Gradio's own one-step route of any named
+        endpoint (``queue=False``)."""
         status, raw = self._json_post(f"{route}/{name}", {"data": list(args), "session_hash": self.session_hash})
         body = json.loads(raw)
         if status != 200 or body.get("error") or "data" not in body:
@@ -210,12 +223,14 @@ class ApiClient:
     def call(self, name: str, *args: Any) -> Any:
         """Two-step call through the queue (``/gradio_api/call/<name>``): the result, or ``ApiError``."""
         status, raw = self._json_post(
-            f"/gradio_api/call/{name}", {"data": list(args), "session_hash": self.session_hash}
+            f"/scripts/gradio_api/call/{name}", {"data": list(args), "session_hash": self.session_hash}
         )
         if status != 200:
             raise ApiError(f"HTTP {status}: {raw[:200]!r}")
         event_id = json.loads(raw)["event_id"]
-        self._conn.request("GET", f"/gradio_api/call/{name}/{event_id}", headers={"Cookie": self._cookie_header})
+        self._conn.request(
+            "GET", f"/scripts/gradio_api/call/{name}/{event_id}", headers={"Cookie": self._cookie_header}
+        )
         response = self._conn.getresponse()
         event, data = None, None
         try:
@@ -266,7 +281,7 @@ def chromium_browser() -> Iterator[Any]:
 
 
 def browser_login(page, url: str, username: str, password: str) -> None:
-    """Sign in through the login page (components/signin.py), as a person would."""
+    """Sign in through the login page (web/signin.py), as a person would."""
     page.goto(url)
     page.get_by_label("User name").fill(username)
     page.get_by_label("Password").fill(password)
