@@ -32,7 +32,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from backend.context import AppContext
 from web import look
 from web.assets import FrontendAssets
-from web.audiences import Audience, audience_of, audiences, build_audience
+from web.audiences import Audience, all_audiences, audience_of, build_audience
 from web.gate import Gate, Mount, session_state
 from web.gradio_gaps import set_session_capacity
 from web.invitations import invitation_routes
@@ -81,7 +81,7 @@ def create_shell(ctx: AppContext) -> Shell:
     signin = build_signin(ctx)
     identity = signin.identity
     app = FastAPI(title="CompStudio", docs_url=None, redoc_url=None, openapi_url=None)
-    shell = Shell(app=app, signin=signin, audiences=audiences())
+    shell = Shell(app=app, signin=signin, audiences=all_audiences())
 
     async def root(request: Request) -> Response:
         username = await anyio.to_thread.run_sync(identity.user, request)

@@ -51,7 +51,7 @@ class Audience:
         return f"/{self.name}"
 
 
-def audiences() -> dict[str, Audience]:
+def all_audiences() -> dict[str, Audience]:
     """Every audience by name."""
     found = {
         identity: Audience(

@@ -32,6 +32,7 @@ from starlette.routing import Route
 from backend.accounts import access
 from backend.context import AppContext
 from backend.errors import PermissionDenied
+from web.gate import SIGNED_OUT
 from web.signin import Identity, LazyLimiter
 
 _log = logging.getLogger(__name__)
@@ -75,7 +76,7 @@ def api_routes(identity: Identity, endpoints: Mapping[str, Callable[..., Any]], 
     async def run(name: str, request: Request) -> Response:
         username = identity.user(request)
         if username is None:
-            return error("You are signed out: sign in again (POST /login).", 401)
+            return JSONResponse(SIGNED_OUT, status_code=401)  # the gate's sentence (web/gate.py)
         try:
             body = orjson.loads(await request.body())
             data = body.get("data", [])
