@@ -41,6 +41,19 @@ from web.scripts import api_routes, build_scripts_blocks, old_address_routes
 from web.signin import SignIn, build_signin
 from web.study_pages import study_routes
 
+#: the shell's routes that answer without a sign-in (everything under a mount needs that mount's audience,
+#: web/gate.py): the sign-in and study pages (the signed study link and the one-time invitation token are the
+#: credentials; Prolific's signature is the webhook's), ``/`` (a redirect), ``/session`` (says whether the caller
+#: is signed in), Hugging Face's OAuth routes, and the old script addresses (a 307 to /scripts, which refuses)
+OPEN_ROUTES = frozenset(
+    {
+        "/", "/session", "/login", "/login/", "/logout", "/logout/", "/scripts/login", "/scripts/login/",
+        "/scripts/logout", "/scripts/logout/", "/invite", "/study/{study_id:int}", "/webhooks/prolific",
+        "/oauth/huggingface/login", "/oauth/huggingface/callback", "/oauth/huggingface/logout",
+        "/gradio_api/{rest:path}", "/config", "/config/", "/info",
+    }
+)  # fmt: skip
+
 
 @dataclass
 class Shell:

@@ -32,12 +32,17 @@ from starlette.routing import Route
 from backend.accounts import access
 from backend.context import AppContext
 from backend.errors import PermissionDenied
+from components.access import guard_events
 from web.gate import SIGNED_OUT
 from web.signin import Identity, LazyLimiter
 
 _log = logging.getLogger(__name__)
 PREFIX = "/api"
 MOUNT = "/scripts"
+
+
+class WrongArguments(ValueError):
+    """A call with the wrong number of arguments (422)."""
 
 
 def _arity(fn: Callable[..., Any]) -> list[str]:
@@ -53,6 +58,8 @@ def build_scripts_blocks(ctx: AppContext) -> gr.Blocks:
         gr.Markdown("# CompStudio · endpoints for scripts\n\nSee **Use via API** below, and docs/api.md.")
         for module_name, registrar in API:
             getattr(importlib.import_module(module_name), registrar)(ctx)
+    guard_events(ctx, blocks)  # the access table (backend/accounts/access.py) before every handler
+    blocks.queue(default_concurrency_limit=4)
     return blocks
 
 
@@ -85,22 +92,24 @@ def api_routes(identity: Identity, endpoints: Mapping[str, Callable[..., Any]], 
         except (orjson.JSONDecodeError, ValueError, AttributeError) as exc:
             return error(f"the body must be JSON {{'data': [...]}}: {exc}", 422)
         expected = arguments[name]
-        if len(data) != len(expected):
-            return error(
-                f"{name} takes {len(expected)} argument(s) ({', '.join(expected) or 'none'}); got {len(data)}", 422
-            )
         least = access.EVENTS.get(name)
 
         def call() -> Any:
             if least is None:
                 raise PermissionDenied(f"The action {name!r} is not in the access table (backend/accounts/access.py).")
             access.check(ctx.database, username, least)
+            if len(data) != len(expected):
+                raise WrongArguments(
+                    f"{name} takes {len(expected)} argument(s) ({', '.join(expected) or 'none'}); got {len(data)}"
+                )
             return endpoints[name](*data, request=gr.Request(request=request, username=username))
 
         try:
             result = await anyio.to_thread.run_sync(call, limiter=limiter.get())
         except PermissionDenied as exc:
             return error(str(exc), 403)
+        except WrongArguments as exc:
+            return error(str(exc), 422)
         except gr.Error as exc:  # the handlers' named errors (components.common.ui_errors)
             return error(str(exc.message), 400)
         except Exception:
