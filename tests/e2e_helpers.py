@@ -143,6 +143,10 @@ def kill_hard(process: subprocess.Popen) -> None:
     process.wait(timeout=10)
 
 
+#: the endpoints web/scripts.py also serves at ``POST /api/<name>``
+LEAN_ENDPOINTS = frozenset({"intent_next", "intent_submit", "intent_skip", "intent_draft", "intent_viewed"})
+
+
 class ApiClient:
     """A signed-in raw HTTP client for the named endpoints (``POST /api/<name>``, ``/scripts/gradio_api/...``).
 
@@ -210,10 +214,12 @@ class ApiClient:
             raise
         return status, body
 
-    def run(self, name: str, *args: Any, route: str = "/api") -> Any:
-        """One call of an endpoint: the result, or ``ApiError``. ``/api/<name>`` are the shell's lean routes
-        (web/scripts.py); ``route="/scripts/gradio_api/run"`` reaches Gradio's own one-step route of any named
-        endpoint (``queue=False``)."""
+    def run(self, name: str, *args: Any, route: str | None = None) -> Any:
+        """One call of an endpoint: the result, or ``ApiError``. By default the annotation endpoints go to the
+        shell's lean ``/api/<name>`` routes (web/scripts.py) and every other one to Gradio's one-step route on
+        the scripts mount (``/scripts/gradio_api/run/<name>``, for ``queue=False`` endpoints)."""
+        if route is None:
+            route = "/api" if name in LEAN_ENDPOINTS else "/scripts/gradio_api/run"
         status, raw = self._json_post(f"{route}/{name}", {"data": list(args), "session_hash": self.session_hash})
         body = json.loads(raw)
         if status != 200 or body.get("error") or "data" not in body:
@@ -253,7 +259,9 @@ class ApiClient:
     def http(self) -> httpx.Client:
         """An httpx client signed in as this client, for ad-hoc requests."""
         if self._http is None:
-            self._http = httpx.Client(base_url=self.url, timeout=self._timeout, cookies=self.cookies)
+            self._http = httpx.Client(
+                base_url=self.url, timeout=self._timeout, cookies=self.cookies, follow_redirects=True
+            )  # the old script addresses (/gradio_api/...) answer 307 to /scripts/...
         return self._http
 
     def close(self) -> None:

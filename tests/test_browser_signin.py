@@ -168,7 +168,7 @@ def test_a_disabled_account_is_signed_out_at_once(app, browser):
     assert httpx.post(f"{app.url}/login", data=form, headers={"Origin": "https://evil.example"}).status_code == 403
     assert httpx.post(f"{app.url}/login", data=form, headers={"Origin": app.url}).status_code == 200
     auth.set_disabled(app.ctx.database, "demo-annotator", True, actor="demo-admin")
-    reply = httpx.post(f"{app.url}/gradio_api/run/intent_next", json={"data": []}, cookies=cookies)
+    reply = httpx.post(f"{app.url}/api/intent_next", json={"data": []}, cookies=cookies)
     assert reply.status_code == 401
     page.reload()
     expect(page).to_have_url(f"{app.url}/login")

@@ -47,8 +47,7 @@ from web.study_pages import study_routes
 #: is signed in), Hugging Face's OAuth routes, and the old script addresses (a 307 to /scripts, which refuses)
 OPEN_ROUTES = frozenset(
     {
-        "/", "/session", "/login", "/login/", "/logout", "/logout/", "/scripts/login", "/scripts/login/",
-        "/scripts/logout", "/scripts/logout/", "/invite", "/study/{study_id:int}", "/webhooks/prolific",
+        "/", "/session", "/login", "/login/", "/logout", "/logout/", "/invite", "/study/{study_id:int}", "/webhooks/prolific",
         "/oauth/huggingface/login", "/oauth/huggingface/callback", "/oauth/huggingface/logout",
         "/gradio_api/{rest:path}", "/config", "/config/", "/info",
     }
@@ -114,8 +113,9 @@ def create_shell(ctx: AppContext) -> Shell:
 
     app.add_api_route("/", root, methods=["GET", "HEAD"], include_in_schema=False)
     app.add_api_route("/session", session, methods=["GET"], include_in_schema=False)
+    mount_paths = (*(audience.path for audience in shell.audiences.values()), SCRIPTS)
     for route in [
-        *signin.routes(),
+        *signin.routes(mount_paths),
         *api_routes(identity, intents.api_endpoints(ctx)),
         *old_address_routes(),
         *((*invitation_routes(signin), *study_routes(ctx)) if not identity.oauth else ()),

@@ -6,7 +6,8 @@ join and data, upload, file, the call routes), but not the routes keyed by a ses
 path. This middleware answers every request under a mount first:
 
 * Gradio's frontend files (``assets/``, ``static/``, ``svelte/``, the theme, icons) pass: they hold no data;
-* ``<mount>/login`` and ``<mount>/logout`` go to the shell's (web/signin.py);
+* ``<mount>/login`` and ``<mount>/logout`` pass: the shell routes them to its own (web/signin.py), before the
+  mount's Gradio routes of the same name;
 * a caller who is not of the mount's audience gets, for the page itself, a redirect (``/`` when signed in as
   someone else, who is sent on to their page; ``/login`` otherwise), and for anything else a 401 whose JSON says
   in one sentence what happened: ``{"error": "You are signed out: sign in again.", "session": "signed_out",
@@ -105,8 +106,8 @@ class Gate:
         if FRONTEND.search(rest):
             await self.app(scope, receive, send)
             return
-        if rest.rstrip("/") in {"/login", "/logout"}:
-            await RedirectResponse(rest.rstrip("/"), status_code=307)(scope, receive, send)
+        if rest.rstrip("/") in {"/login", "/logout"}:  # the shell's own, routed before the mount (web/signin.py)
+            await self.app(scope, receive, send)
             return
         connection = HTTPConnection(scope)
         username = await anyio.to_thread.run_sync(self.user, connection)

@@ -267,10 +267,11 @@ class SignIn:
         response.delete_cookie(self.cookie, path="/", httponly=True, samesite="lax")
         return response
 
-    def routes(self) -> list[Route]:
+    def routes(self, mounts: tuple[str, ...] = ()) -> list[Route]:
+        """``/login`` and ``/logout``, and the same under each mount (gradio_client signs in at ``<its URL>/login``;
+        they come before the mounts, whose Gradio has routes of the same name)."""
         routes = []
-        # gradio_client signs in at <its URL>/login: the scripts mount's too (web/scripts.py)
-        for prefix in ("", "/scripts"):
+        for prefix in ("", *mounts):
             routes += [
                 Route(f"{prefix}/login", self.login_page, methods=["GET"]),
                 Route(f"{prefix}/login/", self.login_page, methods=["GET"]),
