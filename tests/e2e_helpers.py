@@ -63,8 +63,8 @@ class RunningApp:
 
 
 @contextlib.contextmanager
-def app_in_process(settings) -> Iterator[RunningApp]:
-    """The real web app (web.create_shell, served by uvicorn) in this process, on a free port."""
+def app_in_process(settings, port: int | None = None) -> Iterator[RunningApp]:
+    """The real web app (web.create_shell, served by uvicorn) in this process, on ``port`` (default: a free one)."""
     import threading
 
     import uvicorn
@@ -72,7 +72,7 @@ def app_in_process(settings) -> Iterator[RunningApp]:
     import app as app_module
 
     shell, ctx = app_module.build_app(settings)
-    port = free_port()
+    port = port or free_port()
     server = uvicorn.Server(uvicorn.Config(shell.app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

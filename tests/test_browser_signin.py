@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
 
 import httpx
 import pytest
 from conftest import seed_demo_media
-from e2e_helpers import RunningApp, browser_login, free_port
+from e2e_helpers import RunningApp, app_in_process, browser_login, free_port
 from playwright.sync_api import expect
 
 from backend.accounts import auth, signin
@@ -21,24 +20,9 @@ CONCRETE = "#concrete-intent textarea, #concrete-intent input"
 HIGH_LEVEL = "#high-level-intent textarea, #high-level-intent input"
 
 
-@contextlib.contextmanager
-def serve(settings, port: int) -> Iterator[RunningApp]:
-    """The real app in this process on ``port``, with its real launch settings."""
-    import app as app_module
-
-    demo, ctx = app_module.build_app(settings)
-    demo.launch(
-        server_name="127.0.0.1",
-        server_port=port,
-        prevent_thread_lock=True,
-        quiet=True,
-        ssr_mode=False,
-        **app_module.launch_kwargs(ctx, demo),
-    )
-    try:
-        yield RunningApp(url=f"http://127.0.0.1:{port}", ctx=ctx, demo=demo)
-    finally:
-        demo.close()
+def serve(settings, port: int) -> contextlib.AbstractContextManager[RunningApp]:
+    """The real app in this process on ``port`` (web.create_shell under uvicorn, as app.py serves it)."""
+    return app_in_process(settings, port=port)
 
 
 @pytest.fixture
@@ -132,6 +116,60 @@ def test_log_out_signs_out_in_the_same_tab_and_frees_the_lease(app, browser, tmp
     assert app.ctx.database.scalar("SELECT count(*) FROM sessions WHERE username = 'demo-annotator'") == 0
     page.goto(app.url)
     expect(page).to_have_url(f"{app.url}/login")
+
+
+ENDED = "#session-ended"
+ERROR_TOASTS = ".toast-body.error, [data-testid='toast-body'].error"
+
+
+def expect_one_sentence(page, sentence: str, link: str) -> None:
+    """The page says why, once, with the way on, and shows no error toast or badge (issue 25 Must 8)."""
+    expect(page.locator(ENDED)).to_contain_text(sentence, timeout=30_000)
+    expect(page.locator(ENDED)).to_have_count(1)
+    expect(page.locator("#session-ended-link")).to_have_attribute("href", link)
+    expect(page.locator(ERROR_TOASTS).filter(visible=True)).to_have_count(0)
+    assert page.get_by_text("Error", exact=True).filter(visible=True).count() == 0
+
+
+def test_back_after_log_out_shows_the_login_page(app, browser):
+    page = browser.new_context().new_page()
+    browser_login(page, app.url, "demo-annotator", app.accounts["demo-annotator"])
+    expect(page).to_have_url(f"{app.url}/annotator/")
+    page.locator("#logout").click()
+    expect(page).to_have_url(f"{app.url}/login?signed_out=1", timeout=15_000)
+    page.go_back()  # the page was sent no-store: the browser asks again, and the gate sends it to /login
+    expect(page).to_have_url(f"{app.url}/login", timeout=15_000)
+    expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+
+
+def test_logging_out_in_another_tab_then_acting_says_so(app, browser, tmp_path):
+    context = browser.new_context()
+    page = context.new_page()
+    browser_login(page, app.url, "demo-annotator", app.accounts["demo-annotator"])
+    expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
+    other = context.new_page()
+    other.goto(f"{app.url}/logout")
+    expect(other).to_have_url(f"{app.url}/login?signed_out=1")
+    page.bring_to_front()
+    page.locator(CONCRETE).fill("S/He wants to keep typing")  # the draft save is an event
+    page.locator("#intent-submit").click()
+    expect_one_sentence(page, "You are signed out: sign in again.", "/login")
+    page.screenshot(path=str(tmp_path / "signed-out-elsewhere.png"))
+
+
+def test_a_reviewer_demoted_while_review_is_open_is_told_to_reload(app, browser, tmp_path):
+    page = browser.new_context().new_page()
+    browser_login(page, app.url, "demo-reviewer", app.accounts["demo-reviewer"])
+    expect(page).to_have_url(f"{app.url}/reviewer/")
+    expect(page.get_by_role("tab", name="Review", exact=True)).to_have_attribute(
+        "aria-selected", "true", timeout=30_000
+    )
+    auth.set_role(app.ctx.database, "demo-reviewer", "annotator", actor="demo-admin")
+    page.locator("#review-next").click()
+    expect_one_sentence(page, "Your role changed: reload the page.", "/")
+    page.screenshot(path=str(tmp_path / "role-changed.png"))
+    page.locator("#session-ended-link").click()  # the way on: the annotator's page
+    expect(page).to_have_url(f"{app.url}/annotator/", timeout=30_000)
 
 
 def test_a_restart_keeps_the_annotator_signed_in_and_working(demo_settings, browser):
