@@ -85,11 +85,12 @@ CSS = """
 #intent-key-hint-text, #intent-message p, #intent-skip-message p {color: #9a3412; font-weight: 600}
 #session-ended {position: fixed; top: 0; left: 0; right: 0; z-index: 10000; padding: .8em 1.2em;
   background: #fef3c7; color: #78350f; border-bottom: 2px solid #b45309; font-weight: 600; font-size: 1.05em}
-#session-ended a {color: #1e3a8a; text-decoration: underline}
+#session-ended a {color: #1e3a8a; text-decoration: underline} body.session-ended {padding-top: 3em}
 body.session-ended .toast-wrap, body.session-ended .toast-body, body.session-ended [data-testid='toast-body'] {
   display: none !important
 }
-body.session-ended .wrap.error, body.session-ended .error.svelte-1ow0qaf {visibility: hidden}
+body.session-ended [data-testid='status-tracker']:has(> span.error),
+body.session-ended .sr-only[role='status'] {display: none !important}
 #app-title h1 {font-size: 1.6em; margin: 0; overflow-wrap: normal; word-break: normal; hyphens: none}
 @media (max-width: 640px) {
   #app-header {flex-direction: column; gap: 0.25em}
