@@ -121,10 +121,6 @@ def create_shell(ctx: AppContext) -> Shell:
         *((*invitation_routes(signin), *study_routes(ctx)) if not identity.oauth else ()),
     ]:
         app.router.routes.append(route)
-    if identity.oauth:
-        from huggingface_hub import attach_huggingface_oauth
-
-        attach_huggingface_oauth(app)
 
     mounts: dict[str, Mount] = {}
     kwargs = mount_kwargs(ctx)
@@ -143,6 +139,10 @@ def create_shell(ctx: AppContext) -> Shell:
         mount(audience.path, build_audience(ctx, audience), _admits(ctx, audience.name))
     mount(SCRIPTS, build_scripts_blocks(ctx), lambda username: True)  # any signed-in, enabled account
     app.add_middleware(Gate, mounts=mounts, user=identity.user, media_dir=ctx.settings.media_dir)
+    if identity.oauth:  # its session middleware must be outside the gate, which reads the session
+        from huggingface_hub import attach_huggingface_oauth
+
+        attach_huggingface_oauth(app)
     app.add_middleware(FrontendAssets)
     return shell
 
