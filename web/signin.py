@@ -112,7 +112,7 @@ class Identity:
         if found is _UNSET:
             found = self._resolve(connection)
             state[SCOPE_KEY] = found
-        return found  # type: ignore[return-value]
+        return found
 
     def _resolve(self, connection: HTTPConnection) -> str | None:
         if not self.oauth:
