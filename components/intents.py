@@ -352,7 +352,7 @@ def _wire_drafts(ctx: AppContext, v: IntentsView) -> None:
 
 def api_endpoints(ctx: AppContext) -> dict[str, Callable[..., dict]]:
     """The named scripting endpoints, by name: registered with gr.api below, and served on the lean
-    ``/gradio_api/run/<name>`` route (components/fastpath.py)."""
+    ``POST /api/<name>`` routes (web/scripts.py)."""
     db, settings = ctx.database, ctx.settings
 
     @ui_errors
