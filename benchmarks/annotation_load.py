@@ -7,8 +7,8 @@ first task, then start together; latency is one "submit, then have the next task
 
 * base: Gradio's default, two queued calls (``/gradio_api/call/intent_submit`` then ``.../intent_next``);
 * gradio: one queue-free call through Gradio's own route for the endpoint (``/gradio_api/api/intent_submit``),
-  whose reply carries the next task (what ours was before components/fastpath.py);
-* ours: the same one call on the lean route (``/gradio_api/run/intent_submit``, components/fastpath.py).
+  whose reply carries the next task (what ours was before the lean route);
+* ours: the same one call on the lean route (``/api/intent_submit``, web/scripts.py).
 
 Usage: ``HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/annotation_load.py [--levels 1 10 30] [--think-ms 0]``
 Prints a table and writes benchmarks/out/annotation_load.json.

@@ -122,21 +122,23 @@ def main() -> int:
                 took, page = _ms(client.run, "results_samples", run_id, "", "", "all", "", "", number, size)
                 endpoint.append(took)
             assert len(page["rows"]) == summary.items - (pages - 1) * size
-            index = {fn.api_name: i for i, fn in app.demo.fns.items()}
+            index = {fn.api_name: i for i, fn in app.shell.blocks["/reviewer"].fns.items()}
             opened = {"data": [], "fn_index": index["results_samples_open"], "session_hash": "bench"}
-            assert client.http.post("/gradio_api/run/predict", json=opened).status_code == 200  # the tab opens
+            assert client.http.post("/reviewer/gradio_api/run/predict", json=opened).status_code == 200  # the tab opens
             shown = {
                 "data": [run_id, "all", "", ""],
                 "fn_index": index["results_samples_show"],
                 "session_hash": "bench",
             }
-            open_ms, reply = _ms(client.http.post, "/gradio_api/run/predict", json=shown)  # Show: page 1, counts
+            open_ms, reply = _ms(
+                client.http.post, "/reviewer/gradio_api/run/predict", json=shown
+            )  # Show: page 1, counts
             assert reply.status_code == 200, reply.text[:300]
             next_index = index["results_samples_next"]
             event = []
             for number in range(1, pages):
                 body = {"data": [run_id, "all", "", "", number], "fn_index": next_index, "session_hash": "bench"}
-                took, reply = _ms(client.http.post, "/gradio_api/run/predict", json=body)
+                took, reply = _ms(client.http.post, "/reviewer/gradio_api/run/predict", json=body)
                 assert reply.status_code == 200, reply.text[:300]
                 event.append(took)
     result = {

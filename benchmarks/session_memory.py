@@ -1,4 +1,4 @@
-"""Server memory per new client session: Gradio's route for an endpoint vs the lean route (components/fastpath.py).
+"""Server memory per new client session: Gradio's route for an endpoint vs the lean route (web/scripts.py).
 
 Every new ``session_hash`` that reaches Gradio's own route makes it build a session state (a copy of the
 per-block config of the whole UI), kept until ``session_capacity`` evicts it. The lean route builds none.
@@ -49,11 +49,11 @@ def main() -> None:
         wait_http_ok(f"http://127.0.0.1:{port}/", timeout=120)
         client = ApiClient(f"http://127.0.0.1:{port}", "memory-probe", "password1")
         client.run("intent_next")  # warm both paths once
-        client.run("intent_next", route="/gradio_api/api")
+        client.run("intent_next", route="/scripts/gradio_api/api")
         rows = []
         for label, route in (
-            ("ours (lean route)", "/gradio_api/run"),
-            ("baseline (Gradio's route)", "/gradio_api/api"),
+            ("ours (lean route)", "/api"),
+            ("baseline (Gradio's route)", "/scripts/gradio_api/api"),
         ):
             before = rss_mb(process.pid)
             for _ in range(args.sessions):

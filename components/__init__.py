@@ -1,17 +1,48 @@
 """Gradio UI: one module per tab, each exposing ``build_<tab>_tab(ctx) -> TabHandle``.
 
-``TABS`` fixes their order; app.py builds them inside one ``gr.Tabs``. Add a tab by appending
-``("module", "builder")``.
+``TABS`` fixes their order, and says each tab's id and the least identity that sees it (the access table's,
+backend/accounts/access.py), so that the web shell (web/audiences.py) builds each audience's page from the tabs
+that audience may open, and a crowd-study worker's page from their study's tab alone. Add a tab by appending a
+``TabSpec``; its builder's ``TabHandle.min_role`` must say the same (web/audiences.py checks).
+
+``API`` lists the functions that register a tab's named endpoints for scripts (``gr.api``); the web shell calls
+them once, inside the scripts mount (web/scripts.py), never on the people's pages.
 """
 
-TABS: tuple[tuple[str, str], ...] = (
-    ("components.intents", "build_intents_tab"),
-    ("components.review", "build_review_tab"),
-    ("components.planning", "build_planning_tab"),
-    ("components.vqa", "build_vqa_tab"),
-    ("components.icl", "build_icl_tab"),
-    ("components.results", "build_results_tab"),
-    ("components.models", "build_models_tab"),
-    ("components.admin", "build_admin_tab"),
-    ("components.campaigns", "build_studies_tab"),
+from typing import NamedTuple
+
+
+class TabSpec(NamedTuple):
+    module: str
+    builder: str
+    tab_id: str
+    min_role: str
+
+
+TABS: tuple[TabSpec, ...] = (
+    TabSpec("components.intents", "build_intents_tab", "intents", "annotator"),
+    TabSpec("components.review", "build_review_tab", "review", "reviewer"),
+    TabSpec("components.planning", "build_planning_tab", "planning", "annotator"),
+    TabSpec("components.vqa", "build_vqa_tab", "vqa", "annotator"),
+    TabSpec("components.icl", "build_icl_tab", "icl", "annotator"),
+    TabSpec("components.results", "build_results_tab", "results", "reviewer"),
+    TabSpec("components.models", "build_models_tab", "models", "reviewer"),
+    TabSpec("components.admin", "build_admin_tab", "admin", "admin"),
+    TabSpec("components.campaigns", "build_studies_tab", "studies", "admin"),
+)
+
+#: (module, function(ctx)) registering that module's named endpoints with ``gr.api``
+API: tuple[tuple[str, str], ...] = (
+    ("components.intents", "_register_api"),
+    ("components.review.api", "register"),
+    ("components.planning", "_register_api"),
+    ("components.vqa_api", "register"),
+    ("components.icl", "_register_api"),
+    ("components.results", "_register_api"),
+    ("components.results_samples", "_register_api"),
+    ("components.models", "_register_api"),
+    ("components.admin", "_register_api"),
+    ("components.campaign_quality", "register_api"),
+    ("components.webhooks_panel", "register_api"),
+    ("components.campaigns", "_register_api"),
 )

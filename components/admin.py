@@ -274,9 +274,6 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
             _backup_panel(ctx)
         with gr.Accordion("Audit log (latest 200 writes)", open=False):
             audit_table = _audit_panel(ctx)
-        _register_api(ctx)
-        campaign_quality.register_api(ctx)
-        webhooks_panel.register_api(ctx)
     outputs = [accounts.users, accounts.count, audit_table]
 
     def on_open(request: gr.Request) -> dict:

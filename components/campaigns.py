@@ -132,7 +132,6 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
         closing = gr.State(None)  # the study the confirmation is about (not whatever the id box says by then)
         link = gr.Textbox(label="Study link (paste it into the platform)", buttons=["copy"], elem_id="study-link")
         message = gr.Markdown(elem_id="study-message")
-        _register_api(ctx)
 
     @shown_in(message)
     def on_create(

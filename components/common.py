@@ -9,9 +9,8 @@ from typing import Any, Literal, TypedDict
 
 import gradio as gr
 
-from backend.accounts import oauth
 from backend.context import AppContext
-from backend.errors import CompStudioError, PermissionDenied
+from backend.errors import CompStudioError
 
 # one pass: HTML's special characters and Markdown's syntax each become one entity (escaping in two passes
 # turned the "#" of "&#x27;" into "&#35;", and the page showed "&#x27;")
@@ -41,8 +40,8 @@ class ConcurrencyOptions(TypedDict, total=False):
 class TabHandle:
     """What a tab builder returns: the tab, the least role that may see it, and optionally a
     ``(fn, outputs)`` pair that app.py runs on page load (fn takes ``request: gr.Request``). ``inner_tabs``:
-    tabs inside it that need a higher role, with that role (left out of lower roles' pages,
-    components/role_pages.py). ``filled_on_select``: the tab's own select event runs ``on_load`` (Gradio fires
+    tabs inside it that need a higher role, with that role (hidden on lower roles' pages,
+    web/audiences.py). ``filled_on_select``: the tab's own select event runs ``on_load`` (Gradio fires
     it when a page opens on the tab, so the page load leaves that tab to it)."""
 
     tab: gr.Tab
@@ -50,15 +49,6 @@ class TabHandle:
     on_load: tuple[Callable[..., Any], list[Any]] | None = None
     inner_tabs: tuple[tuple[gr.Tab, str], ...] = ()
     filled_on_select: bool = False
-
-
-def _oauth_userinfo(request: gr.Request) -> dict | None:
-    """The Hugging Face userinfo of an OAuth session, read the way Gradio injects ``gr.OAuthProfile``."""
-    from gradio import oauth
-    from gradio.helpers import _session_from_request
-
-    info = oauth._get_valid_oauth_info_from_session(_session_from_request(request))
-    return (info or {}).get("userinfo") or None
 
 
 #: the attribute the access guard (components/access.py) sets on the ``gr.Request`` Gradio passes to an event:
@@ -77,24 +67,16 @@ def caller(ctx: AppContext, request: gr.Request | None) -> str | None:
 
 
 def resolve_caller(ctx: AppContext, request: gr.Request | None) -> str | None:
-    """The signed-in user's name: password login (``request.username``) or Sign in with Hugging Face.
+    """The signed-in user's name, or None when nobody is signed in (the backend's role checks then refuse).
 
-    An OAuth user gets an account on first sign-in (annotator; admin when they own the Space or are named
-    in ``admins``); with ``allowed_orgs`` set, non-members are treated as not signed in.
-    Returns None when nobody is signed in; the backend's role checks then refuse the call.
+    The web shell resolves who is calling once per HTTP request, for password sign-in and Sign in with Hugging
+    Face alike (web/signin.py ``Identity``), and hands it to Gradio as each mount's ``auth_dependency``, so
+    Gradio sets ``request.username`` on every call. ``ctx`` is kept for the handlers' one way of asking.
     """
+    del ctx
     if request is None:
         return None
-    if getattr(request, "username", None):
-        return request.username
-    if ctx.settings.effective_auth_mode == "oauth":
-        userinfo = _oauth_userinfo(request)
-        if userinfo:
-            try:
-                return oauth.oauth_sign_in(ctx.database, ctx.settings, userinfo).username
-            except PermissionDenied:
-                return None
-    return None
+    return getattr(request, "username", None) or None
 
 
 def ui_errors(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -339,7 +339,6 @@ def _messages(message: gr.Markdown) -> Callable[[Callable[..., dict]], Callable[
 def build_icl_tab(ctx: AppContext) -> TabHandle:
     with gr.Tab("In-context examples", id="icl", visible=False) as tab:
         v = _layout(ctx)
-        _register_api(ctx)
     shown = _messages(v.message)
 
     def cases_of(tests_name: str | None, cat: str, text_query: str, user: str | None) -> dict:

@@ -17,7 +17,7 @@ from backend.intents import service
 from components.access import endpoint, listen
 from components.common import TabHandle, caller, esc, ui_errors
 from components.feedback import refused
-from components.study_pages import study_end, study_line
+from components.study_status import study_end, study_line
 
 INSTRUCTIONS = INTENT_INSTRUCTIONS.markdown()  # the text a study qualification shows too (backend/campaigns)
 KEY_HINT = '<p id="intent-key-hint-text" role="status" aria-live="polite"></p>'  # filled by APP_JS (app.py)
@@ -210,7 +210,6 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
 
     with gr.Tab("Annotate intents", id="intents") as tab:
         v = _layout()
-        _register_api(ctx)
 
     def annotator(request: gr.Request) -> User | None:
         name = caller(ctx, request)
@@ -378,7 +377,7 @@ def _wire_drafts(ctx: AppContext, v: IntentsView) -> None:
 
 def api_endpoints(ctx: AppContext) -> dict[str, Callable[..., dict]]:
     """The named scripting endpoints, by name: registered with gr.api below, and served on the lean
-    ``/gradio_api/run/<name>`` route (components/fastpath.py)."""
+    ``POST /api/<name>`` routes (web/scripts.py)."""
     db, settings = ctx.database, ctx.settings
 
     @ui_errors

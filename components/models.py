@@ -228,7 +228,6 @@ def _run(ctx: AppContext, v: ModelsView, data: dict, name: str | None, progress:
 def build_models_tab(ctx: AppContext) -> TabHandle:
     with gr.Tab("Models", id="models", visible=False) as tab:
         v = _layout()
-        _register_api(ctx)
 
     def on_load(request: gr.Request) -> dict:
         try:

@@ -485,7 +485,6 @@ def build_planning_tab(ctx: AppContext) -> TabHandle:
                 qid, tools, picker = _browse_panel(ctx)
             with gr.Tab("Results", id="planning-results") as results_tab:
                 _results_panel(ctx, results_tab)
-        _register_api(ctx)
     offer_models_on_open(ctx, tab, [picker], "planning_models_open")
 
     def on_load(request: gr.Request) -> dict:

@@ -194,7 +194,6 @@ def build_results_tab(ctx: AppContext) -> TabHandle:
             with gr.Tab("Controlled comparison", id="results-grid"):
                 grid_model = _grid_panel(ctx)
             build_samples_tab(ctx)  # components/results_samples.py: any run item by item
-        _register_api(ctx)
     offer_models_on_open(ctx, tab, [report_models, grid_model], "results_models_open")
 
     def on_load(request: gr.Request) -> dict:

@@ -209,7 +209,6 @@ def build_samples_tab(ctx: AppContext) -> SamplesPanel:
             with gr.Column():
                 side_b = gr.Markdown(elem_id="samples-vs-b")
                 raw_b = gr.Textbox(label="Run B's output", lines=6, interactive=False, elem_id="samples-vs-raw-b")
-        _register_api(ctx)  # the JSON endpoints (inside the tab: a gr.Tabs holds only tabs)
 
     def on_open(request: gr.Request) -> dict:
         choices = _run_choices(samples_api.runs(ctx, caller(ctx, request)))

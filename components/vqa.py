@@ -23,7 +23,6 @@ from backend.reporting.exports import write_report
 from backend.vqa import compose, io, models, runs, service
 from backend.vqa.difficulty import LEVELS
 from backend.vqa.permissions import set_permission
-from components import vqa_api
 from components.access import listen
 from components.common import TabHandle, caller, esc, ui_errors
 from components.feedback import refusal
@@ -56,7 +55,6 @@ def build_vqa_tab(ctx: AppContext) -> TabHandle:
                 board = _leaderboard_panel(ctx)
             with gr.Tab("Admin", id="vqa-admin", visible=False) as admin_tab:
                 _admin_panel(ctx)
-        vqa_api.register(ctx)
     offer_models_on_open(ctx, models_tab, pickers, "vqa_models_open")
     # the leaderboard, its comparison and chart are filled when the tab opens: no Refresh needed
     listen(

@@ -50,30 +50,43 @@ def free_port() -> int:
 class RunningApp:
     url: str
     ctx: Any  # AppContext (None for a subprocess)
-    demo: Any = None
+    shell: Any = None  # web.Shell: the FastAPI app and each mount's Blocks
     process: subprocess.Popen | None = None
+
+    def page_url(self, audience: str) -> str:
+        """The address of an audience's page (web/audiences.py), e.g. ``page_url("reviewer")``."""
+        return f"{self.url}/{audience}/"
+
+    @property
+    def scripts_url(self) -> str:
+        """Where gradio_client connects (web/scripts.py)."""
+        return f"{self.url}/scripts/"
 
 
 @contextlib.contextmanager
 def app_in_process(settings, port: int | None = None) -> Iterator[RunningApp]:
-    """The real Gradio server in this process, on ``port`` (a free one by default), with the app's real launch
-    settings."""
+    """The real web app (web.create_shell, served by uvicorn) in this process, on ``port`` (default: a free one)."""
+    import threading
+
+    import uvicorn
+
     import app as app_module
 
-    demo, ctx = app_module.build_app(settings)
+    shell, ctx = app_module.build_app(settings)
     port = port or free_port()
-    demo.launch(
-        server_name="127.0.0.1",
-        server_port=port,
-        prevent_thread_lock=True,
-        quiet=True,
-        ssr_mode=False,
-        **app_module.launch_kwargs(ctx, demo),
-    )
+    server = uvicorn.Server(uvicorn.Config(shell.app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 120
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the app did not start")
+        time.sleep(0.05)
     try:
-        yield RunningApp(url=f"http://127.0.0.1:{port}", ctx=ctx, demo=demo)
+        yield RunningApp(url=f"http://127.0.0.1:{port}", ctx=ctx, shell=shell)
     finally:
-        demo.close()
+        server.should_exit = True
+        thread.join(timeout=30)
 
 
 # one account per identity of the access table (backend/accounts/access.py); the author is an annotator with the
@@ -118,8 +131,12 @@ def kill_hard(process: subprocess.Popen) -> None:
     process.wait(timeout=10)
 
 
+#: the endpoints web/scripts.py also serves at ``POST /api/<name>``
+LEAN_ENDPOINTS = frozenset({"intent_next", "intent_submit", "intent_skip", "intent_draft", "intent_viewed"})
+
+
 class ApiClient:
-    """A signed-in raw HTTP client for the named endpoints (``POST /gradio_api/run/<name>``).
+    """A signed-in raw HTTP client for the named endpoints (``POST /api/<name>``, ``/scripts/gradio_api/...``).
 
     The calls go over one kept-alive ``http.client`` connection: httpx costs ~1.1 ms of client CPU a call
     against ~0.3 ms here, and with 30 annotator threads in one load-driver process that overhead (and its
@@ -185,11 +202,12 @@ class ApiClient:
             raise
         return status, body
 
-    def run(self, name: str, *args: Any, route: str = "/gradio_api/run") -> Any:
-        """One-step call of an endpoint outside the queue (``queue=False``): the result, or ``ApiError``.
-
-        ``route="/gradio_api/api"`` reaches Gradio's own handler for endpoints that components/fastpath.py
-        serves on ``/gradio_api/run``."""
+    def run(self, name: str, *args: Any, route: str | None = None) -> Any:
+        """One call of an endpoint: the result, or ``ApiError``. By default the annotation endpoints go to the
+        shell's lean ``/api/<name>`` routes (web/scripts.py) and every other one to Gradio's one-step route on
+        the scripts mount (``/scripts/gradio_api/run/<name>``, for ``queue=False`` endpoints)."""
+        if route is None:
+            route = "/api" if name in LEAN_ENDPOINTS else "/scripts/gradio_api/run"
         status, raw = self._json_post(f"{route}/{name}", {"data": list(args), "session_hash": self.session_hash})
         body = json.loads(raw)
         if status != 200 or body.get("error") or "data" not in body:
@@ -199,12 +217,14 @@ class ApiClient:
     def call(self, name: str, *args: Any) -> Any:
         """Two-step call through the queue (``/gradio_api/call/<name>``): the result, or ``ApiError``."""
         status, raw = self._json_post(
-            f"/gradio_api/call/{name}", {"data": list(args), "session_hash": self.session_hash}
+            f"/scripts/gradio_api/call/{name}", {"data": list(args), "session_hash": self.session_hash}
         )
         if status != 200:
             raise ApiError(f"HTTP {status}: {raw[:200]!r}")
         event_id = json.loads(raw)["event_id"]
-        self._conn.request("GET", f"/gradio_api/call/{name}/{event_id}", headers={"Cookie": self._cookie_header})
+        self._conn.request(
+            "GET", f"/scripts/gradio_api/call/{name}/{event_id}", headers={"Cookie": self._cookie_header}
+        )
         response = self._conn.getresponse()
         event, data = None, None
         try:
@@ -227,7 +247,9 @@ class ApiClient:
     def http(self) -> httpx.Client:
         """An httpx client signed in as this client, for ad-hoc requests."""
         if self._http is None:
-            self._http = httpx.Client(base_url=self.url, timeout=self._timeout, cookies=self.cookies)
+            self._http = httpx.Client(
+                base_url=self.url, timeout=self._timeout, cookies=self.cookies, follow_redirects=True
+            )  # the old script addresses (/gradio_api/...) answer 307 to /scripts/...
         return self._http
 
     def close(self) -> None:
@@ -255,7 +277,7 @@ def chromium_browser() -> Iterator[Any]:
 
 
 def browser_login(page, url: str, username: str, password: str) -> None:
-    """Sign in through the login page (components/signin.py), as a person would."""
+    """Sign in through the login page (web/signin.py), as a person would."""
     page.goto(url)
     page.get_by_label("User name").fill(username)
     page.get_by_label("Password").fill(password)

@@ -24,10 +24,9 @@ INTENTS = ("S/He wants to get the day going", "S/He is busy at home")
 
 
 # How one "submit, then get the next task" step is made:
-#   lean:   one call, POST /gradio_api/run/intent_submit (served by components/fastpath.py); its reply
-#           carries the next task;
-#   gradio: the same one call through Gradio's own route for the endpoint (/gradio_api/api/...);
-#   queued: Gradio's default, two calls through the queue (/gradio_api/call/intent_submit, then intent_next).
+#   lean:   one call, POST /api/intent_submit (web/scripts.py); its reply carries the next task;
+#   gradio: the same one call through Gradio's own route on the scripts mount (/scripts/gradio_api/api/...);
+#   queued: Gradio's default, two calls through the queue (/scripts/gradio_api/call/intent_submit, then intent_next).
 MODES = ("lean", "gradio", "queued")
 
 
@@ -45,7 +44,7 @@ class AnnotatorResult:
 def _caller(client: ApiClient, mode: str):
     if mode == "queued":
         return client.call
-    route = "/gradio_api/api" if mode == "gradio" else "/gradio_api/run"
+    route = "/scripts/gradio_api/api" if mode == "gradio" else "/api"
     return lambda name, *args: client.run(name, *args, route=route)
 
 

@@ -1,9 +1,11 @@
 """Issue 15 §1: every endpoint of the running app against the access table (backend/accounts/access.py).
 
-The app's full API is read from the running server (``/config`` lists every event with its ``fn_index``,
-named or not; the Starlette app lists every plain route, ours and Gradio's). Each event is called by
-``fn_index`` through Gradio's ``/gradio_api/run`` route, and the lean routes of components/fastpath.py by
-name, as anonymous, annotator, author (an annotator with the VQA author permission), reviewer and admin.
+The app's full API is read from the running server: each mounted Blocks' ``/config`` lists its events with their
+``fn_index``, named or not, and the FastAPI app lists every plain route, ours and each mount's Gradio routes.
+Each event is called by ``fn_index`` through its mount's ``/gradio_api/run`` route, and the lean ``/api`` routes
+of web/scripts.py by name, as anonymous, annotator, author (an annotator with the VQA author permission),
+reviewer and admin. On a mount, only that mount's audience gets past the gate (web/gate.py); there each event
+follows its row.
 The test fails for an endpoint missing from the table and for any outcome that differs from it, and the
 database dump is the same before and after all the refused calls.
 """
@@ -44,9 +46,18 @@ def dump(app) -> list[str]:
         return list(conn.iterdump())
 
 
-def _events(app) -> list[tuple[int, str, Any]]:
-    """(fn_index, table key: the api_name, BlockFunction) of every event that runs on the server."""
-    return [(index, fn.api_name, fn) for index, fn in app.demo.fns.items() if fn.fn is not None]
+def _events(app, mount: str) -> list[tuple[int, str, Any]]:
+    """(fn_index, table key: the api_name, BlockFunction) of every event of one mount that runs on the server."""
+    return [(index, fn.api_name, fn) for index, fn in app.shell.blocks[mount].fns.items() if fn.fn is not None]
+
+
+def _mount_of(identity: str) -> str:
+    """The page an account of ``identity`` uses (web/audiences.py; the test accounts are in no study)."""
+    return f"/{identity}"
+
+
+def _audience_mounts(app) -> list[str]:
+    return [mount for mount in app.shell.blocks if mount != "/scripts"]
 
 
 # inputs replaced for the calls that are allowed, to keep them short: the planning batch run with the
@@ -68,17 +79,21 @@ def _probe_data(config: dict, dependency: dict, key: str) -> list[Any]:
 
 
 def test_every_event_is_in_the_access_table(running):
-    config = httpx.get(f"{running.url}/config", cookies=ApiClient(running.url, "ann", PASSWORD).cookies).json()
-    served = {index for index, _key, _fn in _events(running)}
-    listed = {index for index, dependency in enumerate(config["dependencies"]) if dependency.get("backend_fn")}
-    assert served == listed  # /config names exactly the events the server runs
-    missing = [
-        f"event fn_index={index} api_name={fn.api_name!r}: {key!r}"
-        for index, key, fn in _events(running)
-        if key not in access.EVENTS
-    ]
+    cookies = ApiClient(running.url, ACCOUNTS["admin"], PASSWORD).cookies
+    keys: set[str] = set()
+    missing = []
+    for mount in running.shell.blocks:
+        if mount == "/admin" or mount == "/scripts":
+            config = httpx.get(f"{running.url}{mount}/config", cookies=cookies).json()
+            served = {index for index, _key, _fn in _events(running, mount)}
+            listed = {index for index, dependency in enumerate(config["dependencies"]) if dependency.get("backend_fn")}
+            assert served == listed  # /config names exactly the events the server runs
+        for index, key, fn in _events(running, mount):
+            keys.add(key)
+            if key not in access.EVENTS:
+                missing.append(f"{mount}: event fn_index={index} api_name={fn.api_name!r}: {key!r}")
     assert not missing, "no access rule for:\n  " + "\n  ".join(missing) + "\n" + HOW_TO_ADD
-    stale = set(access.EVENTS) - {key for _index, key, _fn in _events(running)}
+    stale = set(access.EVENTS) - keys
     assert not stale, f"rows in backend/accounts/access.py EVENTS for events the app no longer has: {sorted(stale)}"
 
 
@@ -87,38 +102,66 @@ def _all_routes(app) -> list[tuple[str, set[str]]]:
         for route in routes:
             if hasattr(route, "original_router"):  # FastAPI's included router (Gradio's /gradio_api routes)
                 yield from walk(route.original_router.routes, prefix + route.include_context.prefix)
+            elif hasattr(route, "app") and hasattr(route.app, "routes"):  # a mounted Blocks
+                yield from walk(route.app.routes, prefix + route.path)
             elif hasattr(route, "path"):
                 yield prefix + route.path, set(getattr(route, "methods", None) or {"WEBSOCKET"})
 
-    return list(walk(app.demo.server_app.routes))
+    return list(walk(app.shell.app.routes))
 
 
-def test_every_route_is_in_the_access_table_and_anonymous_callers_are_refused(running):
-    routes = _all_routes(running)
-    missing = sorted({path for path, _methods in routes if path not in access.ROUTES})
-    assert not missing, (
-        "no access rule for these HTTP routes: "
-        + ", ".join(missing)
-        + "\nadd each to ROUTES in backend/accounts/access.py ('anyone' or 'annotator')"
+def _refused(reply: httpx.Response) -> bool:
+    return reply.status_code in (401, 403) or (
+        reply.status_code in (302, 303, 307) and "login" in reply.headers.get("location", "")
     )
-    stale = set(access.ROUTES) - {path for path, _methods in routes}
-    assert not stale, f"rows in backend/accounts/access.py ROUTES for routes the app no longer has: {sorted(stale)}"
-    anonymous = httpx.Client(base_url=running.url, timeout=30)
+
+
+def test_every_route_needs_its_audiences_sign_in(running):
+    """Anonymous callers get only the shell's open pages and Gradio's frontend files; on a mount, every other
+    route (config, info, queue, upload, file, heartbeat, stream, cancel, reset, ...) refuses anyone who is not of
+    that mount's audience (web/gate.py)."""
+    from web import OPEN_ROUTES
+    from web.gate import FRONTEND
+
+    routes = _all_routes(running)
+    mounts = list(running.shell.blocks)
+    assert {"/gradio_api/heartbeat/{session_hash}", "/gradio_api/reset", "/gradio_api/cancel"} <= {
+        path[len("/admin") :] for path, _m in routes if path.startswith("/admin/")
+    }
+    anonymous = httpx.Client(base_url=running.url)
+    others = {identity: ApiClient(running.url, name, PASSWORD).http for identity, name in ACCOUNTS.items()}
+    checked = 0
     for path, methods in routes:
-        if access.ROUTES[path] == "anyone" or "WEBSOCKET" in methods:
+        if "WEBSOCKET" in methods:
+            continue
+        mount = next((m for m in mounts if path.startswith(m + "/") or path == m), None)
+        rest = path[len(mount) :] if mount else path
+        if (mount and FRONTEND.search(rest)) or (not mount and path in OPEN_ROUTES):
+            continue
+        if rest.rstrip("/") in {"/login", "/logout"}:  # the shell's own under every mount (web/signin.py)
             continue
         url = re.sub(r"\{[^}:]+(:\w+)?\}", lambda m: "1" if m.group(1) == ":int" else "x", path)
         method = "GET" if "GET" in methods else sorted(methods)[0]
-        reply = anonymous.request(method, url, json={"data": [], "fn_index": 0, "session_hash": "x"})
-        refused = reply.status_code in (401, 403) or (
-            reply.status_code in (302, 303, 307) and "login" in reply.headers.get("location", "")
+        body = {"data": [], "fn_index": 0, "session_hash": "x"}
+        reply = anonymous.request(method, url, json=body, timeout=30)
+        assert _refused(reply), (
+            f"{method} {path} answered {reply.status_code} to an anonymous caller: {reply.text[:200]}"
         )
-        assert refused, f"{method} {path} answered {reply.status_code} to an anonymous caller: {reply.text[:200]}"
+        if mount and mount != "/scripts":
+            for identity, client in others.items():
+                if _mount_of(identity) == mount:
+                    continue
+                reply = client.request(method, url, json=body, timeout=30, follow_redirects=False)
+                assert reply.status_code in (401, 303), f"{method} {path} answered {reply.status_code} to {identity}"
+                if reply.status_code == 401 and method != "HEAD":
+                    assert reply.json()["session"] == "role_changed", reply.text
+        checked += 1
+    assert checked > 100
 
 
-def _call(app, client: httpx.Client, index: int, data: list[Any]) -> httpx.Response:
+def _call(mount: str, client: httpx.Client, index: int, data: list[Any]) -> httpx.Response:
     body = {"data": data, "fn_index": index, "session_hash": uuid.uuid4().hex}
-    return client.post("/gradio_api/run/predict", json=body, timeout=300)
+    return client.post(f"{mount}/gradio_api/run/predict", json=body, timeout=300)
 
 
 def _outcome(reply: httpx.Response) -> str:
@@ -135,47 +178,51 @@ def _clients(app) -> dict[str, httpx.Client]:
 
 
 def test_each_identity_gets_exactly_what_the_table_says_and_refusals_change_nothing(running):
+    """On its own page and on the scripts mount, each identity's calls follow the table; refused calls change
+    nothing."""
     clients = _clients(running)  # signing in writes sessions and the audit log: before the first dump
-    config = running.demo.config
-    events = [
-        (index, key, _probe_data(config, config["dependencies"][index], key)) for index, key, _fn in _events(running)
-    ]
+    plans = []
+    for identity in access.IDENTITIES[1:]:
+        for mount in (_mount_of(identity), "/scripts"):
+            config = running.shell.blocks[mount].config
+            for index, key, _fn in _events(running, mount):
+                plans.append((identity, mount, index, key, _probe_data(config, config["dependencies"][index], key)))
     wrong: list[str] = []
     before = dump(running)
-    for identity in access.IDENTITIES:  # every refused call first, then the database must be unchanged
-        for index, key, data in events:
-            if not access.allows(access.EVENTS[key], identity):
-                outcome = _outcome(_call(running, clients[identity], index, data))
-                if outcome != "refused":
-                    wrong.append(f"{key} (fn_index {index}) as {identity}: expected refused, got {outcome}")
+    for identity, mount, index, key, data in plans:  # every refused call first, then the database must be unchanged
+        if not access.allows(access.EVENTS[key], identity):
+            outcome = _outcome(_call(mount, clients[identity], index, data))
+            if outcome != "refused":
+                wrong.append(f"{mount} {key} (fn_index {index}) as {identity}: expected refused, got {outcome}")
     after = dump(running)
     assert not wrong, "\n".join(wrong)
     assert before == after, "a refused call changed the database: " + str(set(after) ^ set(before))[:2000]
-    for identity in access.IDENTITIES:
-        for index, key, data in events:
-            if access.allows(access.EVENTS[key], identity):
-                reply = _call(running, clients[identity], index, data)
-                if identity == "anyone" and "Not authenticated" in reply.text:
-                    continue  # password sign-in: Gradio itself lets no anonymous caller reach any event
-                if _outcome(reply) != "allowed":
-                    wrong.append(f"{key} (fn_index {index}) as {identity}: expected allowed, got {reply.text[:200]}")
+    for identity, mount, index, key, data in plans:
+        if access.allows(access.EVENTS[key], identity):
+            reply = _call(mount, clients[identity], index, data)
+            if _outcome(reply) != "allowed":
+                wrong.append(
+                    f"{mount} {key} (fn_index {index}) as {identity}: expected allowed, got {reply.text[:200]}"
+                )
     assert not wrong, "\n".join(wrong)
 
 
 def test_the_lean_routes_follow_the_table(running):
-    """components/fastpath.py serves some names itself, without Gradio's handler: same rows, same outcomes."""
+    """web/scripts.py serves some names itself, without Gradio's handler: same rows, same outcomes."""
     clients = _clients(running)
-    lean = sorted({path.rsplit("/", 1)[-1] for path, _m in _all_routes(running) if path.startswith("/gradio_api/run/")})
+    lean = sorted({path.rsplit("/", 1)[-1] for path, _m in _all_routes(running) if path.startswith("/api/")})
     lean = [name for name in lean if name and "{" not in name]
-    assert lean, "components/fastpath.py serves no route"
+    assert lean, "web/scripts.py serves no /api route"
     before = dump(running)
     for name in lean:
-        reply = clients["anyone"].post(f"/gradio_api/run/{name}", json={"data": []})
+        reply = clients["anyone"].post(f"/api/{name}", json={"data": []})
         assert reply.status_code == 401, f"{name} answered {reply.status_code} to an anonymous caller"
     assert dump(running) == before
     for name in lean:
         least = access.EVENTS[name]
         for identity in access.IDENTITIES[1:]:
-            reply = clients[identity].post(f"/gradio_api/run/{name}", json={"data": [], "session_hash": "s"})
+            reply = clients[identity].post(f"/api/{name}", json={"data": []})
             expected = "allowed" if access.allows(least, identity) else "refused"
-            assert _outcome(reply) == expected, f"lean {name} as {identity}: {reply.status_code} {reply.text[:200]}"
+            # a call with no arguments is refused as malformed (422) only once the table allowed it
+            outcome = "allowed" if reply.status_code in (200, 422) else _outcome(reply)
+            assert outcome == expected, f"lean {name} as {identity}: {reply.status_code} {reply.text[:200]}"

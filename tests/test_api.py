@@ -22,7 +22,7 @@ def running(served_app):
 
 
 def _client(app, user: str) -> Client:
-    return Client(app.url, auth=(user, PASSWORD), download_files=False, verbose=False)
+    return Client(f"{app.url}/scripts/", auth=(user, PASSWORD), download_files=False, verbose=False)
 
 
 def test_every_named_endpoint_is_listed_and_ui_events_are_private(running):
@@ -62,7 +62,7 @@ def test_documented_example_runs(running):
     """docs/api.md's planning example, as written there, with the host and account replaced."""
     blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "api.md").read_text(), re.S)
     code = next(block for block in blocks if "/planning_results" in block)
-    code = code.replace('"http://127.0.0.1:7860"', repr(running.url)).replace(
+    code = code.replace('"http://127.0.0.1:7860/scripts/"', repr(f"{running.url}/scripts/")).replace(
         '("alice", "her-password")', f'("boss", "{PASSWORD}")'
     )
     scope: dict = {}

@@ -105,6 +105,60 @@ def test_log_out_signs_out_in_the_same_tab_and_frees_the_lease(app, browser, tmp
     expect(page).to_have_url(f"{app.url}/login")
 
 
+ENDED = "#session-ended"
+ERROR_TOASTS = ".toast-body.error, [data-testid='toast-body'].error"
+
+
+def expect_one_sentence(page, sentence: str, link: str) -> None:
+    """The page says why, once, with the way on, and shows no error toast or badge (issue 25 Must 8)."""
+    expect(page.locator(ENDED)).to_contain_text(sentence, timeout=30_000)
+    expect(page.locator(ENDED)).to_have_count(1)
+    expect(page.locator("#session-ended-link")).to_have_attribute("href", link)
+    expect(page.locator(ERROR_TOASTS).filter(visible=True)).to_have_count(0)
+    assert page.get_by_text("Error", exact=True).filter(visible=True).count() == 0
+
+
+def test_back_after_log_out_shows_the_login_page(app, browser):
+    page = browser.new_context().new_page()
+    browser_login(page, app.url, "demo-annotator", app.accounts["demo-annotator"])
+    expect(page).to_have_url(f"{app.url}/annotator/")
+    page.locator("#logout").click()
+    expect(page).to_have_url(f"{app.url}/login?signed_out=1", timeout=15_000)
+    page.go_back()  # the page was sent no-store: the browser asks again, and the gate sends it to /login
+    expect(page).to_have_url(f"{app.url}/login", timeout=15_000)
+    expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+
+
+def test_logging_out_in_another_tab_then_acting_says_so(app, browser, tmp_path):
+    context = browser.new_context()
+    page = context.new_page()
+    browser_login(page, app.url, "demo-annotator", app.accounts["demo-annotator"])
+    expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
+    other = context.new_page()
+    other.goto(f"{app.url}/logout")
+    expect(other).to_have_url(f"{app.url}/login?signed_out=1")
+    page.bring_to_front()
+    page.locator(CONCRETE).fill("S/He wants to keep typing")  # the draft save is an event
+    page.locator("#intent-submit").click()
+    expect_one_sentence(page, "You are signed out: sign in again.", "/login")
+    page.screenshot(path=str(tmp_path / "signed-out-elsewhere.png"))
+
+
+def test_a_reviewer_demoted_while_review_is_open_is_told_to_reload(app, browser, tmp_path):
+    page = browser.new_context().new_page()
+    browser_login(page, app.url, "demo-reviewer", app.accounts["demo-reviewer"])
+    expect(page).to_have_url(f"{app.url}/reviewer/")
+    expect(page.get_by_role("tab", name="Review", exact=True)).to_have_attribute(
+        "aria-selected", "true", timeout=30_000
+    )
+    auth.set_role(app.ctx.database, "demo-reviewer", "annotator", actor="demo-admin")
+    page.locator("#review-next").click()
+    expect_one_sentence(page, "Your role changed: reload the page.", "/")
+    page.screenshot(path=str(tmp_path / "role-changed.png"))
+    page.locator("#session-ended-link").click()  # the way on: the annotator's page
+    expect(page).to_have_url(f"{app.url}/annotator/", timeout=30_000)
+
+
 def test_a_restart_keeps_the_annotator_signed_in_and_working(served_app, browser):
     page = browser.new_context().new_page()
     first = served_app(**DEMO)
@@ -141,7 +195,7 @@ def test_a_disabled_account_is_signed_out_at_once(app, browser):
     assert httpx.post(f"{app.url}/login", data=form, headers={"Origin": "https://evil.example"}).status_code == 403
     assert httpx.post(f"{app.url}/login", data=form, headers={"Origin": app.url}).status_code == 200
     auth.set_disabled(app.ctx.database, "demo-annotator", True, actor="demo-admin")
-    reply = httpx.post(f"{app.url}/gradio_api/run/intent_next", json={"data": []}, cookies=cookies)
+    reply = httpx.post(f"{app.url}/api/intent_next", json={"data": []}, cookies=cookies)
     assert reply.status_code == 401
     page.reload()
     expect(page).to_have_url(f"{app.url}/login")

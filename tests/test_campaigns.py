@@ -290,7 +290,7 @@ def test_a_planning_study_worker_checks_their_quota_and_no_more(tmp_path):
 
 
 def test_the_mturk_completion_page_submits_only_to_mechanical_turk(database):
-    from components.study_pages import final_page
+    from web.study_pages import final_page
 
     study = make_study(database, platform="mturk", name="HIT <x>", completion_code="C1")
     worker = workers.StudyWorker(1, study.id, "A1", "s1-A1", "finished", "t", "t", "t", 1.0, {})

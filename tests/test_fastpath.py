@@ -1,7 +1,8 @@
-"""The lean ``/gradio_api/run/<name>`` route for the annotation endpoints (components/fastpath.py).
+"""The lean ``POST /api/<name>`` routes for the annotation endpoints (web/scripts.py).
 
-It must behave exactly like Gradio's own route for the same endpoint, which stays reachable under its
-``/gradio_api/api/<name>`` alias: same replies, same errors, same sign-in check, same role checks.
+They must give what Gradio's own route for the same endpoint on the scripts mount
+(``/scripts/gradio_api/api/<name>``) gives: same results, same error messages, same sign-in check, same role
+checks; their replies are their own documented shape (``{"data": [result]}`` / ``{"error": message}``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from e2e_helpers import ApiClient
 
 from backend.accounts import auth, sessions
 
-LEAN, GRADIO = "/gradio_api/run", "/gradio_api/api"
+LEAN, GRADIO = "/api", "/scripts/gradio_api/api"
 
 
 @pytest.fixture(scope="module")
@@ -42,12 +43,12 @@ def test_same_replies_as_gradios_route(running):
     # a rule broken: the same message, the same status
     args = (task["sequence_id"], "drink some water", "S/He is thirsty")
     lean, gradio = post(client, f"{LEAN}/intent_submit", *args), post(client, f"{GRADIO}/intent_submit", *args)
-    assert lean.status_code == gradio.status_code == 500
-    assert lean.json() == gradio.json() and "must start with" in lean.json()["error"]
+    assert (lean.status_code, gradio.status_code) == (400, 500)
+    assert lean.json()["error"] == gradio.json()["error"] and "must start with" in lean.json()["error"]
     # a sequence that was never handed out
     args = ("no-such-sequence", "S/He wants to rest", "S/He is tired")
     lean, gradio = post(client, f"{LEAN}/intent_submit", *args), post(client, f"{GRADIO}/intent_submit", *args)
-    assert lean.json() == gradio.json() and "no action sequence" in lean.json()["error"]
+    assert lean.json()["error"] == gradio.json()["error"] and "no action sequence" in lean.json()["error"]
     # a valid submit through the lean route is stored once and hands over the next task
     reply = post(client, f"{LEAN}/intent_submit/", task["sequence_id"], "S/He wants to rest", "S/He is tired")
     body = reply.json()["data"][0]
@@ -61,7 +62,7 @@ def test_sign_in_and_roles_are_checked_the_same_way(running):
     anonymous = httpx.Client(base_url=running.url)
     lean, gradio = post(anonymous, f"{LEAN}/intent_next"), post(anonymous, f"{GRADIO}/intent_next")
     assert lean.status_code == gradio.status_code == 401
-    assert lean.json() == gradio.json()
+    assert lean.json()["error"] == gradio.json()["error"] == "You are signed out: sign in again."
     forged = httpx.Client(base_url=running.url, cookies={sessions.cookie_name(running.ctx.database): "x"})
     assert post(forged, f"{LEAN}/intent_next").status_code == 401
     # signed in, then disabled: the session ends at once, whatever the route
@@ -70,23 +71,24 @@ def test_sign_in_and_roles_are_checked_the_same_way(running):
     auth.set_disabled(running.ctx.database, "gone", True)
     lean, gradio = post(client, f"{LEAN}/intent_next"), post(client, f"{GRADIO}/intent_next")
     assert lean.status_code == gradio.status_code == 401
-    assert lean.json() == gradio.json()
+    assert "signed out" in lean.json()["error"] and "signed out" in gradio.json()["error"]
 
 
 def test_bad_calls_get_a_clear_message(running):
     client = ApiClient(running.url, "ann2", "password1").http
     wrong = post(client, f"{LEAN}/intent_submit", "only-one-argument")
-    assert wrong.status_code == 500
+    assert wrong.status_code == 422
     assert (
         "intent_submit takes 3 argument(s) (sequence_id, concrete_intent, high_level_intent); got 1"
         in (wrong.json()["error"])
     )
     garbled = client.post(f"{LEAN}/intent_next", content=b"{not json", headers={"Content-Type": "application/json"})
-    assert garbled.status_code == 422 and "JSON" in garbled.json()["detail"]
+    assert garbled.status_code == 422 and "JSON" in garbled.json()["error"]
     not_a_list = client.post(f"{LEAN}/intent_next", json={"data": "x"})
     assert not_a_list.status_code == 422
-    # other endpoints are not taken over: Gradio still answers them (here: an admin one, refused)
-    other = post(client, f"{LEAN}/admin_users")
+    # other endpoints are not served here: the scripts mount answers them (here: an admin one, refused)
+    assert post(client, f"{LEAN}/admin_users").status_code == 404
+    other = post(client, f"{GRADIO}/admin_users")
     assert other.status_code == 500 and "needs the admin role" in other.json()["error"]
 
 
@@ -97,7 +99,7 @@ def test_lean_route_sets_up_no_gradio_session(running):
     lean_hash, gradio_hash = uuid.uuid4().hex, uuid.uuid4().hex
     assert post(client, f"{LEAN}/intent_next", session_hash=lean_hash).status_code == 200
     assert post(client, f"{GRADIO}/intent_next", session_hash=gradio_hash).status_code == 200
-    holder = running.demo.state_holder
+    holder = running.shell.blocks["/scripts"].state_holder
     assert gradio_hash in holder and lean_hash not in holder
 
 
@@ -108,13 +110,13 @@ def test_session_state_is_bounded_by_the_setting(served_app):
         hashes = [uuid.uuid4().hex for _ in range(25)]
         for session_hash in hashes:
             assert post(client, f"{GRADIO}/intent_next", session_hash=session_hash).status_code == 200
-        holder = app.demo.state_holder
+        holder = app.shell.blocks["/scripts"].state_holder
         kept = [h for h in hashes if h in holder]
         assert kept == hashes[-10:]  # the ten most recent stay, the oldest went first
 
 
 def test_draft_flush_endpoint(running):
-    """What the page sends as it closes: POST /gradio_api/run/intent_draft with the browser's clock."""
+    """What the page sends as it closes: POST /api/intent_draft with the browser's clock."""
     client = ApiClient(running.url, "ann2", "password1").http
     sequence = post(client, f"{LEAN}/intent_next").json()["data"][0]["task"]["sequence_id"]
     newer = post(client, f"{LEAN}/intent_draft", sequence, "S/He wants to", "S/He is tired now", 2_000)
@@ -123,4 +125,4 @@ def test_draft_flush_endpoint(running):
     task = post(client, f"{LEAN}/intent_next").json()["data"][0]["task"]
     assert task["draft"] == {"concrete_intent": "S/He wants to", "high_level_intent": "S/He is tired now"}
     refused = post(client, f"{LEAN}/intent_draft", "no-such-sequence", "a", "b", None)
-    assert refused.status_code == 500 and "not handed to you" in refused.json()["error"]
+    assert refused.status_code == 400 and "not handed to you" in refused.json()["error"]

@@ -87,20 +87,23 @@ def test_uploads_over_the_size_limit_are_refused_with_a_message(running):
 def test_every_upload_names_its_file_types_and_a_wrong_type_is_refused(running):
     from gradio.components import File, UploadButton
 
-    inputs_of_events = {block._id for fn in running.demo.fns.values() for block in fn.inputs}
+    inputs_of_events = {block._id for fn in running.shell.blocks["/admin"].fns.values() for block in fn.inputs}
     uploads = [
         block
-        for block in running.demo.blocks.values()
+        for block in running.shell.blocks["/admin"].blocks.values()
         if isinstance(block, (File, UploadButton)) and block._id in inputs_of_events and block.interactive is not False
     ]
     assert len(uploads) >= 4  # agreement CSV, in-context JSONL, VQA images, VQA items file
     for block in uploads:
         assert block.file_types, f"the upload {block.label!r} ({block.elem_id}) accepts any file type"
     client = ApiClient(running.url, "boss", PASSWORD)
-    uploaded = client.http.post("/gradio_api/upload", files={"files": ("bank.exe", b"MZ")}).json()[0]
+    uploaded = client.http.post("/admin/gradio_api/upload", files={"files": ("bank.exe", b"MZ")}).json()[0]
     upload = next(block for block in uploads if block.elem_id == "icl_upload_file")
-    index = next(i for i, fn in running.demo.fns.items() if fn.fn and fn.api_name == "icl_ui_upload")
-    inputs = [block._id for block in running.demo.fns[index].inputs]
+    admin_fns = running.shell.blocks["/admin"].fns
+    index = next(i for i, fn in admin_fns.items() if fn.fn and fn.api_name == "icl_ui_upload")
+    inputs = [block._id for block in admin_fns[index].inputs]
     data = [{"path": uploaded, "meta": {"_type": "gradio.FileData"}} if i == upload._id else "x" for i in inputs]
-    reply = client.http.post("/gradio_api/run/predict", json={"data": data, "fn_index": index, "session_hash": "u"})
+    reply = client.http.post(
+        "/admin/gradio_api/run/predict", json={"data": data, "fn_index": index, "session_hash": "u"}
+    )
     assert "Invalid file type" in reply.text

@@ -1,7 +1,8 @@
 """A simulated Hugging Face Space, end to end, on the real app.
 
-``SPACE_ID`` is set, a temporary folder stands in for ``/data``, Gradio's OAuth is mocked (its local-debug
-routes, with ``gradio.oauth._get_mocked_oauth_info`` patched) and ``tests.fake_hub.FakeHub`` stands in for
+``SPACE_ID`` is set, a temporary folder stands in for ``/data``, Sign in with Hugging Face is mocked
+(huggingface_hub's local-debug OAuth routes in place of the real ones, with its ``_get_mocked_oauth_info``
+patched) and ``tests.fake_hub.FakeHub`` stands in for
 the Hub. Sign-in as the owner gives admin and as a stranger annotator; the stranger's annotations are backed
 up; a second start with a wiped data folder and the same Hub restores every annotation acknowledged before
 the last good snapshot, skipping a corrupted newest one.
@@ -12,8 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import gradio.oauth
 import httpx
+import huggingface_hub._oauth as hf_oauth
 import pytest
 from playwright.sync_api import expect
 
@@ -44,7 +45,9 @@ def mocked_oauth(monkeypatch):
         "scope": "openid profile", "expires_at": 0,
         "userinfo": {"sub": "1", "name": "Someone", "preferred_username": OWNER, "picture": "", "profile": ""},
     }  # fmt: skip
-    monkeypatch.setattr(gradio.oauth, "_get_mocked_oauth_info", lambda: info)
+    monkeypatch.setattr(hf_oauth, "_get_mocked_oauth_info", lambda: info)
+    # SPACE_ID set: attach_huggingface_oauth would add the real routes, which talk to huggingface.co
+    monkeypatch.setattr(hf_oauth, "_add_oauth_routes", hf_oauth._add_mocked_oauth_routes)
     return info["userinfo"]
 
 
@@ -55,14 +58,14 @@ def sign_in(url: str, userinfo: dict, username: str) -> httpx.Client:
     """
     userinfo["preferred_username"] = username
     with httpx.Client(base_url=url, timeout=30) as http:
-        response = http.get("/login/huggingface", follow_redirects=False)
+        response = http.get("/oauth/huggingface/login", follow_redirects=False)
         response = http.get(response.headers["location"], follow_redirects=False)
         session = response.cookies["session"]
     return httpx.Client(base_url=url, timeout=30, headers={"Cookie": f"session={session}"})
 
 
 def call(client: httpx.Client, name: str, *args):
-    body = client.post(f"/gradio_api/run/{name}", json={"data": list(args)}).json()
+    body = client.post(f"/scripts/gradio_api/run/{name}", json={"data": list(args)}).json()
     return body.get("data", [None])[0], body.get("error")
 
 
@@ -178,13 +181,15 @@ def test_signing_out_of_hugging_face_frees_the_leases_at_once(mocked_oauth, serv
 
 
 def test_a_visitor_not_signed_in_is_asked_to_sign_in_with_hugging_face(mocked_oauth, served_app):
-    """The page's load event and Gradio's LoginButton check are open to anyone (backend/accounts/access.py): a
-    visitor of the Space who has not signed in reads what to do, and meets no error."""
+    """A visitor of the Space who has not signed in is sent to the login page, which says what to do (Sign in with
+    Hugging Face), and meets no error."""
     with served_app.started() as app, chromium_browser() as browser:
         page = browser.new_page()
         page.goto(app.url)
-        expect(page.locator("#whoami")).to_contain_text("Use Sign in with Hugging Face", timeout=30_000)
-        expect(page.get_by_role("button", name="Sign in with Hugging Face")).to_be_visible()
-        page.wait_for_timeout(1_000)  # Gradio's LoginButton checks the session just after the load
-        expect(page.locator('[data-testid="toast-body"]')).to_have_count(0)
-        expect(page.get_by_role("tab", name="Admin", exact=True)).to_have_count(0)
+        expect(page).to_have_url(f"{app.url}/login", timeout=30_000)
+        link = page.get_by_role("link", name="Sign in with Hugging Face")
+        expect(link).to_be_visible()
+        expect(link).to_have_attribute("href", "/oauth/huggingface/login")
+        expect(page.get_by_label("Password")).to_have_count(0)  # no password form on a Space
+        page.goto(f"{app.url}/annotator/")  # a page's address: sent to sign in, no error
+        expect(page).to_have_url(f"{app.url}/login")

@@ -14,8 +14,8 @@ There is no separate role for planning-question authors: writing planning questi
 ``EVENTS`` is keyed by each event's ``api_name``, one row per endpoint: the public names scripts call
 (docs/api.md) and the ``<tab>_ui_<action>`` names of the page's own (private) events. Every event is
 registered with an explicit ``api_name`` through ``components.access.listen`` / ``endpoint``, so a key never
-derives from a Python function's name: renaming a handler changes nothing. ``ROUTES`` lists the plain HTTP
-routes (ours and Gradio's) by path.
+derives from a Python function's name: renaming a handler changes nothing. Which HTTP routes need a
+sign-in is the web shell's (web/gate.py guards every route under a mount).
 
 The guard that ``listen``/``endpoint`` put in front of each handler (components/access.py) resolves the
 caller once and checks them against the row of the event's ``api_name``; an ``api_name`` with no row is
@@ -37,7 +37,7 @@ from backend.storage import Database
 IDENTITIES: tuple[str, ...] = ("anyone", "annotator", "author", "reviewer", "admin")
 
 EVENTS: dict[str, str] = {
-    # -- Annotate intents (components/intents.py); the same names are served by components/fastpath.py
+    # -- Annotate intents (components/intents.py); the same names are served on POST /api/<name> (web/scripts.py)
     "intent_next": "annotator",
     "intent_submit": "annotator",
     "intent_skip": "annotator",
@@ -257,134 +257,20 @@ EVENTS: dict[str, str] = {
     "admin_webhook_test": "admin",
     "admin_webhook_remove": "admin",
     "admin_webhook_resend": "admin",
-    # -- the page itself (components/pages.py): one load event per page (page_event)
-    # each page load: anyone (a visitor not signed in on a Space is told to sign in with Hugging Face);
-    # each tab's part runs only for a signed-in role that sees the tab
-    "page_load_anyone": "anyone",
-    "page_load_annotator": "anyone",
-    "page_load_author": "anyone",
-    "page_load_reviewer": "anyone",
-    "page_load_admin": "anyone",
-    "page_load_worker_intents": "anyone",
-    "page_load_worker_planning": "anyone",
-    "page_load_worker_vqa": "anyone",
+    # -- the page itself (web/audiences.py): one load event per audience's page (page_event); the mount's gate
+    # admits only that audience, and each tab's part runs only for a role that sees the tab
+    "page_load_annotator": "annotator",
+    "page_load_author": "annotator",
+    "page_load_reviewer": "annotator",
+    "page_load_admin": "annotator",
+    "page_load_worker_intents": "annotator",
+    "page_load_worker_planning": "annotator",
+    "page_load_worker_vqa": "annotator",
 }
 
-#: Plain HTTP routes: ``anyone`` answers without a sign-in; ``annotator`` needs one (401/403 or a redirect to
-#: /login otherwise). Paths are the routes' templates as Starlette lists them.
 #: events only the "Sign in with Hugging Face" page has (Gradio's LoginButton checks the visitor's session);
 #: tests/test_space_e2e.py loads that page as a visitor who has not signed in
 OAUTH_EVENTS: dict[str, str] = {"_check_login_status": "anyone"}
-
-ROUTES: dict[str, str] = {
-    # ours: components/signin.py (the login page and sign-out) and components/fastpath.py (the lean API routes)
-    "/login": "anyone",
-    "/login/": "anyone",
-    "/logout": "anyone",
-    "/logout/": "anyone",
-    # crowd studies (components/study_pages.py): the signed study link signs a worker in; the rest needs that
-    # session. Invitation links (components/invitations.py): the one-time token is the credential.
-    "/study/{study_id:int}": "anyone",
-    "/study/{study_id:int}/here": "annotator",
-    "/study/{study_id:int}/qualification": "annotator",
-    "/study/{study_id:int}/leave": "annotator",
-    # Prolific's submission events: Prolific's signature is the credential (backend/campaigns/prolific.py)
-    "/webhooks/prolific": "anyone",
-    "/invite": "anyone",
-    "/gradio_api/run/intent_draft": "annotator",
-    "/gradio_api/run/intent_draft/": "annotator",
-    "/gradio_api/run/intent_next": "annotator",
-    "/gradio_api/run/intent_next/": "annotator",
-    "/gradio_api/run/intent_skip": "annotator",
-    "/gradio_api/run/intent_skip/": "annotator",
-    "/gradio_api/run/intent_submit": "annotator",
-    "/gradio_api/run/intent_submit/": "annotator",
-    "/gradio_api/run/intent_viewed": "annotator",
-    "/gradio_api/run/intent_viewed/": "annotator",
-    # Gradio's page, configuration and API description
-    "/": "annotator",  # anonymous visitors are sent to /login
-    "/config": "annotator",
-    "/config/": "annotator",
-    "/gradio_api/info": "annotator",
-    "/gradio_api/info/": "annotator",
-    "/gradio_api/openapi.json": "annotator",
-    "/gradio_api/deep_link": "annotator",
-    "/gradio_api/login_check": "annotator",
-    "/gradio_api/login_check/": "annotator",
-    "/openapi.json": "anyone",  # FastAPI's list of the routes above (paths only, no data)
-    # Gradio's calls, queue, uploads and files (each also checks the session: Depends(login_check))
-    "/gradio_api/api/{api_name}": "annotator",
-    "/gradio_api/api/{api_name}/": "annotator",
-    "/gradio_api/run/{api_name}": "annotator",
-    "/gradio_api/run/{api_name}/": "annotator",
-    "/gradio_api/call/{api_name}": "annotator",
-    "/gradio_api/call/{api_name}/": "annotator",
-    "/gradio_api/call/v2/{api_name}": "annotator",
-    "/gradio_api/call/v2/{api_name}/": "annotator",
-    "/gradio_api/call/{api_name}/{event_id}": "annotator",
-    "/gradio_api/call/v2/{api_name}/{event_id}": "annotator",
-    "/gradio_api/queue/join": "annotator",
-    "/gradio_api/queue/data": "annotator",
-    "/gradio_api/queue/status": "annotator",
-    "/gradio_api/component_server": "annotator",
-    "/gradio_api/component_server/": "annotator",
-    "/gradio_api/upload": "annotator",
-    "/gradio_api/upload_progress": "annotator",
-    "/gradio_api/process_recording": "annotator",
-    "/gradio_api/file={path_or_url:path}": "annotator",  # and only below allowed_paths (the media folder)
-    "/gradio_api/file/{path:path}": "annotator",
-    "/gradio_api/proxy={url_path:path}": "annotator",
-    "/gradio_api/runs": "annotator",
-    "/gradio_api/runs/": "annotator",
-    "/gradio_api/run-history/connect": "annotator",
-    "/gradio_api/run-history/buckets": "annotator",
-    "/gradio_api/run-history/records": "annotator",
-    "/gradio_api/run-history/records/{endpoint}/{record_id}/assets/{asset_id}": "annotator",
-    "/gradio_api/dev/reload": "annotator",
-    "/monitoring": "annotator",
-    "/monitoring/summary": "annotator",
-    "/monitoring/{key}": "annotator",  # also needs the per-process monitoring key
-    # Gradio's routes keyed by a session hash or event id the browser was given (random; no sign-in check in
-    # Gradio): streaming, cancelling, resetting and the heartbeat of one's own session
-    "/gradio_api/stream/{event_id}": "anyone",
-    "/gradio_api/stream/{event_id}/close": "anyone",
-    "/gradio_api/stream/{session_hash}/{run}/{component_id}/playlist.m3u8": "anyone",
-    "/gradio_api/stream/{session_hash}/{run}/{component_id}/{segment_id}.{ext}": "anyone",
-    "/gradio_api/stream/{session_hash}/{run}/{component_id}/playlist-file": "anyone",
-    "/gradio_api/reset": "anyone",
-    "/gradio_api/reset/": "anyone",
-    "/gradio_api/cancel": "anyone",
-    "/gradio_api/heartbeat/{session_hash}": "anyone",
-    # Gradio's page assets, and what a browser asks of any site
-    "/svelte/{path:path}": "anyone",
-    "/static/{path:path}": "anyone",
-    "/assets/{path:path}": "anyone",
-    "/assets/{name:path}": "anyone",  # the same files from memory (components/frontend_assets.py)
-    "/gradio_api/custom_component/{id}/{environment}/{type}/{file_name}": "anyone",
-    "/favicon.ico": "anyone",
-    "/theme.css": "anyone",
-    "/gradio_api/theme.css": "anyone",
-    "/robots.txt": "anyone",
-    "/pwa_icon": "anyone",
-    "/pwa_icon/{size}": "anyone",
-    "/manifest.json": "anyone",
-    "/gradio_api/startup-events": "anyone",
-    "/gradio_api/user": "anyone",  # the caller's own name (null when not signed in)
-    "/gradio_api/user/": "anyone",
-    "/gradio_api/token": "anyone",  # the caller's own Gradio token (none with our sign-in)
-    "/gradio_api/token/": "anyone",
-    "/gradio_api/app_id": "anyone",
-    "/gradio_api/app_id/": "anyone",
-    # Gradio's live editor: answers 403 unless Gradio runs with --vibe (never in this app)
-    "/gradio_api/vibe-edit": "anyone",
-    "/gradio_api/vibe-edit/": "anyone",
-    "/gradio_api/undo-vibe-edit": "anyone",
-    "/gradio_api/undo-vibe-edit/": "anyone",
-    "/gradio_api/vibe-code": "anyone",
-    "/gradio_api/vibe-code/": "anyone",
-    "/gradio_api/vibe-starter-queries": "anyone",
-    "/gradio_api/vibe-starter-queries/": "anyone",
-}
 
 
 def allows(least: str, identity: str) -> bool:

@@ -13,7 +13,6 @@ from backend.context import AppContext
 from components.access import listen
 from components.campaign_quality import build_flags_panel
 from components.common import TabHandle, caller, ui_errors
-from components.review import api
 from components.review.agreement import build_agreement_panel
 from components.review.dashboard import build_dashboard_panel
 from components.review.inspection import build_inspection_panel
@@ -37,7 +36,6 @@ def build_review_tab(ctx: AppContext) -> TabHandle:
             with gr.Tab("Worker quality", id="review-quality"):
                 build_flags_panel(ctx)
             publish = build_publish_panel(ctx)
-        api.register(ctx)
 
     def on_load(request: gr.Request) -> dict:
         """The page load's part: the inspection choices. The queue's counts come from the tab's select event,

@@ -1,4 +1,4 @@
-"""The bodies of the crowd worker's pages added in issue 26 (components/study_pages.py wraps them in its page):
+"""The bodies of the crowd worker's pages added in issue 26 (web/study_pages.py wraps them in its page):
 the instructions before the qualification, the quiz with the instructions kept at hand, the mistakes of a
 failed try explained, the final fail saying why, the "study full" and "come back later" pages, and the page a
 study worker sees after logging out, with their link to continue. Every text a person wrote is escaped here;

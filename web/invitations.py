@@ -2,7 +2,7 @@
 
 A usable link shows the role it invites to and a form for a user name and password of the person's choice;
 signing up creates the account, uses the link up and signs the person in (our session cookie, as
-components/signin.py sets it), in one transaction (backend/accounts/invitations.py). A forged, used or
+web/signin.py sets it), in one transaction (backend/accounts/invitations.py). A forged, used or
 expired link gets a page saying so, and no form. No scripts on the page; user text is escaped.
 """
 
@@ -17,29 +17,9 @@ from starlette.routing import Route
 
 from backend.accounts import invitations
 from backend.errors import CompStudioError, PermissionDenied
-from components.signin import HEADERS, SignIn, _same_origin, set_session_cookie
+from web import page as template
+from web.signin import SignIn, same_origin, set_session_cookie
 
-PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Sign up · CompStudio</title>
-<style>
-body {{font-family: system-ui, -apple-system, "Segoe UI", sans-serif; background: #f6f7fb; color: #1f2937;
-  margin: 0; display: flex; justify-content: center; padding: 3rem 1rem}}
-main {{background: #fff; border: 1px solid #e5e7eb; border-radius: 12px; padding: 2rem; max-width: 30rem; width: 100%}}
-h1 {{margin: 0 0 .5rem; font-size: 1.6rem}} p {{line-height: 1.5}}
-label {{display: block; font-weight: 600; margin: 1rem 0 .3rem}}
-input {{width: 100%; box-sizing: border-box; padding: .6rem; font-size: 1rem; border: 1px solid #9ca3af;
-  border-radius: 6px}}
-button {{margin-top: 1.3rem; width: 100%; padding: .7rem; font-size: 1rem; font-weight: 600; color: #fff;
-  background: #4338ca; border: 0; border-radius: 6px; cursor: pointer}}
-.message {{padding: .7rem; border-radius: 6px; margin: 1rem 0 0; background: #fef2f2; color: #991b1b;
-  border: 1px solid #fecaca}}
-</style></head>
-<body><main>
-<h1>Join CompStudio</h1>
-{body}
-</main></body></html>
-"""
 FORM = """<p>You are invited as <strong>{role}</strong>. Choose your user name and password; this link works once.</p>
 {message}
 <form method="post">
@@ -54,7 +34,7 @@ FORM = """<p>You are invited as <strong>{role}</strong>. Choose your user name a
 
 
 def _page(body: str, status: int = 200) -> HTMLResponse:
-    return HTMLResponse(PAGE.format(body=body), status_code=status, headers=HEADERS)
+    return template.render("Sign up", body, heading="Join CompStudio", status=status)
 
 
 def _refused(message: str, status: int = 403) -> HTMLResponse:
@@ -85,7 +65,7 @@ def invitation_routes(signin: SignIn) -> list[Route]:
         return _form(token, role)
 
     async def sign_up(request: Request) -> Response:
-        if not _same_origin(request):
+        if not same_origin(request):
             return JSONResponse({"detail": "sign-up from another site refused"}, status_code=403)
         form = await request.form()
         token = str(form.get("token") or request.query_params.get("token") or "")[:200]
@@ -110,7 +90,7 @@ def invitation_routes(signin: SignIn) -> list[Route]:
             except PermissionDenied as gone:
                 return _refused(str(gone))
             return _form(token, role, username.strip(), str(exc), status=400)
-        response = RedirectResponse("./", status_code=303)
+        response = RedirectResponse("/", status_code=303)
         return set_session_cookie(response, request, signin.cookie, session, settings.session_hours)
 
     return [

@@ -1,6 +1,6 @@
 """The pages a crowd worker sees around the app (issue 16 §1-2): arriving by a study link, the
 qualification, the completion or screen-out code. Plain server-rendered pages like the login page
-(components/signin.py): no scripts, every text escaped, one form post each.
+(web/page.py): no scripts, every text escaped, one form post each.
 
 * ``GET /study/<id>?<platform parameters>&sig=...``: checks the link (backend/campaigns/links.py), creates
   or continues the worker (backend/campaigns/workers.py), sets the session cookie and sends them on to
@@ -8,21 +8,20 @@ qualification, the completion or screen-out code. Plain server-rendered pages li
   their final page without being signed in;
 * ``GET /study/<id>/here``: where the signed-in worker stands: the study's instructions and then
   (``?quiz=1``) the qualification, the way to their tasks, or the completion code with the platform's return
-  link (the page bodies added in issue 26 are components/study_views.py);
+  link (the page bodies added in issue 26 are web/study_views.py);
 * ``POST /study/<id>/qualification`` and ``POST /study/<id>/leave``;
 * ``POST /webhooks/prolific``: Prolific's submission events, signed (backend/campaigns/prolific.py).
 
 A latecomer gets a "study full" page, an address past the arrival limit a "come back at" page (429), and a
 study worker who logs out their own link to continue (:func:`signed_out_page`, called by /logout).
 
-The tabs show a worker's quota and completion code through :func:`study_line` and :func:`study_end`.
+The tabs show a worker's quota and completion code through components/study_status.py.
 """
 
 from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import Any
 
 import anyio
 from starlette.requests import Request
@@ -36,49 +35,20 @@ from backend.campaigns.studies import Study, get_study
 from backend.campaigns.workers import StudyWorker
 from backend.context import AppContext
 from backend.errors import CompStudioError, NotFound, PermissionDenied, StudyFull, TooManyArrivals, WebhookRefused
-from components import study_views
-from components.common import esc
-from components.signin import _same_origin, set_session_cookie
+from web import page as template
+from web import study_views
+from web.signin import same_origin, set_session_cookie
 
 MTURK_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
-STYLE = """
-body {font-family: system-ui, -apple-system, "Segoe UI", sans-serif; background: #f6f7fb; color: #1f2937;
-  margin: 0; display: flex; justify-content: center; padding: 2rem 1rem}
-main {background: #fff; border: 1px solid #e5e7eb; border-radius: 12px; padding: 2rem; max-width: 42rem;
-  width: 100%; box-shadow: 0 1px 3px rgba(0, 0, 0, .06)}
-h1 {margin: 0 0 .5rem; font-size: 1.5rem} p, li {line-height: 1.5}
-fieldset {border: 1px solid #e5e7eb; border-radius: 8px; margin: 1rem 0; padding: .8rem 1rem}
-legend {font-weight: 600; padding: 0 .3rem} label {display: block; margin: .35rem 0}
-.button {display: inline-block; margin-top: 1rem; padding: .7rem 1.2rem; font-size: 1rem; font-weight: 600;
-  color: #fff; background: #4338ca; border: 0; border-radius: 6px; cursor: pointer; text-decoration: none}
-.secondary {background: #fff; color: #374151; border: 1px solid #9ca3af; font-weight: 400}
-.code {font-size: 1.6rem; font-weight: 700; letter-spacing: .05em; background: #f3f4f6; padding: .3rem .8rem;
-  border-radius: 6px; display: inline-block}
-.error {background: #fef2f2; color: #991b1b; border: 1px solid #fecaca; padding: .7rem; border-radius: 6px}
-.instructions {background: #f9fafb; border: 1px solid #e5e7eb; border-radius: 8px; padding: .2rem 1rem; margin: 1rem 0}
-h2 {font-size: 1.15rem; margin: 1rem 0 .3rem} details {margin: 1rem 0} summary {cursor: pointer; font-weight: 600}
-.mistake {margin-bottom: .8rem} .rules {margin: .2rem 0}
-"""
-TEMPLATE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title} · CompStudio</title><style>{style}</style></head>
-<body><main id="study-page" data-state="{state}"><h1>{title}</h1>
-{body}
-</main></body></html>
-"""
 
 
 def page(title: str, body: str, *, state: str, status: int = 200, form_hosts: tuple[str, ...] = ()) -> HTMLResponse:
-    """A study page: ``title`` is escaped here, ``body`` must already be escaped HTML."""
-    headers = {
-        "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
-        f"form-action 'self' {' '.join(form_hosts)}; frame-ancestors 'none'; base-uri 'none'".replace("  ", " "),
-        "X-Frame-Options": "DENY",
-        "Cache-Control": "no-store",
-        "Referrer-Policy": "no-referrer",  # the study link (with its signature) is not passed on
-    }
-    text = TEMPLATE.format(title=html.escape(title), style=STYLE, state=state, body=body)
-    return HTMLResponse(text, status_code=status, headers=headers)
+    """A study page (web/page.py's template): ``title`` is escaped there, ``body`` must already be escaped HTML;
+    the study link (with its signature) is not passed on as a referrer."""
+    return template.render(
+        title, body, status=status, main_id="study-page", state=state, wide=True, form_hosts=form_hosts,
+        referrer="no-referrer",
+    )  # fmt: skip
 
 
 def refused(message: str, status: int) -> HTMLResponse:
@@ -225,7 +195,7 @@ class StudyPages:
         return self._state_page(study, worker, quiz=request.query_params.get("quiz") == "1")
 
     async def qualification(self, request: Request) -> Response:
-        if not _same_origin(request):
+        if not same_origin(request):
             return refused("Answers sent from another site are refused.", 403)
         form = await request.form()
         answers = {str(key): str(value) for key, value in form.items()}
@@ -243,7 +213,7 @@ class StudyPages:
         return final_page(get_study(self.ctx.database, study_id), outcome.worker)
 
     async def leave(self, request: Request) -> Response:
-        if not _same_origin(request):
+        if not same_origin(request):
             return refused("Leaving from another site is refused.", 403)
         study_id = int(request.path_params["study_id"])
         try:
@@ -280,26 +250,3 @@ class StudyPages:
 
 def study_routes(ctx: AppContext) -> list[Route]:
     return StudyPages(ctx, sessions.cookie_name(ctx.database)).routes()
-
-
-# -- what the task tabs say to a study worker --------------------------------------------------------------
-def study_line(study: dict[str, Any]) -> str:
-    """A study worker's progress line, e.g. "**Study Pilot:** 1 of 3 tasks done"."""
-    return f"**Study {esc(study['name'])}:** {study['done']} of {study['quota']} tasks done"
-
-
-def study_end(study: dict[str, Any], tab: str) -> str:
-    """What a study worker's task tab ``tab`` shows when no task is handed out: the completion code and the
-    return link once finished, else why there is none."""
-    if study["status"] != "finished":
-        if study["work_tab"] != tab:
-            return f"### No task here for your study. Its tasks are on the **{esc(study['work_tab'])}** tab."
-        return "### No task is free for you right now. Please try again in a few minutes."
-    lines = ["### You have finished this study. Thank you!"]
-    if study["completion_code"]:
-        lines.append(
-            f'Your completion code: <strong id="study-completion-code">{esc(study["completion_code"])}</strong>'
-        )
-    if study["return_url"]:
-        lines.append(f'<a id="study-return-link" href="{html.escape(study["return_url"])}">Return to the platform</a>')
-    return "\n\n".join(lines)

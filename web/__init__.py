@@ -1,0 +1,159 @@
+"""The web shell: a FastAPI app with one mounted ``gr.Blocks`` per audience (issue 25).
+
+``create_app(ctx)`` is the one place that answers "which page does a person get, and who may call what" at the
+HTTP level:
+
+* ``/login``, ``/logout`` (web/signin.py), ``/invite`` (web/invitations.py), ``/study/...`` and
+  ``/webhooks/prolific`` (web/study_pages.py): plain pages from one template (web/page.py);
+* Sign in with Hugging Face on a Space: ``huggingface_hub.attach_huggingface_oauth`` (``/oauth/huggingface/...``);
+* ``/<audience>/``: one ``gr.Blocks`` per audience (web/audiences.py), each mounted with
+  ``gr.mount_gradio_app(..., auth_dependency=...)`` that admits only that audience, behind the gate
+  (web/gate.py) that guards every Gradio route under it;
+* ``/scripts/``: the named endpoints for scripts and ``gradio_client``; ``POST /api/<name>``: the lean
+  annotation routes (web/scripts.py);
+* ``/``: a signed-in person goes to their audience's page, anyone else to ``/login``;
+* gzip and long-lived cache headers for Gradio's hashed frontend files (web/assets.py).
+
+Which events a person may call is the access table's (backend/accounts/access.py, checked before every handler
+by components/access.py), underneath the services' ``require_role``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import gradio as gr
+from fastapi import FastAPI
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+
+from backend.context import AppContext
+from web import look
+from web.assets import FrontendAssets
+from web.audiences import Audience, all_audiences, audience_of, build_audience
+from web.gate import Gate, Mount, session_state
+from web.gradio_gaps import set_session_capacity
+from web.invitations import invitation_routes
+from web.scripts import MOUNT as SCRIPTS
+from web.scripts import api_routes, build_scripts_blocks, old_address_routes
+from web.signin import SignIn, build_signin
+from web.study_pages import study_routes
+
+#: the shell's routes that answer without a sign-in (everything under a mount needs that mount's audience,
+#: web/gate.py): the sign-in and study pages (the signed study link and the one-time invitation token are the
+#: credentials; Prolific's signature is the webhook's), ``/`` (a redirect), ``/session`` (says whether the caller
+#: is signed in), Hugging Face's OAuth routes, and the old script addresses (a 307 to /scripts, which refuses)
+OPEN_ROUTES = frozenset(
+    {
+        "/", "/session", "/login", "/login/", "/logout", "/logout/", "/invite", "/study/{study_id:int}", "/webhooks/prolific",
+        "/oauth/huggingface/login", "/oauth/huggingface/callback", "/oauth/huggingface/logout",
+        "/gradio_api/{rest:path}", "/config", "/config/", "/info",
+    }
+)  # fmt: skip
+
+
+@dataclass
+class Shell:
+    """What create_app made, for tests and app.py: the FastAPI app, each mount's Blocks by path, the sign-in."""
+
+    app: FastAPI
+    blocks: dict[str, gr.Blocks] = field(default_factory=dict)
+    audiences: dict[str, Audience] = field(default_factory=dict)
+    signin: SignIn | None = None
+
+    @property
+    def is_running(self) -> bool:
+        """Whether the mounted Blocks are serving (their queues started with the server)."""
+        return bool(self.blocks) and all(blocks.is_running for blocks in self.blocks.values())
+
+
+def mount_kwargs(ctx: AppContext) -> dict[str, Any]:
+    """What ``launch`` used to get, for every mount."""
+    return {
+        "allowed_paths": [str(ctx.settings.media_dir.resolve())],
+        "js": look.APP_JS,
+        "css": look.CSS,
+        "theme": look.app_theme(),
+        "head": look.HEAD,
+        "footer_links": ["api"],
+        # every upload (images, CSV, JSONL, zip): larger files get 413 and the page says so; each gr.File
+        # also names its file types, which Gradio checks on the server
+        "max_file_size": int(ctx.settings.max_upload_mb * 1024 * 1024),
+        "ssr_mode": False,
+        "show_error": True,
+    }
+
+
+def create_shell(ctx: AppContext) -> Shell:
+    """The web app of ``ctx`` (see the module's docstring), with what it is made of."""
+    from components import intents
+
+    signin = build_signin(ctx)
+    identity = signin.identity
+    app = FastAPI(title="CompStudio", docs_url=None, redoc_url=None, openapi_url=None)
+    shell = Shell(app=app, signin=signin, audiences=all_audiences())
+
+    async def root(request: Request) -> Response:
+        username = await anyio.to_thread.run_sync(identity.user, request)
+        if username is None:
+            return RedirectResponse("/login", status_code=303, headers={"Cache-Control": "no-store"})
+        name = await anyio.to_thread.run_sync(audience_of, ctx, username)
+        target = f"/{name}/" if name in shell.audiences else "/login"
+        return RedirectResponse(target, status_code=303, headers={"Cache-Control": "no-store"})
+
+    async def session(request: Request) -> Response:
+        """``GET /session?page=<audience>``: whether the caller may still use that page (the page's script asks)."""
+        username = await anyio.to_thread.run_sync(identity.user, request)
+        name = await anyio.to_thread.run_sync(audience_of, ctx, username) if username else "anyone"
+        wanted = request.query_params.get("page") or name
+        ended = session_state(username, name == wanted)
+        return JSONResponse(ended or {"session": "ok", "audience": name}, headers={"Cache-Control": "no-store"})
+
+    app.add_api_route("/", root, methods=["GET", "HEAD"], include_in_schema=False)
+    app.add_api_route("/session", session, methods=["GET"], include_in_schema=False)
+    mount_paths = (*(audience.path for audience in shell.audiences.values()), SCRIPTS)
+    for route in [
+        *signin.routes(mount_paths),
+        *api_routes(identity, intents.api_endpoints(ctx)),
+        *old_address_routes(),
+        *((*invitation_routes(signin), *study_routes(ctx)) if not identity.oauth else ()),
+    ]:
+        app.router.routes.append(route)
+
+    mounts: dict[str, Mount] = {}
+    kwargs = mount_kwargs(ctx)
+
+    def mount(path: str, blocks: gr.Blocks, admits: Any) -> None:
+        def dependency(request: Request) -> str | None:
+            username = identity.user(request)
+            return username if username is not None and admits(username) else None
+
+        set_session_capacity(blocks, ctx.settings.session_capacity)
+        gr.mount_gradio_app(app, blocks, path=path, auth_dependency=dependency, **kwargs)
+        mounts[path] = Mount(path=path, admits=admits, blocks=blocks)
+        shell.blocks[path] = blocks
+
+    for audience in shell.audiences.values():
+        mount(audience.path, build_audience(ctx, audience), _admits(ctx, audience.name))
+    mount(SCRIPTS, build_scripts_blocks(ctx), lambda username: True)  # any signed-in, enabled account
+    app.add_middleware(Gate, mounts=mounts, user=identity.user, media_dir=ctx.settings.media_dir)
+    if identity.oauth:  # its session middleware must be outside the gate, which reads the session
+        from huggingface_hub import attach_huggingface_oauth
+
+        attach_huggingface_oauth(app)
+    app.add_middleware(FrontendAssets)
+    return shell
+
+
+def _admits(ctx: AppContext, name: str) -> Any:
+    def admits(username: str) -> bool:
+        return audience_of(ctx, username) == name
+
+    return admits
+
+
+def create_app(ctx: AppContext) -> FastAPI:
+    """The web app of ``ctx``: serve it with uvicorn (app.py)."""
+    return create_shell(ctx).app

@@ -1,0 +1,139 @@
+"""The gate in front of every mounted Blocks: each Gradio route under ``/<audience>/`` needs that audience's sign-in.
+
+Gradio's own ``auth_dependency`` guards the routes it marks with ``Depends(login_check)`` (config, info, queue
+join and data, upload, file, the call routes), but not the routes keyed by a session hash or an event id
+(heartbeat, stream, cancel, reset), and its file route serves any file in its cache to whoever knows the hashed
+path. This middleware answers every request under a mount first:
+
+* Gradio's frontend files (``assets/``, ``static/``, ``svelte/``, the theme, icons) pass: they hold no data;
+* ``<mount>/login`` and ``<mount>/logout`` pass: the shell routes them to its own (web/signin.py), before the
+  mount's Gradio routes of the same name;
+* a caller who is not of the mount's audience gets, for the page itself, a redirect (``/`` when signed in as
+  someone else, who is sent on to their page; ``/login`` otherwise), and for anything else a 401 whose JSON says
+  in one sentence what happened: ``{"error": "You are signed out: sign in again.", "session": "signed_out",
+  "link": "/login"}`` or ``"Your role changed: reload the page."`` (``"role_changed"``, ``"link": "/"``);
+* ``gradio_api/file=`` serves only files of the media folder and the files this mount's Blocks wrote
+  (web/gradio_gaps.written_by); others get 403;
+* the page itself is sent with ``Cache-Control: no-store`` (Back after Log out asks the server again, and gets
+  the login page).
+
+The caller is resolved once per request (web/signin.Identity keeps the answer in the request's scope), and the
+mounts' ``auth_dependency`` reads the same answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote
+
+import anyio
+import gradio as gr
+from starlette.datastructures import MutableHeaders
+from starlette.requests import HTTPConnection
+from starlette.responses import JSONResponse, RedirectResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from web.gradio_gaps import written_by
+
+FRONTEND = re.compile(
+    r"^/(assets|static|svelte)/|^/(favicon\.ico|theme\.css|gradio_api/theme\.css|manifest\.json|robots\.txt)$"
+    r"|^/pwa_icon|^/gradio_api/custom_component/"
+)
+SIGNED_OUT = {"error": "You are signed out: sign in again.", "session": "signed_out", "link": "/login"}
+ROLE_CHANGED = {"error": "Your role changed: reload the page.", "session": "role_changed", "link": "/"}
+
+
+@dataclass(frozen=True)
+class Mount:
+    """One mounted Blocks: its path, who may use it (``admits(username)``), and the Blocks (for its files)."""
+
+    path: str
+    admits: Callable[[str], bool]
+    blocks: gr.Blocks
+
+
+def session_state(username: str | None, admitted: bool) -> dict[str, str] | None:
+    """None when the caller may go on; else what to tell them (signed out, or their role changed)."""
+    if admitted:
+        return None
+    return SIGNED_OUT if username is None else ROLE_CHANGED
+
+
+class Gate:
+    """ASGI middleware: see the module's docstring."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        mounts: Mapping[str, Mount],
+        user: Callable[[HTTPConnection], str | None],
+        media_dir: Path,
+    ):
+        self.app = app
+        self.mounts = dict(mounts)
+        self.user = user
+        self.media_dir = str(media_dir.resolve())
+
+    def _mount(self, path: str) -> tuple[Mount, str] | None:
+        first = "/" + path.split("/", 2)[1] if path.count("/") >= 1 else path
+        mount = self.mounts.get(first)
+        if mount is None:
+            return None
+        return mount, path[len(first) :]
+
+    def _file_allowed(self, mount: Mount, rest: str) -> bool:
+        wanted = unquote(rest[len("/gradio_api/file=") :])
+        try:
+            resolved = str(Path(wanted).resolve())
+        except (OSError, ValueError):
+            return False
+        if resolved == self.media_dir or resolved.startswith(self.media_dir + "/"):
+            return True
+        return written_by(mount.blocks, wanted)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in {"http", "websocket"}:
+            await self.app(scope, receive, send)
+            return
+        found = self._mount(scope["path"])
+        if found is None:
+            await self.app(scope, receive, send)
+            return
+        mount, rest = found
+        if FRONTEND.search(rest):
+            await self.app(scope, receive, send)
+            return
+        if rest.rstrip("/") in {"/login", "/logout"}:  # the shell's own, routed before the mount (web/signin.py)
+            await self.app(scope, receive, send)
+            return
+        connection = HTTPConnection(scope)
+        username = await anyio.to_thread.run_sync(self.user, connection)
+        admitted = username is not None and await anyio.to_thread.run_sync(mount.admits, username)
+        page = rest in {"", "/"} and scope.get("method") in {"GET", "HEAD"}
+        ended = session_state(username, admitted)
+        if ended is not None:
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 4401})
+                return
+            if page:
+                await RedirectResponse(ended["link"], status_code=303)(scope, receive, send)
+                return
+            await JSONResponse(ended, status_code=401, headers={"Cache-Control": "no-store"})(scope, receive, send)
+            return
+        if rest.startswith("/gradio_api/file=") and not self._file_allowed(mount, rest):
+            reply = JSONResponse({"error": "This file belongs to another page; it is not yours to fetch."}, 403)
+            await reply(scope, receive, send)
+            return
+        if not page:
+            await self.app(scope, receive, send)
+            return
+
+        async def no_store(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                MutableHeaders(scope=message)["Cache-Control"] = "no-store"
+            await send(message)
+
+        await self.app(scope, receive, no_store)

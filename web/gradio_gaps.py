@@ -1,0 +1,32 @@
+"""The few things Gradio's public API cannot do for the shell, in one place (docs/decisions.md, "Gradio gaps").
+
+Each function here reads or sets a Gradio attribute that is public (no underscore) but not part of a documented
+call; a Gradio release that changes one breaks only this module, and tests/test_web_shell.py says which.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gradio as gr
+
+
+def set_session_capacity(blocks: gr.Blocks, capacity: int) -> None:
+    """``launch(state_session_capacity=...)`` has no ``mount_gradio_app`` counterpart; launch sets this
+    attribute, which Gradio's state holder reads when the mounted app starts."""
+    blocks.state_session_capacity = capacity
+
+
+def written_by(blocks: gr.Blocks, path: str) -> bool:
+    """Whether ``path`` is a file Gradio put in its cache (or upload folder) for ``blocks``: the files its
+    components returned and the files uploaded to it (``Blocks.temp_file_sets``, which Gradio's own cache
+    clean-up reads). Gradio's file route serves any cached file to whoever knows its hashed path; the gate
+    (web/gate.py) serves a mount's visitors only their mount's."""
+    try:
+        wanted = str(Path(path).resolve())
+    except (OSError, ValueError):
+        return False
+    for files in blocks.temp_file_sets:
+        if path in files or wanted in files:
+            return True
+    return False

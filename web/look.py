@@ -1,0 +1,115 @@
+"""How every mounted page looks and behaves in the browser: the theme, CSS, head and the page's script."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+APP_JS = """
+() => {
+  // Ctrl+Enter (Cmd+Enter) submits the intents
+  document.addEventListener('keydown', (event) => {
+    if ((event.ctrlKey || event.metaKey) && event.key === 'Enter') {
+      const button = document.querySelector('#intent-submit');
+      if (!button || button.offsetParent === null) return;
+      event.preventDefault();
+      const hint = document.querySelector('#intent-key-hint-text');
+      if (button.disabled) {  // say why nothing happened (the button reads "Watch the video to the end first")
+        if (hint) hint.textContent = 'Nothing was submitted: watch the video to its end first; then Ctrl+Enter submits.';
+        return;
+      }
+      if (hint) hint.textContent = '';
+      button.click();
+    }
+  });
+  // Drafts are saved while typing; the last keystrokes before a reload or a closed tab would still be in
+  // flight, so the page sends them once more as it goes away (sendBeacon survives the page).
+  const fields = '#concrete-intent textarea, #concrete-intent input, #high-level-intent textarea, #high-level-intent input';
+  let typed = false;
+  document.addEventListener('input', (event) => { if (event.target.matches(fields)) typed = true; });
+  const flushDraft = () => {
+    const marker = document.querySelector('#intent-sequence');
+    const concrete = document.querySelector('#concrete-intent textarea, #concrete-intent input');
+    const high = document.querySelector('#high-level-intent textarea, #high-level-intent input');
+    const sequence = marker ? marker.textContent.trim() : '';
+    if (!typed || !sequence || !concrete || !high || !navigator.sendBeacon) return;
+    const url = '/api/intent_draft';  // web/scripts.py: the same handler as the scripts' intent_draft
+    const body = JSON.stringify({data: [sequence, concrete.value, high.value, Date.now()]});
+    navigator.sendBeacon(url, new Blob([body], {type: 'application/json'}));
+  };
+  window.addEventListener('pagehide', flushDraft);
+  // Gradio's toast header is a role="button" holding the Close button (axe-core: nested-interactive,
+  // serious): make the header a plain region; Close stays a button, and the header still toggles on click.
+  const plainToastHeaders = () => document.querySelectorAll('.toast-header[role="button"]').forEach((header) => {
+    header.removeAttribute('role');
+    header.removeAttribute('tabindex');
+  });
+  new MutationObserver(plainToastHeaders).observe(document.body, {childList: true, subtree: true});
+  document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'hidden') flushDraft(); });
+  // A session that ended says so (web/gate.py): once any call is refused with a 401, the page shows the one
+  // sentence the server gave ("You are signed out: sign in again" / "Your role changed: reload the page") with
+  // its link, and no error toast or badge.
+  const sessionEnded = (info) => {
+    document.body.classList.add('session-ended');
+    if (document.getElementById('session-ended')) return;
+    const bar = document.createElement('div');
+    bar.id = 'session-ended';
+    bar.setAttribute('role', 'alert');
+    bar.dataset.session = info.session;
+    const text = document.createElement('span');
+    text.textContent = info.error + ' ';
+    const link = document.createElement('a');
+    link.href = info.link;
+    link.id = 'session-ended-link';
+    link.textContent = info.session === 'role_changed' ? 'Reload the page' : 'Sign in';
+    bar.append(text, link);
+    document.body.prepend(bar);
+  };
+  const plainFetch = window.fetch.bind(window);
+  window.fetch = async (...args) => {
+    const response = await plainFetch(...args);
+    if (response.status === 401) {
+      try {
+        const info = await response.clone().json();
+        if (info && info.session && info.link) sessionEnded(info);
+      } catch (error) { /* not the gate's answer */ }
+    }
+    return response;
+  };
+}
+"""
+CSS = """
+#intent-progress {font-size: 0.95em} footer {visibility: hidden} #intent-sequence {display: none}
+#intent-key-hint:has(#intent-key-hint-text:empty), #intent-message:not(:has(p)), #intent-skip-message:not(:has(p)) {
+  display: none
+}
+#intent-key-hint-text, #intent-message p, #intent-skip-message p {color: #9a3412; font-weight: 600}
+#session-ended {position: fixed; top: 0; left: 0; right: 0; z-index: 10000; padding: .8em 1.2em;
+  background: #fef3c7; color: #78350f; border-bottom: 2px solid #b45309; font-weight: 600; font-size: 1.05em}
+#session-ended a {color: #1e3a8a; text-decoration: underline} body.session-ended {padding-top: 3em}
+body.session-ended .toast-wrap, body.session-ended .toast-body, body.session-ended [data-testid='toast-body'] {
+  display: none !important
+}
+body.session-ended [data-testid='status-tracker']:has(> span.error),
+body.session-ended .sr-only[role='status'] {display: none !important}
+#app-title h1 {font-size: 1.6em; margin: 0; overflow-wrap: normal; word-break: normal; hyphens: none}
+@media (max-width: 640px) {
+  #app-header {flex-direction: column; gap: 0.25em}
+  #app-title h1 {font-size: 1.25em}
+}
+"""
+
+
+# Gradio's Soft theme draws labels and the primary button in indigo 500 on indigo 100 / white (3.9-4.5:1);
+# one step darker passes WCAG AA (4.5:1), which axe-core checks in tests/test_browser_accessibility.py.
+def app_theme() -> gr.themes.Base:
+    return gr.themes.Soft().set(
+        block_label_text_color="*primary_700",
+        block_title_text_color="*primary_700",
+        color_accent="*primary_600",
+        body_text_color_subdued="*neutral_500",  # neutral 400 (a dropdown's placeholder, info text) is 2.5:1
+        button_primary_background_fill="*primary_700",
+        button_primary_background_fill_hover="*primary_600",
+    )
+
+
+HEAD = "<title>CompStudio</title>"
