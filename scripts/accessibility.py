@@ -2,7 +2,7 @@
 
 ``HF_HUB_OFFLINE=1 .venv/bin/python scripts/accessibility.py`` prints one line per page: the number of
 violated rules by impact (critical, serious, moderate, minor) and the serious/critical rule ids. The crowd's
-pages (login, Annotate intents) must stay at zero serious and critical (tests/test_browser_accessibility.py).
+pages (login, Annotate intents) must stay at zero serious and critical (tests/e2e/test_accessibility.py).
 """
 
 from __future__ import annotations

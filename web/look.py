@@ -100,7 +100,7 @@ body.session-ended .sr-only[role='status'] {display: none !important}
 
 
 # Gradio's Soft theme draws labels and the primary button in indigo 500 on indigo 100 / white (3.9-4.5:1);
-# one step darker passes WCAG AA (4.5:1), which axe-core checks in tests/test_browser_accessibility.py.
+# one step darker passes WCAG AA (4.5:1), which axe-core checks in tests/e2e/test_accessibility.py.
 def app_theme() -> gr.themes.Base:
     return gr.themes.Soft().set(
         block_label_text_color="*primary_700",

@@ -269,7 +269,7 @@ EVENTS: dict[str, str] = {
 }
 
 #: events only the "Sign in with Hugging Face" page has (Gradio's LoginButton checks the visitor's session);
-#: tests/test_space_e2e.py loads that page as a visitor who has not signed in
+#: tests/e2e/test_space.py loads that page as a visitor who has not signed in
 OAUTH_EVENTS: dict[str, str] = {"_check_login_status": "anyone"}
 
 
