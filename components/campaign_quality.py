@@ -27,11 +27,12 @@ GOLD_COLUMNS = ["assignment_id", "annotator", "sequence_id", "agreement", "concr
 
 
 def app_url(request: gr.Request) -> str:
-    """The app's address as the browser sees it (for invitation links): the page that made the call."""
+    """The app's address as the browser sees it (for invitation links): the scheme and host of the page that made
+    the call. Not its path: that is the admin's own mount (``/admin/``), and ``/invite`` is the shell's, at the root."""
     page = request.headers.get("referer") or request.headers.get("origin") or ""
     parts = urlsplit(page)
     if parts.scheme and parts.netloc:
-        return f"{parts.scheme}://{parts.netloc}{parts.path}".rstrip("/")
+        return f"{parts.scheme}://{parts.netloc}"
     return f"http://{request.headers.get('host', '127.0.0.1')}"
 
 

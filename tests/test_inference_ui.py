@@ -10,6 +10,7 @@ from gradio_client import Client
 from backend.accounts import auth
 from backend.inference.benchmarks import get_benchmark
 from backend.inference.registry import list_models
+from components.models import _register_api as register_models_api
 from components.models import build_ask_model, build_models_tab
 
 PASSWORD = "password123"
@@ -27,6 +28,7 @@ def served(tmp_path_factory):
     with gr.Blocks() as demo:
         with gr.Tabs():
             build_models_tab(ctx)
+        register_models_api(ctx)  # the named endpoints (the app puts them on the /scripts mount)
         current = gr.Textbox(value="toy-000", visible=False)
         build_ask_model(
             ctx, "toy-colors", lambda item_id: items[item_id], current, api_name="icl_ask"

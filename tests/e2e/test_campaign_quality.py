@@ -81,7 +81,7 @@ def test_an_invitation_link_signs_up_once(admin_page, running, browser, tmp_path
         timeout=30_000,
     )
     link = field.input_value()
-    assert link.startswith(running.url)
+    assert link.startswith(f"{running.url}/invite?token=")  # the shell's page at the root, not under /admin/
     guest = browser.new_context()
     newcomer = guest.new_page()
     newcomer.goto(link)
