@@ -44,7 +44,6 @@ EVENTS: dict[str, str] = {
     "components.intents._wire_work.on_submit": "annotator",
     "components.intents._wire_work.on_skip": "annotator",
     "components.intents._wire_work.on_check": "annotator",
-    "components.intents._wire_drafts.on_viewed": "annotator",
     "components.intents._wire_drafts.on_draft": "annotator",
     # -- Review (components/review/)
     "review_next": "reviewer",
