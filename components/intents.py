@@ -167,7 +167,9 @@ def _layout() -> IntentsView:
     )
 
 
-def render(v: IntentsView, payload: dict[str, Any], username: str | None = None, need_share: float | None = None) -> dict:
+def render(
+    v: IntentsView, payload: dict[str, Any], username: str | None = None, need_share: float | None = None
+) -> dict:
     """The tab's outputs, by component, for a ``next_intent_task`` / ``submit_intents`` payload; ``need_share``:
     the watch check's share, shown by the player (None: no check)."""
     task, study = payload["task"], payload.get("study")

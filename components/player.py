@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import gradio as gr
 

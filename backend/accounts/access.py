@@ -58,6 +58,7 @@ EVENTS: dict[str, str] = {
     "components.review.queue.build_queue_panel.<lambda>": "reviewer",
     "components.review.queue.build_queue_panel.on_submit": "reviewer",
     "components.review.queue.build_queue_panel.on_skip": "reviewer",
+    "components.review.queue.build_queue_panel.on_poll": "reviewer",  # api_name review_queue_poll (private)
     "components.review.dashboard.build_dashboard_panel.on_dashboard": "reviewer",
     "components.review.inspection.build_inspection_panel.on_start": "reviewer",
     "components.review.inspection.build_inspection_panel.on_choose": "reviewer",
