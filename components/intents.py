@@ -62,7 +62,14 @@ def _task_markdown(task: dict[str, Any]) -> str:
 def task_player(task: dict[str, Any], username: str | None, need_share: float | None) -> str:
     """The player's value for a task: its video, its actions on the timeline, Ctrl+Enter on Submit."""
     actions = [(a["name"], a["start"], a["end"]) for a in task["actions"]]
-    return player_value(task["video"], actions, user=username, submit="#intent-submit", need_share=need_share)
+    return player_value(
+        task["video"],
+        actions,
+        user=username,
+        submit="#intent-submit",
+        need_share=need_share,
+        key=f"{task['sequence_id']}/{task['round']}",
+    )
 
 
 @dataclass

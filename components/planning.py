@@ -61,7 +61,9 @@ def clip_update(view: service.QuestionView, username: str | None = None, submit:
     why): it plays the window's clip, cannot go past its end, and its timeline shows only the observed actions."""
     if view.clip is None:
         return gr.update(value=empty_value(), visible=False)
-    value = player_value(view.clip, view.actions, user=username, window=view.window, submit=submit)
+    value = player_value(
+        view.clip, view.actions, user=username, window=view.window, submit=submit, key=view.question.id
+    )
     return gr.update(value=value, visible=True)
 
 

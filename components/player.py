@@ -55,11 +55,14 @@ def player_value(
     submit: str | None = None,
     marks: bool = False,
     need_share: float | None = None,
+    key: str | None = None,
 ) -> str:
     """The player's value (JSON): the video's URL, frame rate and duration read from the file, the timeline's
     bars, and what the tab asks of the player. ``window``: the clip shows only that window of the source video
     (its actions shifted to the clip's time, nothing after it). ``submit``: the CSS selector of the button
-    Ctrl+Enter presses. ``need_share``: the share the watch check needs (shown beside "Watched N%")."""
+    Ctrl+Enter presses. ``need_share``: the share the watch check needs (shown beside "Watched N%"). ``key``: what
+    is judged (a sequence and round): a new key draws a fresh player (played ranges, marks) even when the video
+    and actions are the same as the last task's."""
     facts = video_facts(video)
     bars = timeline_bars(actions, window)
     duration = facts.duration
@@ -78,6 +81,7 @@ def player_value(
             "submit": submit,
             "marks": marks,
             "need": need_share,
+            "key": key,
         }
     )
 

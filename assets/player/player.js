@@ -231,6 +231,7 @@ const build = () => {
   player.buttons = [];
   player.marked = {not_in_video: new Set(), out_of_order: new Set(), missing_between: false};
   if (!cfg) return;
+  box.classList.toggle('csp-with-marks', Boolean(cfg.marks));  // room for the marks: a smaller video
   if (cfg.src) {
     const base = window.location.pathname.replace(/[^/]*$/, '');
     const video = make('video', {preload: 'auto', playsinline: '', controls: '', 'aria-label': 'Video'});

@@ -87,7 +87,8 @@ def _show(ctx: AppContext, p: InspectionPanel, chosen: str | None, name: str | N
             f"{esc(item['scene'] or 'scene unknown')}"
         )
         actions = [(a["name"], a["start"], a["end"]) for a in item["actions"]]
-        player = player_value(item["video"], actions, user=name, submit="#inspection-judge", marks=True)
+        key = f"{chosen}/{item['sequence_id']}"
+        player = player_value(item["video"], actions, user=name, submit="#inspection-judge", marks=True, key=key)
         if not item["video"]:
             body += "\n\n> No video file for this sequence: judge from the action timeline."
     return {
@@ -114,12 +115,12 @@ def build_inspection_panel(ctx: AppContext) -> InspectionPanel:
         "Check a random sample of action sequences on ViLPAct's three criteria "
         "(the paper: 94 / 92 / 85 of 100 test videos)."
     )
-    with gr.Row():
-        size = gr.Number(value=settings.inspection_sample_size, precision=0, label="Sample size")
-        split = gr.Textbox(value=settings.inspection_split, label="Split (empty: all)")
-        seed = gr.Number(value=None, precision=0, label="Seed (empty: random)")
-    start = gr.Button("Draw a new sample", elem_id="inspection-start")
-    chooser = gr.Dropdown(label="Inspection", elem_id="inspection-id")
+    with gr.Row(equal_height=True):  # one row, so the work below starts high on the screen
+        size = gr.Number(value=settings.inspection_sample_size, precision=0, label="Sample size", min_width=120)
+        split = gr.Textbox(value=settings.inspection_split, label="Split (empty: all)", min_width=120)
+        seed = gr.Number(value=None, precision=0, label="Seed (empty: random)", min_width=120)
+        start = gr.Button("Draw a new sample", elem_id="inspection-start", min_width=160)
+        chooser = gr.Dropdown(label="Inspection", elem_id="inspection-id", min_width=200, scale=2)
     item = gr.State(None)
     # the player and timeline beside the verdicts, so both are on a 1280×800 screen (issue 27 §8)
     with gr.Row(elem_id="inspection-work"):

@@ -110,7 +110,8 @@ def item_markdown(item: dict[str, Any]) -> str:
 def item_player(item: dict[str, Any], username: str | None) -> str:
     """The player's value for a review item: its video and timeline; Ctrl+Enter presses "Submit review"."""
     actions = [(a["name"], a["start"], a["end"]) for a in item["actions"]]
-    return player_value(item["video"], actions, user=username, submit="#review-submit")
+    key = f"{item['sequence_id']}/{item['round']}"
+    return player_value(item["video"], actions, user=username, submit="#review-submit", key=key)
 
 
 def intent_markdown(annotation: dict[str, Any]) -> str:
