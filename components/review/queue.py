@@ -145,13 +145,13 @@ def _layout(slots: int) -> QueuePanel:
         next_button = gr.Button("Next item", variant="secondary", elem_id="review-next")
         show_names = gr.Checkbox(label="Show annotator names", value=False, elem_id="review-show-names")
     current = gr.State(None)
+    details = gr.Markdown(elem_id="review-item")  # outside the form: it also says when nothing is left
     with gr.Column(elem_id="review-item-form") as form:
         # the player and timeline beside the intents and verdicts, so all are on a 1280×800 screen (issue 27 §8)
         with gr.Row(elem_id="review-work"):
             with gr.Column(scale=3, min_width=300):
                 video = build_player("review-video", visible=False)
             with gr.Column(scale=2, min_width=280):
-                details = gr.Markdown(elem_id="review-item")
                 columns, intent_views, verdicts, comments = _slots(slots)
         gr.Markdown("**Final intents** (from a reasonable annotation; edit if needed, the original is kept)")
         with gr.Row():
