@@ -60,7 +60,8 @@ def review_in_browser(page, decisions: dict[str, list[bool]]) -> None:
         if any(verdicts):
             label = f"Annotator {'AB'[verdicts.index(True)]}"
             for dropdown in ("#review-concrete-from", "#review-high-from"):
-                expect(page.get_by_role("option")).to_have_count(0)  # the previous list has closed
+                # the previous list has closed (the player's speed <select> has options of its own)
+                expect(page.get_by_role("listbox").get_by_role("option")).to_have_count(0)
                 page.locator(f"{dropdown} input").click()
                 page.get_by_role("option", name=label, exact=True).click()
                 expect(page.locator(f"{dropdown} input")).to_have_value(label)
