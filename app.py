@@ -26,7 +26,7 @@ from starlette.requests import HTTPConnection  # noqa: E402
 from backend.context import AppContext, build_context  # noqa: E402
 from backend.settings import Settings, load_settings  # noqa: E402
 from components import TABS, intents  # noqa: E402
-from components.access import guard_events  # noqa: E402
+from components.access import check_events  # noqa: E402
 from components.common import TabHandle, caller  # noqa: E402
 from components.fastpath import fast_routes  # noqa: E402
 from components.frontend_assets import asset_routes  # noqa: E402
@@ -115,7 +115,7 @@ def build_demo(ctx: AppContext) -> gr.Blocks:
                 handles.append(getattr(importlib.import_module(module_name), builder)(ctx))
         # one page per identity and per crowd-study tab, each with its own load event (components/pages.py)
         pages = plan_pages(ctx, demo, Header(who=who, logout=logout, tabs=tabs), handles)
-    guard_events(ctx, demo)  # the access table (backend/accounts/access.py) before every handler
+    check_events(demo)  # every event was wired behind its access-table row (components/access.py)
     demo.queue(default_concurrency_limit=4)
     demo.role_pages = PagePlan(pages=pages, endpoint_roles=endpoint_roles(demo))
     return demo

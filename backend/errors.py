@@ -55,6 +55,10 @@ class InferenceError(CompStudioError):
     """A model call failed (server error, timeout, out of memory) after its retries."""
 
 
+class ModelBusy(InferenceError):
+    """A caller gave up waiting for the model queue (cancelled, or its wait timed out); it holds no slot."""
+
+
 class StudyLinkRefused(PermissionDenied):
     """A crowd-study link that is forged, altered, for another study, or missing the worker's id."""
 

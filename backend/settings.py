@@ -367,6 +367,15 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "are reported apart (`judge` in the run's summary, with `chosen_by`), never mixed into `score`.",
     ),
     SettingSpec(
+        "model_concurrency",
+        int,
+        1,
+        "COMPSTUDIO_MODEL_CONCURRENCY",
+        "Model calls that run at once in this process, over every page, script route and command (live answers, "
+        "each chunk of a batch run, loading a model); the rest wait in arrival order. 1 suits one GPU; raise it "
+        "when the models are served elsewhere (OpenAI-compatible servers) or fit side by side.",
+    ),
+    SettingSpec(
         "gold_rate",
         float,
         0.0,
@@ -657,6 +666,7 @@ class Settings:
     planning_dist_scope: str = "pooled"
     bootstrap_samples: int = 2000
     answer_judge: str = ""
+    model_concurrency: int = 1
     gold_rate: float = 0.0
     gold_agreement_threshold: float = 0.5
     gold_accuracy_threshold: float = 0.7
@@ -751,6 +761,8 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
         raise SettingsError("vqa_verifiers and vqa_answers_per_item must be at least 1")
     if settings.review_max_rounds < 1 or not 0 <= settings.review_check_share <= 1:
         raise SettingsError("review_max_rounds must be at least 1 and review_check_share between 0 and 1")
+    if settings.model_concurrency < 1:
+        raise SettingsError("model_concurrency must be at least 1 (model calls that run at once)")
     if settings.max_upload_mb <= 0:
         raise SettingsError("max_upload_mb must be more than 0")
     if not 0 < settings.full_view_share <= 1:

@@ -1,10 +1,19 @@
-"""The access table in front of every event handler (backend/accounts/access.py).
+"""The access table (backend/accounts/access.py) in front of every event handler, attached where the event is
+registered.
 
-:func:`guard_events` wraps each event's function once the Blocks are built: before the handler runs, the
-caller is checked against the handler's row; a handler with no row is refused to everyone (and logged), so
-an endpoint added without a row fails closed. The services' ``require_role`` checks still run inside.
-The request is read from Gradio's call context (``LocalContext.request``), which Gradio sets around every
-event call, so handlers keep their own signatures (and Gradio still injects what they ask for).
+Every event of a tab is wired through :func:`listen` (a trigger such as ``button.click``) or :func:`endpoint`
+(``gr.api``) with an explicit ``api_name``; that name is the event's row in ``access.EVENTS``. The handler is
+wrapped by :func:`guarded`: the wrapper's signature (``__signature__``) is the handler's with a
+``request: gr.Request`` in front, so Gradio injects the request by type hint (its public way). On each call the
+wrapper resolves the caller ONCE (``components.common.resolve_caller``), checks the name against the row, stores the
+resolved name on the request (``components.common.CALLER_ATTRIBUTE``) and calls the handler: handlers that
+call ``caller(ctx, request)`` get that name without resolving it again. An ``api_name`` with no row is
+refused to everyone (and logged), so an endpoint added without a row fails closed. The services' own
+``require_role`` checks still run underneath.
+
+Keys never derive from a Python name: renaming a handler changes nothing. :func:`check_events` runs once the
+Blocks are built and refuses to start an app with a server-side event that was not wired through the guard,
+or whose name Gradio changed (a duplicate ``api_name`` gets a suffix).
 """
 
 from __future__ import annotations
@@ -12,65 +21,143 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import typing
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import gradio as gr
-from gradio.context import LocalContext
 
 from backend.accounts import access
 from backend.context import AppContext
 from backend.errors import PermissionDenied
-from components.common import caller
+from components.common import CALLER_ATTRIBUTE, resolve_caller
 
 log = logging.getLogger("compstudio.access")
 
-
-def key_of(block_fn: Any) -> str:
-    """The access-table key of one of Gradio's BlockFunctions."""
-    fn = inspect.unwrap(block_fn.fn)
-    module = fn.__module__
-    if module == "__main__":  # `python app.py`: app.py's own handlers are keyed `app.…` as when it is imported
-        module = Path(inspect.getfile(fn)).stem
-    return access.event_key(block_fn.api_name, block_fn.api_visibility == "public", module, fn.__qualname__)
+#: the attribute of a guarded wrapper that names its row (read by check_events and the tests)
+ACCESS_NAME = "access_name"
 
 
-def _guarded(ctx: AppContext, key: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    least = access.EVENTS.get(key) or access.OAUTH_EVENTS.get(key)
+def _request_position(fn: Callable[..., Any], hints: dict[str, Any]) -> int | None:
+    """The position of ``fn``'s own ``gr.Request`` parameter, if it has one."""
+    for position, param in enumerate(inspect.signature(fn).parameters.values()):
+        if param.kind not in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            break
+        if hints.get(param.name) in (gr.Request, typing.Optional[gr.Request]):  # noqa: UP045 (Gradio's test)
+            return position
+    return None
 
-    def check() -> None:
-        name = caller(ctx, LocalContext.request.get(None))
+
+def _hints(api_name: str, fn: Callable[..., Any]) -> dict[str, Any]:
+    """``fn``'s resolved type hints; Gradio reads them to inject the request (and derive gr.api's types)."""
+    try:
+        return typing.get_type_hints(fn) if inspect.isfunction(inspect.unwrap(fn)) else {}
+    except (NameError, TypeError) as exc:
+        raise TypeError(f"{api_name}: the handler's type hints do not resolve ({exc}); Gradio needs them") from exc
+
+
+def guarded(ctx: AppContext, api_name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` behind the access-table row ``api_name`` (the event's api_name); see the module docstring."""
+    least = access.EVENTS.get(api_name)
+    if least is None:
+        log.error("event %s is not in the access table (backend/accounts/access.py): refused to everyone", api_name)
+    hints = _hints(api_name, fn)
+    own = _request_position(fn, hints)
+    signature = inspect.signature(fn)
+    if own is None:  # add one in front: Gradio inserts specials at their positions, so position 0 is always right
+        request_param = inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=gr.Request)
+        signature = signature.replace(parameters=[request_param, *signature.parameters.values()])
+        hints = {**hints, "request": gr.Request}
+    position = 0 if own is None else own
+
+    def enter(args: tuple[Any, ...]) -> tuple[Any, ...]:
+        request = args[position] if len(args) > position else None
+        name = resolve_caller(ctx, request)  # afresh on every call, even if Gradio handed this request before
         try:
             if least is None:
                 raise PermissionDenied(
-                    f"The action {key!r} is not in the access table (backend/accounts/access.py); refused."
+                    f"The action {api_name!r} is not in the access table (backend/accounts/access.py); refused."
                 )
             access.check(ctx.database, name, least)
         except PermissionDenied as exc:
-            log.warning("refused %s for %s: %s", key, name or "(not signed in)", exc)
+            log.warning("refused %s for %s: %s", api_name, name or "(not signed in)", exc)
             raise gr.Error(str(exc), print_exception=False) from None
+        if request is not None:
+            setattr(request, CALLER_ATTRIBUTE, name)  # handlers' caller(ctx, request) answers from it
+        return args[1:] if own is None else args
 
-    if inspect.isasyncgenfunction(fn) or inspect.iscoroutinefunction(fn) or inspect.isgeneratorfunction(fn):
-        raise TypeError(f"{key}: guard_events wraps plain functions only; add a wrapper for this kind")
+    target = inspect.unwrap(fn)
+    if inspect.iscoroutinefunction(target) or inspect.isasyncgenfunction(target):
+        raise TypeError(f"{api_name}: the access guard wraps plain functions and generators; add a wrapper here")
+    if inspect.isgeneratorfunction(target):
 
-    @functools.wraps(fn)
-    def guarded(*args: Any, **kwargs: Any) -> Any:
-        check()
-        return fn(*args, **kwargs)
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            yield from fn(*enter(args), **kwargs)
 
-    return guarded
+    else:
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return fn(*enter(args), **kwargs)
+
+    wrapper.__signature__ = signature  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {**hints, "return": signature.return_annotation}
+    if signature.return_annotation is inspect.Signature.empty:
+        del wrapper.__annotations__["return"]
+    setattr(wrapper, ACCESS_NAME, api_name)
+    return wrapper
 
 
-def guard_events(ctx: AppContext, demo: gr.Blocks) -> list[str]:
-    """Put the access check in front of every event handler of ``demo``; returns the keys with no row."""
-    missing = []
+def listen(
+    ctx: AppContext,
+    trigger: Callable[..., Any] | list[Any],
+    fn: Callable[..., Any] | None,
+    inputs: Any = None,
+    outputs: Any = None,
+    *,
+    api_name: str,
+    **options: Any,
+) -> Any:
+    """Register ``fn`` on ``trigger`` (e.g. ``button.click``; a list of triggers is ``gr.on``'s) behind the row
+    ``api_name``.
+
+    ``listen(ctx, v.submit.click, on_submit, [a], [b], api_name="intents_ui_submit", api_visibility="private")``
+    is ``v.submit.click(guarded(...), [a], [b], api_name="intents_ui_submit", api_visibility="private")``.
+    """
+    handler = None if fn is None else guarded(ctx, api_name, fn)
+    if isinstance(trigger, list):
+        return gr.on(trigger, handler, inputs, outputs, api_name=api_name, **options)
+    return trigger(handler, inputs, outputs, api_name=api_name, **options)
+
+
+def endpoint(ctx: AppContext, fn: Callable[..., Any], *, api_name: str, **options: Any) -> Any:
+    """``gr.api(fn, api_name=api_name, ...)`` behind the row ``api_name`` (types are read from ``fn``)."""
+    return gr.api(guarded(ctx, api_name, fn), api_name=api_name, **options)
+
+
+def check_events(demo: gr.Blocks) -> list[str]:
+    """Check the built ``demo``: every event that runs on the server was wired through the guard under the
+    name it is served by (raises RuntimeError otherwise). Returns the names with no row (refused to everyone)."""
+    unguarded, missing = [], []
     for block_fn in demo.fns.values():
         if block_fn.fn is None:  # runs in the browser only (js=...): nothing to call on the server
             continue
-        key = key_of(block_fn)
-        if key not in access.EVENTS:
-            missing.append(key)
-            log.error("event %s is not in the access table (backend/accounts/access.py): refused to everyone", key)
-        block_fn.fn = _guarded(ctx, key, block_fn.fn)
+        name = getattr(block_fn.fn, ACCESS_NAME, None)
+        if name is None and block_fn.api_name in access.OAUTH_EVENTS:
+            continue  # Gradio's own LoginButton check (backend/accounts/access.py OAUTH_EVENTS)
+        if name is None or name != block_fn.api_name:
+            unguarded.append(f"{block_fn.api_name!r} (guarded as {name!r})")
+        elif name not in access.EVENTS:
+            missing.append(name)
+    if unguarded:
+        raise RuntimeError(
+            "events not wired through components.access.listen/endpoint, or with a duplicate api_name: "
+            + ", ".join(unguarded)
+        )
     return missing
+
+
+def guard_events(ctx: AppContext, demo: gr.Blocks) -> list[str]:
+    """Kept for app.py: the guard is attached at registration now; this only runs :func:`check_events`."""
+    return check_events(demo)

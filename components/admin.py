@@ -21,6 +21,7 @@ from backend.errors import PermissionDenied
 from backend.intents.export import FORMATS, export_for_download
 from backend.vilpact.importer import import_release
 from components import admin_charades, campaign_quality, webhooks_panel
+from components.access import endpoint, listen
 from components.common import EventOptions, TabHandle, caller, esc, ui_errors
 from components.feedback import QUIET, Mistake, shown_in
 
@@ -53,7 +54,16 @@ def _import_panel(ctx: AppContext) -> None:
         )
         return {import_result: gr.JSON(report, visible=True), message: "Imported; the report is below."}
 
-    import_button.click(admin_ui_import, [root, videos], [import_result, message], **QUIET, **PRIVATE)
+    listen(
+        ctx,
+        import_button.click,
+        admin_ui_import,
+        [root, videos],
+        [import_result, message],
+        **QUIET,
+        **PRIVATE,
+        api_name="admin_ui_import",
+    )
 
 
 def _export_panel(ctx: AppContext) -> None:
@@ -69,7 +79,16 @@ def _export_panel(ctx: AppContext) -> None:
         shutil.copyfile(exported, download)  # handed to Gradio's cache under an unguessable name
         return {export_file: gr.File(str(download), visible=True), message: ""}
 
-    export_button.click(on_export, [fmt], [export_file, message], **QUIET, **PRIVATE)
+    listen(
+        ctx,
+        export_button.click,
+        on_export,
+        [fmt],
+        [export_file, message],
+        **QUIET,
+        **PRIVATE,
+        api_name="admin_ui_export",
+    )
 
 
 def users_frame(ctx: AppContext, name: str | None) -> pd.DataFrame:
@@ -139,15 +158,46 @@ def _accounts_panel(ctx: AppContext) -> AccountsView:
 
         return handler
 
-    add_button.click(
-        on_add, [new_name, new_role, new_password], [users, count, new_password, message], **QUIET, **PRIVATE
+    listen(
+        ctx,
+        add_button.click,
+        on_add,
+        [new_name, new_role, new_password],
+        [users, count, new_password, message],
+        **QUIET,
+        **PRIVATE,
+        api_name="admin_ui_user_add",
     )
-    for button, action, done in (
-        (role_button, lambda me, n, r: admin.change_role(db, me, n, r), "**{name}** is now {role}."),
-        (disable_button, lambda me, n, r: admin.set_account_disabled(db, me, n, True), "Disabled **{name}**."),
-        (enable_button, lambda me, n, r: admin.set_account_disabled(db, me, n, False), "Enabled **{name}**."),
+    for api_name, button, action, done in (
+        (
+            "admin_ui_user_role",
+            role_button,
+            lambda me, n, r: admin.change_role(db, me, n, r),
+            "**{name}** is now {role}.",
+        ),
+        (
+            "admin_ui_user_disable",
+            disable_button,
+            lambda me, n, r: admin.set_account_disabled(db, me, n, True),
+            "Disabled **{name}**.",
+        ),
+        (
+            "admin_ui_user_enable",
+            enable_button,
+            lambda me, n, r: admin.set_account_disabled(db, me, n, False),
+            "Enabled **{name}**.",
+        ),
     ):
-        button.click(change(action, done), [new_name, new_role], [users, count, message], **QUIET, **PRIVATE)
+        listen(
+            ctx,
+            button.click,
+            change(action, done),
+            [new_name, new_role],
+            [users, count, message],
+            api_name=api_name,
+            **QUIET,
+            **PRIVATE,
+        )
     return view
 
 
@@ -171,8 +221,18 @@ def _backup_panel(ctx: AppContext) -> None:
         done = ctx.backup.back_up_now(caller(ctx, request))
         return {backup_info: gr.JSON(done, visible=True), message: "Backed up."}
 
-    backup_refresh.click(on_backup_status, None, [backup_info, message], **PRIVATE)
-    backup_now.click(on_backup_now, None, [backup_info, message], **PRIVATE)
+    listen(
+        ctx,
+        backup_refresh.click,
+        on_backup_status,
+        None,
+        [backup_info, message],
+        **PRIVATE,
+        api_name="admin_ui_backup_status",
+    )
+    listen(
+        ctx, backup_now.click, on_backup_now, None, [backup_info, message], **PRIVATE, api_name="admin_ui_backup_now"
+    )
 
 
 def audit_frame(ctx: AppContext, me: str | None) -> pd.DataFrame:
@@ -190,7 +250,7 @@ def _audit_panel(ctx: AppContext) -> gr.Dataframe:
     def on_audit(request: gr.Request) -> pd.DataFrame:
         return audit_frame(ctx, caller(ctx, request))
 
-    refresh_audit.click(on_audit, None, audit_table, **PRIVATE)
+    listen(ctx, refresh_audit.click, on_audit, None, audit_table, **PRIVATE, api_name="admin_ui_audit")
     return audit_table
 
 
@@ -227,7 +287,7 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
         except PermissionDenied:  # not an admin: the tab is hidden; leave it empty (one unchanged output: an
             return {accounts.count: gr.update()}  # empty dict would read as a single value and log a traceback)
 
-    tab.select(on_open, None, outputs, show_progress="hidden", **PRIVATE)
+    listen(ctx, tab.select, on_open, None, outputs, show_progress="hidden", **PRIVATE, api_name="admin_ui_open")
     return TabHandle(tab=tab, min_role="admin", on_load=(on_open, outputs), filled_on_select=True)
 
 
@@ -265,12 +325,12 @@ def _register_api(ctx: AppContext) -> None:
         """Disable an account (it can no longer sign in or call anything)."""
         return admin.set_account_disabled(db, caller(ctx, request), name, True)
 
-    for fn in (
-        admin_import_vilpact,
-        admin_export_intents,
-        admin_users,
-        admin_user_add,
-        admin_user_set_role,
-        admin_user_disable,
-    ):
-        gr.api(fn, api_name=fn.__name__)
+    for name, fn in {
+        "admin_import_vilpact": admin_import_vilpact,
+        "admin_export_intents": admin_export_intents,
+        "admin_users": admin_users,
+        "admin_user_add": admin_user_add,
+        "admin_user_set_role": admin_user_set_role,
+        "admin_user_disable": admin_user_disable,
+    }.items():
+        endpoint(ctx, fn, api_name=name)

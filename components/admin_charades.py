@@ -22,6 +22,7 @@ from backend.vilpact.charades import import_charades_folder
 from backend.vilpact.charades_pool import Preview, admin_accept, admin_export, admin_preview
 from backend.vilpact.extraction import Extraction
 from backend.vilpact.layout import FPS
+from components.access import listen
 from components.common import EventOptions, caller, esc
 from components.feedback import QUIET, Mistake, shown_in
 
@@ -212,10 +213,18 @@ def build_charades_panel(ctx: AppContext) -> None:
         done = admin_export(ctx.database, ctx.settings, caller(ctx, request), out, ctx.embeddings)
         return {export_file: gr.File(str(out), visible=True), message: f"Exported {done['rows']} sequences."}
 
-    import_button.click(
-        on_import, [folder, videos], [message, summary, video], api_name="admin_charades_import", **QUIET, **PRIVATE
+    listen(
+        ctx,
+        import_button.click,
+        on_import,
+        [folder, videos],
+        [message, summary, video],
+        api_name="admin_charades_import",
+        **QUIET,
+        **PRIVATE,
     )
-    gr.on(
+    listen(
+        ctx,
         [preview_button.click, video.input],
         on_preview,
         [video],
@@ -224,5 +233,7 @@ def build_charades_panel(ctx: AppContext) -> None:
         **QUIET,
         **PRIVATE,
     )
-    accept_button.click(on_accept, None, [message], api_name="admin_charades_accept", **PRIVATE)
-    export_button.click(on_export, None, [export_file, message], api_name="admin_charades_export", **PRIVATE)
+    listen(ctx, accept_button.click, on_accept, None, [message], api_name="admin_charades_accept", **PRIVATE)
+    listen(
+        ctx, export_button.click, on_export, None, [export_file, message], api_name="admin_charades_export", **PRIVATE
+    )

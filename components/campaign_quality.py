@@ -17,6 +17,7 @@ from backend.accounts import invitations
 from backend.accounts.auth import ROLES
 from backend.campaigns import gold, quality, report
 from backend.context import AppContext
+from components.access import endpoint, listen
 from components.common import EventOptions, caller, esc, ui_errors
 from components.feedback import QUIET, Mistake, shown_in
 
@@ -119,11 +120,26 @@ def build_workers_panel(ctx: AppContext) -> None:
         )
         return {table: report_frame(ctx, me), message: text}
 
-    refresh.click(on_report, [study], [table, message], api_name="admin_workers_report", **PRIVATE)
-    download.click(on_download, [study], [csv_file, table, message], api_name="admin_workers_csv", **PRIVATE)
-    block.click(on_block, [worker, reason], [table, message], **QUIET, **PRIVATE)
-    unblock.click(on_unblock, [worker], [table, message], **QUIET, **PRIVATE)
-    give_back.click(on_return, [worker], [table, message], **QUIET, **PRIVATE)
+    listen(ctx, refresh.click, on_report, [study], [table, message], api_name="admin_workers_report", **PRIVATE)
+    listen(
+        ctx, download.click, on_download, [study], [csv_file, table, message], api_name="admin_workers_csv", **PRIVATE
+    )
+    listen(
+        ctx,
+        block.click,
+        on_block,
+        [worker, reason],
+        [table, message],
+        **QUIET,
+        **PRIVATE,
+        api_name="admin_workers_block",
+    )
+    listen(
+        ctx, unblock.click, on_unblock, [worker], [table, message], **QUIET, **PRIVATE, api_name="admin_workers_unblock"
+    )
+    listen(
+        ctx, give_back.click, on_return, [worker], [table, message], **QUIET, **PRIVATE, api_name="admin_workers_return"
+    )
 
 
 def build_invitations_panel(ctx: AppContext) -> None:
@@ -140,7 +156,7 @@ def build_invitations_panel(ctx: AppContext) -> None:
         made = invitations.create_invitation(ctx.database, ctx.settings, caller(ctx, request), chosen, app_url(request))
         return {link: made["link"], message: f"Valid until {esc(made['expires_at'][:16])} UTC, for one sign-up."}
 
-    create.click(on_create, [role], [link, message], **PRIVATE)
+    listen(ctx, create.click, on_create, [role], [link, message], **PRIVATE, api_name="admin_invitations_create")
 
 
 def flags_frame(ctx: AppContext, me: str | None) -> pd.DataFrame:
@@ -194,10 +210,37 @@ def build_flags_panel(ctx: AppContext) -> None:
 
         return handler
 
-    refresh.click(on_refresh, None, [flags, pending, message], **PRIVATE)
-    resume.click(on_resume, [worker], [flags, pending, message], **QUIET, **PRIVATE)
-    right.click(judged(True), [answer], [flags, pending, message], **QUIET, **PRIVATE)
-    wrong.click(judged(False), [answer], [flags, pending, message], **QUIET, **PRIVATE)
+    listen(ctx, refresh.click, on_refresh, None, [flags, pending, message], **PRIVATE, api_name="quality_ui_refresh")
+    listen(
+        ctx,
+        resume.click,
+        on_resume,
+        [worker],
+        [flags, pending, message],
+        **QUIET,
+        **PRIVATE,
+        api_name="quality_ui_resume",
+    )
+    listen(
+        ctx,
+        right.click,
+        judged(True),
+        [answer],
+        [flags, pending, message],
+        **QUIET,
+        **PRIVATE,
+        api_name="quality_ui_gold_right",
+    )
+    listen(
+        ctx,
+        wrong.click,
+        judged(False),
+        [answer],
+        [flags, pending, message],
+        **QUIET,
+        **PRIVATE,
+        api_name="quality_ui_gold_wrong",
+    )
 
 
 def register_api(ctx: AppContext) -> None:
@@ -270,19 +313,19 @@ def register_api(ctx: AppContext) -> None:
         """Admins: invitations (without tokens) and who used them."""
         return invitations.list_invitations(db, caller(ctx, request))
 
-    for fn in (
-        worker_report,
-        worker_report_csv,
-        worker_block,
-        worker_unblock,
-        worker_return_to_pool,
-        quality_flags,
-        worker_resume,
-        gold_add,
-        gold_candidates,
-        gold_pending,
-        gold_judge,
-        invitation_create,
-        invitation_list,
-    ):
-        gr.api(fn, api_name=fn.__name__)
+    for name, fn in {
+        "worker_report": worker_report,
+        "worker_report_csv": worker_report_csv,
+        "worker_block": worker_block,
+        "worker_unblock": worker_unblock,
+        "worker_return_to_pool": worker_return_to_pool,
+        "quality_flags": quality_flags,
+        "worker_resume": worker_resume,
+        "gold_add": gold_add,
+        "gold_candidates": gold_candidates,
+        "gold_pending": gold_pending,
+        "gold_judge": gold_judge,
+        "invitation_create": invitation_create,
+        "invitation_list": invitation_list,
+    }.items():
+        endpoint(ctx, fn, api_name=name)

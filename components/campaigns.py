@@ -13,6 +13,7 @@ from backend.campaigns import links, studies, workers
 from backend.campaigns.qualification import pool_for
 from backend.context import AppContext
 from backend.errors import PermissionDenied, ValidationError
+from components.access import endpoint, listen
 from components.common import EventOptions, TabHandle, caller, esc, ui_errors
 from components.feedback import QUIET, Mistake, shown_in
 
@@ -214,11 +215,29 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
         return {confirm_box: gr.Group(visible=False), closing: None, message: "Nothing was closed."}
 
     inputs = [name, kind, platform, tasks, minutes, places, size, mark, attempts, completion, screenout, return_url]
-    create.click(
-        on_create, inputs, [table, chosen, address, link, message], api_name="studies_create", **QUIET, **PRIVATE
+    listen(
+        ctx,
+        create.click,
+        on_create,
+        inputs,
+        [table, chosen, address, link, message],
+        api_name="studies_create",
+        **QUIET,
+        **PRIVATE,
     )
-    show_link.click(on_link, [chosen, address], [link, address, message], api_name="studies_link", **QUIET, **PRIVATE)
-    close.click(
+    listen(
+        ctx,
+        show_link.click,
+        on_link,
+        [chosen, address],
+        [link, address, message],
+        api_name="studies_link",
+        **QUIET,
+        **PRIVATE,
+    )
+    listen(
+        ctx,
+        close.click,
         on_close_ask,
         [chosen],
         [confirm_box, effect, closing, message],
@@ -226,7 +245,9 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
         **QUIET,
         **PRIVATE,
     )
-    confirm.click(
+    listen(
+        ctx,
+        confirm.click,
         on_close_confirm,
         [closing, address],
         [table, confirm_box, closing, message],
@@ -234,7 +255,15 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
         **QUIET,
         **PRIVATE,
     )
-    cancel.click(on_close_cancel, None, [confirm_box, closing, message], api_name="studies_close_cancel", **PRIVATE)
+    listen(
+        ctx,
+        cancel.click,
+        on_close_cancel,
+        None,
+        [confirm_box, closing, message],
+        api_name="studies_close_cancel",
+        **PRIVATE,
+    )
 
     def on_open(request: gr.Request) -> dict:
         """The studies and their counts as they are now (page load and each visit of the tab)."""
@@ -244,7 +273,7 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
         except PermissionDenied:  # not an admin: the tab is hidden
             return {table: gr.update()}
 
-    tab.select(on_open, None, [table, address], show_progress="hidden", api_name="studies_open", **PRIVATE)
+    listen(ctx, tab.select, on_open, None, [table, address], show_progress="hidden", api_name="studies_open", **PRIVATE)
     return TabHandle(tab=tab, min_role="admin", on_load=(on_open, [table, address]), filled_on_select=True)
 
 
@@ -335,5 +364,14 @@ def _register_api(ctx: AppContext) -> None:
         me = caller(ctx, request)
         return {"status": workers.leave_study(db, me, workers.my_study(db, me)["study_id"]).status}
 
-    for fn in (study_create, study_list, study_link, study_close, study_stats, study_me, study_qualify, study_leave):
-        gr.api(fn, api_name=fn.__name__)
+    for name, fn in {
+        "study_create": study_create,
+        "study_list": study_list,
+        "study_link": study_link,
+        "study_close": study_close,
+        "study_stats": study_stats,
+        "study_me": study_me,
+        "study_qualify": study_qualify,
+        "study_leave": study_leave,
+    }.items():
+        endpoint(ctx, fn, api_name=name)

@@ -61,7 +61,22 @@ def _oauth_userinfo(request: gr.Request) -> dict | None:
     return (info or {}).get("userinfo") or None
 
 
+#: the attribute the access guard (components/access.py) sets on the ``gr.Request`` Gradio passes to an event:
+#: the caller it resolved once for this call; :func:`caller` answers from it
+CALLER_ATTRIBUTE = "compstudio_caller"
+_UNRESOLVED = object()
+
+
 def caller(ctx: AppContext, request: gr.Request | None) -> str | None:
+    """The signed-in user's name (:func:`resolve_caller`). Inside an event the access guard has resolved it for
+    this call already (``CALLER_ATTRIBUTE`` on the request): that name is returned, nothing is looked up again."""
+    resolved = getattr(request, CALLER_ATTRIBUTE, _UNRESOLVED)
+    if resolved is not _UNRESOLVED:
+        return resolved  # type: ignore[return-value]
+    return resolve_caller(ctx, request)
+
+
+def resolve_caller(ctx: AppContext, request: gr.Request | None) -> str | None:
     """The signed-in user's name: password login (``request.username``) or Sign in with Hugging Face.
 
     An OAuth user gets an account on first sign-in (annotator; admin when they own the Space or are named

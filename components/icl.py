@@ -29,6 +29,7 @@ from backend.icl.prompts import ORDERS
 from backend.icl.selection import PRESET_HELP, PRESETS
 from backend.icl.selectors import SETTINGS_HELP, setting_names
 from backend.inference.benchmarks import EvalItem
+from components.access import endpoint, listen
 from components.common import EventOptions, TabHandle, caller, esc, ui_errors
 from components.models import build_ask_model
 
@@ -403,45 +404,62 @@ def build_icl_tab(ctx: AppContext) -> TabHandle:
             **(cases_of(stored["name"], "", "", user) if stored["kind"] == "tests" else {}),
         }
 
-    _wire(v, on_tests, on_run, on_set_table, on_upload)
+    _wire(ctx, v, on_tests, on_run, on_set_table, on_upload)
     outputs = [v.bank, v.tests, v.models, v.upload.box, v.category, v.cases]
     return TabHandle(tab, "annotator", on_load=(on_load, outputs))
 
 
-def _wire(v: IclView, on_tests: Any, on_run: Any, on_set_table: Any, on_upload: Any) -> None:
+def _wire(ctx: AppContext, v: IclView, on_tests: Any, on_run: Any, on_set_table: Any, on_upload: Any) -> None:
     private: EventOptions = {"api_visibility": "private", "queue": False}
     case_inputs, case_outputs = [v.tests, v.category, v.query], [v.category, v.cases]
     # a person's choice (.input): a set filled by the page load or an upload comes with its cases already,
     # so no second call follows it (issue 17: the load's change used to cost every page a round trip)
-    v.tests.input(on_tests, case_inputs, case_outputs, **private)
-    v.category.input(on_tests, case_inputs, case_outputs, **private)
-    v.query.submit(on_tests, case_inputs, case_outputs, **private)
+    listen(ctx, v.tests.input, on_tests, case_inputs, case_outputs, **private, api_name="icl_ui_tests")
+    listen(ctx, v.category.input, on_tests, case_inputs, case_outputs, **private, api_name="icl_ui_tests_category")
+    listen(ctx, v.query.submit, on_tests, case_inputs, case_outputs, **private, api_name="icl_ui_tests_query")
     weights = [v.selection[name] for name in ("w_p", "w_s", "w_c")]
-    v.setting.change(_preset_fields, [v.setting], [v.setting_help, *weights], **private)
-    v.run.click(
+    listen(
+        ctx,
+        v.setting.change,
+        _preset_fields,
+        [v.setting],
+        [v.setting_help, *weights],
+        **private,
+        api_name="icl_ui_setting",
+    )
+    listen(
+        ctx,
+        v.run.click,
         on_run,
         {*v.selection.values(), v.setting_b},
         [v.message, *v.results.values(), v.item],
         api_visibility="private",
         concurrency_limit=2,
         show_progress="minimal",
+        api_name="icl_ui_run",
     )
-    v.set_table.click(
+    listen(
+        ctx,
+        v.set_table.click,
         on_set_table,
         set(v.selection.values()),
         [v.message, v.set_summary],
         api_visibility="private",
         concurrency_limit=1,
         show_progress="minimal",
+        api_name="icl_ui_set_table",
     )
     up = v.upload
-    up.button.click(
+    listen(
+        ctx,
+        up.button.click,
         on_upload,
         [up.file, up.name, up.kind, up.replace],
         [v.message, v.bank, v.tests, v.category, v.cases],
         api_visibility="private",
         concurrency_limit=1,
         show_progress="minimal",
+        api_name="icl_ui_upload",
     )
 
 
@@ -498,10 +516,10 @@ def _register_api(ctx: AppContext) -> None:
         }
         return asdict(inference.ask_model(ctx, user, BENCHMARK, model, _item_of(value)))
 
-    for fn in (icl_sets, icl_cases, icl_select):
-        gr.api(fn, api_name=fn.__name__, concurrency_limit=2)
-    gr.api(icl_table, api_name="icl_table", concurrency_limit=1)
-    gr.api(icl_answer, api_name="icl_answer", concurrency_id="models", concurrency_limit=1)
+    for name, fn in {"icl_sets": icl_sets, "icl_cases": icl_cases, "icl_select": icl_select}.items():
+        endpoint(ctx, fn, api_name=name, concurrency_limit=2)
+    endpoint(ctx, icl_table, api_name="icl_table", concurrency_limit=1)
+    endpoint(ctx, icl_answer, api_name="icl_answer", concurrency_id="models", concurrency_limit=1)
 
 
 def _item_of(value: dict[str, Any] | None) -> EvalItem:

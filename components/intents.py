@@ -14,6 +14,7 @@ from backend.campaigns.instructions import INTENTS as INTENT_INSTRUCTIONS
 from backend.context import AppContext
 from backend.errors import CompStudioError, ValidationError
 from backend.intents import service
+from components.access import endpoint, listen
 from components.common import TabHandle, caller, esc, ui_errors
 from components.feedback import refused
 from components.player import build_player, empty_value, player_value, watched_share_js
@@ -267,7 +268,7 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
             return {v.progress: gr.update()}  # (an empty dict would read as one output value)
         return render(v, service.next_intent_task(db, settings, user.username), user.username, need)
 
-    v.start.click(on_start, [v.current], v.outputs, api_visibility="private")
+    listen(ctx, v.start.click, on_start, [v.current], v.outputs, api_name="intents_ui_start", api_visibility="private")
     _wire_work(ctx, v)
     _wire_drafts(ctx, v)
     return TabHandle(tab=tab, min_role="annotator", on_load=(on_load, v.outputs))
@@ -323,26 +324,35 @@ def _wire_work(ctx: AppContext, v: IntentsView) -> None:
             return gr.update()  # the submit says why
         return _problem_lines(problems) if problems else gr.update()
 
-    v.submit.click(
+    listen(
+        ctx,
+        v.submit.click,
         on_check,
         [v.current, v.concrete, v.high_level],
         v.message,
+        api_name="intents_ui_check",
         queue=False,
         show_progress="hidden",
         api_visibility="private",
     )
-    v.submit.click(
+    listen(
+        ctx,
+        v.submit.click,
         on_submit,
         [v.current, v.concrete, v.high_level, v.watched],
         v.outputs,
+        api_name="intents_ui_submit",
         js=watched_share_js(PLAYER_ID, 4),  # the share the player's played ranges cover, checked by the server
         show_progress="minimal",
         api_visibility="private",
     )
-    v.skip.click(
+    listen(
+        ctx,
+        v.skip.click,
         on_skip,
         [v.current, v.reason],
         [*v.outputs, v.reason, v.skip_message],
+        api_name="intents_ui_skip",
         show_progress="minimal",
         api_visibility="private",
     )
@@ -358,14 +368,16 @@ def _wire_drafts(ctx: AppContext, v: IntentsView) -> None:
         saved = service.save_draft(ctx.database, caller(ctx, request), sequence_id, concrete_text, high_text, typed_ms)
         return f"Draft saved at {saved[11:19]} UTC" if saved else gr.update()
 
-    for box in (v.concrete, v.high_level):  # typing, and leaving the field (covers pasted text)
+    for field, box in (("concrete", v.concrete), ("high_level", v.high_level)):  # typing, and leaving the field
         # the browser stamps each save with its clock, so a save still queued when the page's closing flush
         # (APP_JS in app.py) has landed cannot overwrite the newer text
-        gr.on(
+        listen(
+            ctx,
             [box.input, box.blur],
             on_draft,
             [v.current, v.concrete, v.high_level, v.typed_at],
             v.draft_status,
+            api_name=f"intents_ui_draft_{field}",
             js="(sequence, concrete, high, typed) => [sequence, concrete, high, Date.now()]",
             trigger_mode="always_last",
             show_progress="hidden",
@@ -413,9 +425,15 @@ def api_endpoints(ctx: AppContext) -> dict[str, Callable[..., dict]]:
         service.mark_viewed(db, settings, caller(ctx, request), sequence_id, watched_share)
         return {"sequence_id": sequence_id, "viewed": True}
 
-    return {fn.__name__: fn for fn in (intent_next, intent_submit, intent_skip, intent_viewed, intent_draft)}
+    return {
+        "intent_next": intent_next,
+        "intent_submit": intent_submit,
+        "intent_skip": intent_skip,
+        "intent_viewed": intent_viewed,
+        "intent_draft": intent_draft,
+    }
 
 
 def _register_api(ctx: AppContext) -> None:
     for name, fn in api_endpoints(ctx).items():
-        gr.api(fn, api_name=name, queue=False)
+        endpoint(ctx, fn, api_name=name, queue=False)

@@ -1,7 +1,7 @@
 """The one model registry, read live: a tab's model pickers are refilled from it whenever the tab opens, so a
 model saved in the Models tab is offered at once in Planning, VQA and Results (issue 24).
 
-Its one handler (``offer_models_on_open.on_open``, access table row ``annotator``) answers reviewers only; for
+Its handler (one event per tab, named by ``api_name``, each an ``annotator`` row of the access table) answers reviewers only; for
 anyone else it changes nothing (the pickers sit in reviewer-only panels)."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import gradio as gr
 from backend.accounts import auth
 from backend.context import AppContext
 from backend.inference.registry import model_names
+from components.access import listen
 from components.common import caller
 
 
@@ -27,6 +28,14 @@ def offer_models_on_open(ctx: AppContext, tab: gr.Tab, pickers: Sequence[gr.Drop
         names = model_names(ctx)
         return {picker: gr.update(choices=names) for picker in pickers}
 
-    tab.select(
-        on_open, None, list(pickers), api_name=api_name, api_visibility="private", show_progress="hidden", queue=False
+    listen(
+        ctx,
+        tab.select,
+        on_open,
+        None,
+        list(pickers),
+        api_name=api_name,
+        api_visibility="private",
+        show_progress="hidden",
+        queue=False,
     )

@@ -1,7 +1,8 @@
 """The Models tab (reviewers and admins): the model registry, batch runs with progress, recent runs.
 
 Also :func:`build_ask_model`, the "Ask a model" panel other benchmark tabs put under their current item.
-Every model call from the browser runs on the one shared queue ``concurrency_id="models"``.
+Model events run on this page's queue ``concurrency_id="models"``; the limit across pages, routes and commands is
+the model pool's (``ctx.pool.slot()``, setting ``model_concurrency``), which every model call takes in ``backend/``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from backend.errors import CompStudioError, PermissionDenied
 from backend.inference import service
 from backend.inference.benchmarks import EvalItem
 from backend.inference.runner import status_label
+from components.access import endpoint, listen
 from components.common import ConcurrencyOptions, EventOptions, TabHandle, caller, esc, ui_errors
 from components.feedback import QUIET, Mistake, mistake_text, shown_in
 
@@ -269,12 +271,32 @@ def build_models_tab(ctx: AppContext) -> TabHandle:
 
     private: EventOptions = {"api_visibility": "private"}
     run_outputs = [v.run_message, v.summary, *v.view]
-    tab.select(on_load, None, v.view, show_progress="hidden", **private)
-    v.refresh.click(on_refresh, None, v.view, **QUIET, **private)
-    v.run.click(on_run, {v.benchmark, v.model, v.limit, v.retry, v.judge}, run_outputs, **MODEL_QUEUE, **private)
-    v.save.click(on_save, [v.entry], [v.edit_result, *v.view], **QUIET, **private)
-    v.delete.click(on_delete, [v.delete_name], [v.edit_result, *v.view], **QUIET, **private)
-    v.unload.click(on_unload, None, v.view, **MODEL_QUEUE, **QUIET, **private)
+    listen(ctx, tab.select, on_load, None, v.view, show_progress="hidden", **private, api_name="models_ui_open")
+    listen(ctx, v.refresh.click, on_refresh, None, v.view, **QUIET, **private, api_name="models_ui_refresh")
+    listen(
+        ctx,
+        v.run.click,
+        on_run,
+        {v.benchmark, v.model, v.limit, v.retry, v.judge},
+        run_outputs,
+        **MODEL_QUEUE,
+        **private,
+        api_name="models_ui_run",
+    )
+    listen(
+        ctx, v.save.click, on_save, [v.entry], [v.edit_result, *v.view], **QUIET, **private, api_name="models_ui_save"
+    )
+    listen(
+        ctx,
+        v.delete.click,
+        on_delete,
+        [v.delete_name],
+        [v.edit_result, *v.view],
+        **QUIET,
+        **private,
+        api_name="models_ui_delete",
+    )
+    listen(ctx, v.unload.click, on_unload, None, v.view, **MODEL_QUEUE, **QUIET, **private, api_name="models_ui_unload")
     return TabHandle(tab, "reviewer", on_load=(on_load, v.view), filled_on_select=True)
 
 
@@ -328,10 +350,15 @@ def _register_api(ctx: AppContext) -> None:
         """Remove a registry entry (admins); returns the names left."""
         return {"models": service.delete_model(ctx, caller(ctx, request), (name or "").strip())}
 
-    for fn in (model_list, model_runs, model_save, model_delete):
-        gr.api(fn, api_name=fn.__name__, queue=False)
-    for fn in (model_answer, model_run, model_unload):
-        gr.api(fn, api_name=fn.__name__, **MODEL_QUEUE)
+    for name, fn in {
+        "model_list": model_list,
+        "model_runs": model_runs,
+        "model_save": model_save,
+        "model_delete": model_delete,
+    }.items():
+        endpoint(ctx, fn, api_name=name, queue=False)
+    for name, fn in {"model_answer": model_answer, "model_run": model_run, "model_unload": model_unload}.items():
+        endpoint(ctx, fn, api_name=name, **MODEL_QUEUE)
 
 
 def format_answer(answer) -> str:
@@ -370,5 +397,14 @@ def build_ask_model(
             raise Mistake("Choose a model.")
         return {shown: format_answer(service.ask_model(ctx, caller(ctx, request), benchmark, name, item_of(value)))}
 
-    ask.click(on_ask, [chosen, item_input], [shown], api_name=api_name, api_visibility="private", **MODEL_QUEUE)
+    listen(
+        ctx,
+        ask.click,
+        on_ask,
+        [chosen, item_input],
+        [shown],
+        api_name=api_name,
+        api_visibility="private",
+        **MODEL_QUEUE,
+    )
     return chosen

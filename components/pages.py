@@ -19,6 +19,7 @@ from backend.accounts import access, auth
 from backend.campaigns.studies import WORK_TAB
 from backend.campaigns.workers import study_view
 from backend.context import AppContext
+from components.access import listen
 from components.common import TabHandle, caller, esc
 from components.role_pages import Page, inside
 
@@ -73,10 +74,19 @@ def plan_pages(ctx: AppContext, demo: gr.Blocks, header: Header, handles: list[T
         fills = [c for h in page_handles if h.on_load for c in h.on_load[1] if not inside(c, hidden)]
         outputs = [header.who, header.logout, header.tabs, *(h.tab for h in page_handles), *dict.fromkeys(fills)]
         on_load = page_load(ctx, name, landing, header, page_handles, outputs)
-        load = demo.load(on_load, None, outputs, api_visibility="private")["id"]
+        load = listen(ctx, demo.load, on_load, None, outputs, api_visibility="private", api_name=page_event(name))["id"]
         props = page_props(landing, page_handles, identity, header, oauth) if page_handles else {}
         pages[name] = Page(identity=identity, hidden=hidden, load=load, props=props)
     return pages
+
+
+def page_event(page: str) -> str:
+    """The api_name (and access-table row) of a page's load event.
+
+    >>> page_event("worker-intents")
+    'page_load_worker_intents'
+    """
+    return "page_load_" + page.replace("-", "_")
 
 
 def page_props(landing: str, handles: list[TabHandle], identity: str, header: Header, oauth: bool) -> dict[int, dict]:

@@ -24,6 +24,7 @@ from backend.inference.registry import model_names
 from backend.planning import service, validation
 from backend.planning.authoring import author_question
 from backend.planning.questions import CHOICE_LETTERS
+from components.access import endpoint, listen
 from components.common import TabHandle, caller, esc, ui_errors
 from components.feedback import refusal
 from components.model_choices import offer_models_on_open
@@ -116,7 +117,7 @@ def _browse_panel(ctx: AppContext) -> tuple[gr.Dropdown, gr.Column, gr.Dropdown]
         view = service.view_question(ctx, name, question_id)
         return {clip: clip_update(view, name), text: question_markdown(view, show_key=is_reviewer(ctx, name))}
 
-    show.click(on_show, [qid], [clip, text], api_visibility="private")
+    listen(ctx, show.click, on_show, [qid], [clip, text], api_visibility="private", api_name="planning_ui_show")
     return qid, tools, picker
 
 
@@ -185,9 +186,35 @@ def reviewer_tools(ctx: AppContext, qid: gr.Dropdown) -> gr.Dropdown:
         view = service.build_view(ctx, question, with_clip=False)
         return question_markdown(view, show_key=True)
 
-    author.click(on_author, [sequence, intent], authored, api_visibility="private")
-    ask.click(on_ask, [qid, model, mode], answer, concurrency_id="models", api_visibility="private")
-    run.click(on_run, [model, mode, circular, limit], summary, concurrency_id="models", api_visibility="private")
+    listen(
+        ctx,
+        author.click,
+        on_author,
+        [sequence, intent],
+        authored,
+        api_visibility="private",
+        api_name="planning_ui_author",
+    )
+    listen(
+        ctx,
+        ask.click,
+        on_ask,
+        [qid, model, mode],
+        answer,
+        concurrency_id="models",
+        api_visibility="private",
+        api_name="planning_ui_ask",
+    )
+    listen(
+        ctx,
+        run.click,
+        on_run,
+        [model, mode, circular, limit],
+        summary,
+        concurrency_id="models",
+        api_visibility="private",
+        api_name="planning_ui_run",
+    )
     return model
 
 
@@ -260,10 +287,19 @@ def _check_panel(ctx: AppContext) -> dict[str, Any]:
         return {**nxt, status: f"Saved your check of {esc(question_id)}."}
 
     outputs = [current, started, progress, fetch, clip, text, form, choice]
-    fetch.click(on_next, None, [*outputs, status], api_visibility="private")
+    listen(
+        ctx, fetch.click, on_next, None, [*outputs, status], api_visibility="private", api_name="planning_ui_next_check"
+    )
     # show_progress="minimal": no overlay (nor "Error" badge) over the clip, question or choice being made
-    submit.click(
-        on_submit, [current, started, choice], [*outputs, status], api_visibility="private", show_progress="minimal"
+    listen(
+        ctx,
+        submit.click,
+        on_submit,
+        [current, started, choice],
+        [*outputs, status],
+        api_visibility="private",
+        show_progress="minimal",
+        api_name="planning_ui_submit_check",
     )
     return {"progress": progress, "fetch": fetch}
 
@@ -307,10 +343,24 @@ def _results_panel(ctx: AppContext, results_tab: gr.Tab) -> None:
         }
 
     shown = [board, human, compared, by_length, by_scene, queue]
-    refresh.click(on_refresh, [baseline, circular], shown, api_visibility="private")
+    listen(
+        ctx,
+        refresh.click,
+        on_refresh,
+        [baseline, circular],
+        shown,
+        api_visibility="private",
+        api_name="planning_ui_results_refresh",
+    )
     # opened with results: filled at once, no Refresh needed
-    results_tab.select(
-        on_refresh, [baseline, circular], shown, api_name="planning_results_open", api_visibility="private"
+    listen(
+        ctx,
+        results_tab.select,
+        on_refresh,
+        [baseline, circular],
+        shown,
+        api_name="planning_results_open",
+        api_visibility="private",
     )
 
 
@@ -416,11 +466,17 @@ def _register_api(ctx: AppContext) -> None:
         )
         return question_json(service.build_view(ctx, question, with_clip=False), True)
 
-    for fn in (planning_questions, planning_question, planning_next_check, planning_submit_check, planning_author):
-        gr.api(fn, api_name=fn.__name__, queue=False)
-    for fn in (planning_ask, planning_run):
-        gr.api(fn, api_name=fn.__name__, concurrency_id="models")
-    gr.api(planning_results, api_name="planning_results")
+    for name, fn in {
+        "planning_questions": planning_questions,
+        "planning_question": planning_question,
+        "planning_next_check": planning_next_check,
+        "planning_submit_check": planning_submit_check,
+        "planning_author": planning_author,
+    }.items():
+        endpoint(ctx, fn, api_name=name, queue=False)
+    for name, fn in {"planning_ask": planning_ask, "planning_run": planning_run}.items():
+        endpoint(ctx, fn, api_name=name, concurrency_id="models")
+    endpoint(ctx, planning_results, api_name="planning_results")
 
 
 def build_planning_tab(ctx: AppContext) -> TabHandle:

@@ -25,6 +25,7 @@ from backend.reporting.grids import GRID_SETTINGS, grid_report, run_grid
 from backend.reporting.plots import layout, to_svg
 from backend.reporting.report import build_report
 from backend.reporting.tables import Report
+from components.access import endpoint, listen
 from components.common import ConcurrencyOptions, TabHandle, caller, esc, ui_errors
 from components.feedback import shown_in
 from components.model_choices import offer_models_on_open
@@ -99,7 +100,15 @@ def _report_panel(ctx: AppContext) -> gr.Dropdown:
             files: [written["json"], written["md"], written["tex"], *written["csv"], *written["svg"], *written["png"]],
         }
 
-    build.click(on_build, [models], [message, charts, download, files, *frames.values()], api_visibility="private")
+    listen(
+        ctx,
+        build.click,
+        on_build,
+        [models],
+        [message, charts, download, files, *frames.values()],
+        api_visibility="private",
+        api_name="results_ui_report",
+    )
     return models
 
 
@@ -145,12 +154,15 @@ def _grid_panel(ctx: AppContext) -> gr.Dropdown:
             download: gr.DownloadButton(value=written["zip"], visible=True),
         }
 
-    run.click(
+    listen(
+        ctx,
+        run.click,
         on_run,
         [model, benchmark, setting, values, limit],
         [message, side, pairs, chart, download],
         api_visibility="private",
         **MODEL_QUEUE,
+        api_name="results_ui_grid",
     )
     return model
 
@@ -170,8 +182,8 @@ def _register_api(ctx: AppContext) -> None:
             ctx, caller(ctx, request), model, benchmark, setting, values, limit=int(limit) if limit else None
         )
 
-    gr.api(results_report, api_name="results_report")
-    gr.api(results_grid, api_name="results_grid", **MODEL_QUEUE)
+    endpoint(ctx, results_report, api_name="results_report")
+    endpoint(ctx, results_grid, api_name="results_grid", **MODEL_QUEUE)
 
 
 def build_results_tab(ctx: AppContext) -> TabHandle:

@@ -17,6 +17,7 @@ import pandas as pd
 
 from backend.context import AppContext
 from backend.inference import samples_api
+from components.access import endpoint, listen
 from components.common import EventOptions, caller, esc, ui_errors
 from components.feedback import shown_in
 
@@ -300,19 +301,27 @@ def build_samples_tab(ctx: AppContext) -> SamplesPanel:
         }
 
     filters = [run, which, category, search]
-    tab.select(ui_errors(on_open), None, [run, other], api_name="results_samples_open", **FAST)
-    refresh.click(ui_errors(on_open), None, [run, other], api_name="results_samples_refresh", **FAST)
-    show.click(on_show, filters, page_outputs, api_name="results_samples_show", **FAST)
-    which.input(on_show, filters, page_outputs, api_name="results_samples_filter", **FAST)
-    search.submit(on_show, filters, page_outputs, api_name="results_samples_search", **FAST)
-    prev_page.click(on_prev, [*filters, page_no], page_outputs, api_name="results_samples_prev", **FAST)
-    next_page.click(on_next, [*filters, page_no], page_outputs, api_name="results_samples_next", **FAST)
+    listen(ctx, tab.select, ui_errors(on_open), None, [run, other], api_name="results_samples_open", **FAST)
+    listen(ctx, refresh.click, ui_errors(on_open), None, [run, other], api_name="results_samples_refresh", **FAST)
+    listen(ctx, show.click, on_show, filters, page_outputs, api_name="results_samples_show", **FAST)
+    listen(ctx, which.input, on_show, filters, page_outputs, api_name="results_samples_filter", **FAST)
+    listen(ctx, search.submit, on_show, filters, page_outputs, api_name="results_samples_search", **FAST)
+    listen(ctx, prev_page.click, on_prev, [*filters, page_no], page_outputs, api_name="results_samples_prev", **FAST)
+    listen(ctx, next_page.click, on_next, [*filters, page_no], page_outputs, api_name="results_samples_next", **FAST)
     detail_outputs = [header, media, prompt, raw, trace, key, manifest]
-    pick.input(on_pick, [run, pick], detail_outputs, api_name="results_samples_item", **FAST)
-    compare.click(
-        on_compare, [run, other], [vs_counts, vs_table, vs_pairs, vs_pick], api_name="results_samples_compare", **FAST
+    listen(ctx, pick.input, on_pick, [run, pick], detail_outputs, api_name="results_samples_item", **FAST)
+    listen(
+        ctx,
+        compare.click,
+        on_compare,
+        [run, other],
+        [vs_counts, vs_table, vs_pairs, vs_pick],
+        api_name="results_samples_compare",
+        **FAST,
     )
-    vs_pick.input(
+    listen(
+        ctx,
+        vs_pick.input,
         on_compare_pick,
         [vs_pairs, vs_pick],
         [side_a, raw_a, side_b, raw_b],
@@ -361,7 +370,7 @@ def _register_api(ctx: AppContext) -> None:
             ctx, caller(ctx, request), run_id, other_run_id or None, vs_model=vs_model or None, page=int(page or 1)
         )
 
-    gr.api(results_sample_runs, api_name="results_sample_runs", queue=False)
-    gr.api(results_samples, api_name="results_samples", queue=False)
-    gr.api(results_sample, api_name="results_sample", queue=False)
-    gr.api(results_samples_vs, api_name="results_samples_vs", queue=False)
+    endpoint(ctx, results_sample_runs, api_name="results_sample_runs", queue=False)
+    endpoint(ctx, results_samples, api_name="results_samples", queue=False)
+    endpoint(ctx, results_sample, api_name="results_sample", queue=False)
+    endpoint(ctx, results_samples_vs, api_name="results_samples_vs", queue=False)

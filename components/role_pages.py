@@ -125,10 +125,8 @@ def inside(block: Any, hidden: set[int] | frozenset[int]) -> bool:
 
 def endpoint_roles(demo: gr.Blocks) -> dict[int, str]:
     """The least role of each named API endpoint (an event with no trigger), from the access table."""
-    from components.access import key_of
-
     return {
-        fn._id: access.EVENTS.get(key_of(fn), "admin")
+        fn._id: access.EVENTS.get(fn.api_name or "", "admin")
         for fn in demo.fns.values()
         if fn.api_visibility == "public" and fn.api_name and not fn.targets and fn.trigger_after is None
     }

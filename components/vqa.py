@@ -24,6 +24,7 @@ from backend.vqa import compose, io, models, runs, service
 from backend.vqa.difficulty import LEVELS
 from backend.vqa.permissions import set_permission
 from components import vqa_api
+from components.access import listen
 from components.common import TabHandle, caller, esc, ui_errors
 from components.feedback import refusal
 from components.model_choices import offer_models_on_open
@@ -58,13 +59,27 @@ def build_vqa_tab(ctx: AppContext) -> TabHandle:
         vqa_api.register(ctx)
     offer_models_on_open(ctx, models_tab, pickers, "vqa_models_open")
     # the leaderboard, its comparison and chart are filled when the tab opens: no Refresh needed
-    board_tab.select(
-        board["refresh"], None, board["outputs"], api_name="vqa_leaderboard_open", api_visibility="private"
+    listen(
+        ctx,
+        board_tab.select,
+        board["refresh"],
+        None,
+        board["outputs"],
+        api_name="vqa_leaderboard_open",
+        api_visibility="private",
     )
     # an item is handed out (leased) only when the person opens the Answer panel to work, not on page load
     open_answer, answer_outputs = answer["open"]
-    for opened in (tab, answer_tab):
-        opened.select(open_answer, None, answer_outputs, api_visibility="private")
+    for api_name, opened in (("vqa_ui_open", tab), ("vqa_ui_answer_open", answer_tab)):
+        listen(
+            ctx,
+            opened.select,
+            open_answer,
+            None,
+            answer_outputs,
+            api_visibility="private",
+            api_name=api_name,
+        )
 
     @ui_errors
     def on_load(request: gr.Request) -> dict:
@@ -158,7 +173,16 @@ def _answer_panel(ctx: AppContext) -> dict[str, Any]:
 
     outputs = [current, progress, image, form, question, choices]
     # show_progress="minimal": no overlay (nor "Error" badge) over the image and the ticks being made
-    submit.click(on_submit, [current, choices], [*outputs, result], api_visibility="private", show_progress="minimal")
+    listen(
+        ctx,
+        submit.click,
+        on_submit,
+        [current, choices],
+        [*outputs, result],
+        api_visibility="private",
+        show_progress="minimal",
+        api_name="vqa_ui_submit_answer",
+    )
     return {"render": render, "outputs": outputs, "progress": progress, "open": (on_open, outputs)}
 
 
@@ -218,9 +242,27 @@ def _ask_section(ctx: AppContext, names: list[str]) -> gr.Dropdown:
         ids = [row["id"] for row in service.browse_items(ctx.database, caller(ctx, request), status="verified")]
         return gr.update(choices=ids, value=ids[0] if ids else None)
 
-    refresh_items.click(on_items, None, item, api_visibility="private")
-    ask.click(on_ask, [model, item, mode, blind], answer_md, concurrency_id="models", api_visibility="private")
-    run_all.click(on_run, [model, mode, blind], answer_md, concurrency_id="models", api_visibility="private")
+    listen(ctx, refresh_items.click, on_items, None, item, api_visibility="private", api_name="vqa_ui_items")
+    listen(
+        ctx,
+        ask.click,
+        on_ask,
+        [model, item, mode, blind],
+        answer_md,
+        concurrency_id="models",
+        api_visibility="private",
+        api_name="vqa_ui_ask",
+    )
+    listen(
+        ctx,
+        run_all.click,
+        on_run,
+        [model, mode, blind],
+        answer_md,
+        concurrency_id="models",
+        api_visibility="private",
+        api_name="vqa_ui_run",
+    )
     return model
 
 
@@ -257,8 +299,17 @@ def _voting_section(ctx: AppContext, names: list[str]) -> gr.Dropdown:
     def on_show(request: gr.Request) -> pd.DataFrame:
         return _dist_frame(compose.difficulty_overview(ctx.database, caller(ctx, request)))
 
-    vote.click(on_vote, [panel], distribution, concurrency_id="models", api_visibility="private")
-    show.click(on_show, None, distribution, api_visibility="private")
+    listen(
+        ctx,
+        vote.click,
+        on_vote,
+        [panel],
+        distribution,
+        concurrency_id="models",
+        api_visibility="private",
+        api_name="vqa_ui_vote",
+    )
+    listen(ctx, show.click, on_show, None, distribution, api_visibility="private", api_name="vqa_ui_votes_show")
     return panel
 
 
@@ -287,7 +338,15 @@ def _compose_section(ctx: AppContext) -> None:
         )
         return {bundle: out["zip"], composed: note}
 
-    make.click(on_compose, {total, *weights.values(), fmt}, [bundle, composed], api_visibility="private")
+    listen(
+        ctx,
+        make.click,
+        on_compose,
+        {total, *weights.values(), fmt},
+        [bundle, composed],
+        api_visibility="private",
+        api_name="vqa_ui_compose",
+    )
 
 
 def _reading(out: dict[str, Any]) -> str:
@@ -354,8 +413,18 @@ def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
         return esc(summary), charts_html(report), download, pd.DataFrame(out["below_chance"])
 
     outputs = [table, chart, download, compared]
-    refresh.click(on_refresh, None, outputs, api_visibility="private")
-    analyse.click(on_analyse, None, [analysis_md, below_charts, below_download, below], api_visibility="private")
+    listen(
+        ctx, refresh.click, on_refresh, None, outputs, api_visibility="private", api_name="vqa_ui_leaderboard_refresh"
+    )
+    listen(
+        ctx,
+        analyse.click,
+        on_analyse,
+        None,
+        [analysis_md, below_charts, below_download, below],
+        api_visibility="private",
+        api_name="vqa_ui_analyse",
+    )
     return {"render": render, "outputs": outputs, "refresh": on_refresh}
 
 
@@ -376,8 +445,8 @@ def _admin_panel(ctx: AppContext) -> None:
 
         return handler
 
-    grant.click(change(True), [user], done, api_visibility="private")
-    revoke.click(change(False), [user], done, api_visibility="private")
+    listen(ctx, grant.click, change(True), [user], done, api_visibility="private", api_name="vqa_ui_author_grant")
+    listen(ctx, revoke.click, change(False), [user], done, api_visibility="private", api_name="vqa_ui_author_revoke")
 
     gr.Markdown(
         "**Import** a `.zip` of `questions.json` + `images/` (the released layout, with `answer` and "
@@ -405,5 +474,5 @@ def _admin_panel(ctx: AppContext) -> None:
         out_dir = Path(tempfile.mkdtemp(prefix="vqa-export-"))
         return io.export_download(db, ctx.settings, caller(ctx, request), out_dir, fmt)
 
-    do_import.click(on_import, [upload], imported, api_visibility="private")
-    do_export.click(on_export, [layout], bundle, api_visibility="private")
+    listen(ctx, do_import.click, on_import, [upload], imported, api_visibility="private", api_name="vqa_ui_import")
+    listen(ctx, do_export.click, on_export, [layout], bundle, api_visibility="private", api_name="vqa_ui_export")

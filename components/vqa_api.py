@@ -11,6 +11,7 @@ import gradio as gr
 
 from backend.context import AppContext
 from backend.vqa import compose, io, models, runs, service
+from components.access import endpoint
 from components.common import ConcurrencyOptions, caller, ui_errors
 
 MODEL_QUEUE: ConcurrencyOptions = {"concurrency_id": "models", "concurrency_limit": 1}
@@ -93,15 +94,19 @@ def register(ctx: AppContext) -> None:
         panel null: the vqa_panel setting."""
         return models.vote_difficulty(ctx, caller(ctx, request), panel or None)
 
-    for fn in (
-        vqa_next_answer,
-        vqa_submit_answer,
-        vqa_next_verification,
-        vqa_submit_verification,
-        vqa_leaderboard,
-        vqa_levels,
-    ):
-        gr.api(fn, api_name=fn.__name__, queue=False)
-    gr.api(vqa_export, api_name="vqa_export")
-    for fn in (vqa_model_answer, vqa_model_run, vqa_vote):
-        gr.api(fn, api_name=fn.__name__, **MODEL_QUEUE)
+    for name, fn in {
+        "vqa_next_answer": vqa_next_answer,
+        "vqa_submit_answer": vqa_submit_answer,
+        "vqa_next_verification": vqa_next_verification,
+        "vqa_submit_verification": vqa_submit_verification,
+        "vqa_leaderboard": vqa_leaderboard,
+        "vqa_levels": vqa_levels,
+    }.items():
+        endpoint(ctx, fn, api_name=name, queue=False)
+    endpoint(ctx, vqa_export, api_name="vqa_export")
+    for name, fn in {
+        "vqa_model_answer": vqa_model_answer,
+        "vqa_model_run": vqa_model_run,
+        "vqa_vote": vqa_vote,
+    }.items():
+        endpoint(ctx, fn, api_name=name, **MODEL_QUEUE)

@@ -14,6 +14,7 @@ from backend.vqa import service
 from backend.vqa.categories import CATEGORIES
 from backend.vqa.images import media_path
 from backend.vqa.items import LETTERS
+from components.access import listen
 from components.common import EventOptions, caller, esc, ui_errors
 
 
@@ -177,15 +178,33 @@ def author_panel(ctx: AppContext) -> None:
         return pd.DataFrame(service.browse_items(db, caller(ctx, request)))
 
     private: EventOptions = {"api_visibility": "private"}
-    v.build.click(on_build, [v.files], [v.stored, v.preview], **private)
-    v.options.change(_on_options, [v.options, v.correct], v.correct, show_progress="hidden", **private)
-    v.probe.click(
+    listen(ctx, v.build.click, on_build, [v.files], [v.stored, v.preview], **private, api_name="vqa_ui_author_build")
+    listen(
+        ctx,
+        v.options.change,
+        _on_options,
+        [v.options, v.correct],
+        v.correct,
+        show_progress="hidden",
+        **private,
+        api_name="vqa_ui_author_options",
+    )
+    listen(
+        ctx,
+        v.probe.click,
         on_probe,
         [v.true_caps, v.conflict_caps, v.count],
         [v.category, v.question, v.options, v.correct, v.choice_type],
         **private,
+        api_name="vqa_ui_author_probe",
     )
-    v.create.click(
-        on_create, {v.stored, v.category, v.question, v.options, v.correct, v.choice_type}, v.saved, **private
+    listen(
+        ctx,
+        v.create.click,
+        on_create,
+        {v.stored, v.category, v.question, v.options, v.correct, v.choice_type},
+        v.saved,
+        **private,
+        api_name="vqa_ui_author_create",
     )
-    v.refresh.click(on_refresh, None, v.table, **private)
+    listen(ctx, v.refresh.click, on_refresh, None, v.table, **private, api_name="vqa_ui_author_refresh")

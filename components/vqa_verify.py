@@ -12,6 +12,7 @@ import gradio as gr
 from backend.context import AppContext
 from backend.errors import CompStudioError
 from backend.vqa import service
+from components.access import listen
 from components.common import EventOptions, caller, esc, ui_errors
 from components.feedback import refusal
 from components.vqa_authoring import item_image, options_lines, question_md
@@ -202,10 +203,26 @@ def _disputes_panel(ctx: AppContext, outcome: gr.Markdown) -> None:
 
         return handler
 
-    load_disputes.click(on_disputes, None, disputed, **PRIVATE)
-    disputed.change(on_dispute_pick, disputed, dispute_md, **PRIVATE)
-    resolve_accept.click(resolve("accept"), [disputed, note], outcome, **PRIVATE)
-    resolve_reject.click(resolve("reject"), [disputed, note], outcome, **PRIVATE)
+    listen(ctx, load_disputes.click, on_disputes, None, disputed, **PRIVATE, api_name="vqa_ui_disputes")
+    listen(ctx, disputed.change, on_dispute_pick, disputed, dispute_md, **PRIVATE, api_name="vqa_ui_dispute_pick")
+    listen(
+        ctx,
+        resolve_accept.click,
+        resolve("accept"),
+        [disputed, note],
+        outcome,
+        **PRIVATE,
+        api_name="vqa_ui_dispute_accept",
+    )
+    listen(
+        ctx,
+        resolve_reject.click,
+        resolve("reject"),
+        [disputed, note],
+        outcome,
+        **PRIVATE,
+        api_name="vqa_ui_dispute_reject",
+    )
 
 
 def verify_panel(ctx: AppContext) -> VerifyView:
@@ -216,7 +233,16 @@ def verify_panel(ctx: AppContext) -> VerifyView:
     def on_fetch(request: gr.Request) -> dict:
         return render(ctx, v, service.next_verification(ctx.database, ctx.settings, caller(ctx, request)))
 
-    v.fetch.click(on_fetch, None, v.outputs, **PRIVATE)
+    listen(ctx, v.fetch.click, on_fetch, None, v.outputs, **PRIVATE, api_name="vqa_ui_verify_fetch")
     for button, decision in ((v.accept, "accept"), (v.reject, "reject"), (v.edit, "edit")):
-        button.click(_decide(ctx, v, decision), v.inputs, [*v.outputs, v.outcome], show_progress="minimal", **PRIVATE)
+        listen(
+            ctx,
+            button.click,
+            _decide(ctx, v, decision),
+            v.inputs,
+            [*v.outputs, v.outcome],
+            api_name=f"vqa_ui_verify_{decision}",
+            show_progress="minimal",
+            **PRIVATE,
+        )
     return v

@@ -13,6 +13,7 @@ import pandas as pd
 from backend.context import AppContext
 from backend.webhooks import EVENTS, registry
 from backend.webhooks.sender import WebhookSender
+from components.access import endpoint, listen
 from components.common import EventOptions, caller, esc, ui_errors
 from components.feedback import QUIET, Mistake, shown_in
 
@@ -124,13 +125,20 @@ def build_webhooks_panel(ctx: AppContext) -> None:
         return {**tables(me), message: f"Delivery {int(delivery_id)} is queued again."}
 
     outputs = [hooks, sent, message]
-    add.click(
-        on_add, [name, url, events, secret], [*outputs, shown_secret], api_name="admin_webhook_add", **QUIET, **PRIVATE
+    listen(
+        ctx,
+        add.click,
+        on_add,
+        [name, url, events, secret],
+        [*outputs, shown_secret],
+        api_name="admin_webhook_add",
+        **QUIET,
+        **PRIVATE,
     )
-    refresh.click(on_refresh, None, outputs, api_name="admin_webhook_refresh", **PRIVATE)
-    test.click(on_test, [name], outputs, api_name="admin_webhook_test", **QUIET, **PRIVATE)
-    remove.click(on_remove, [name], outputs, api_name="admin_webhook_remove", **QUIET, **PRIVATE)
-    resend.click(on_resend, [delivery], outputs, api_name="admin_webhook_resend", **QUIET, **PRIVATE)
+    listen(ctx, refresh.click, on_refresh, None, outputs, api_name="admin_webhook_refresh", **PRIVATE)
+    listen(ctx, test.click, on_test, [name], outputs, api_name="admin_webhook_test", **QUIET, **PRIVATE)
+    listen(ctx, remove.click, on_remove, [name], outputs, api_name="admin_webhook_remove", **QUIET, **PRIVATE)
+    listen(ctx, resend.click, on_resend, [delivery], outputs, api_name="admin_webhook_resend", **QUIET, **PRIVATE)
 
 
 def register_api(ctx: AppContext) -> None:
@@ -171,5 +179,12 @@ def register_api(ctx: AppContext) -> None:
         """Queue one delivery again now."""
         return registry.resend(db, caller(ctx, request), int(delivery_id))
 
-    for fn in (webhook_add, webhook_list, webhook_remove, webhook_test, webhook_deliveries, webhook_resend):
-        gr.api(fn, api_name=fn.__name__)
+    for name, fn in {
+        "webhook_add": webhook_add,
+        "webhook_list": webhook_list,
+        "webhook_remove": webhook_remove,
+        "webhook_test": webhook_test,
+        "webhook_deliveries": webhook_deliveries,
+        "webhook_resend": webhook_resend,
+    }.items():
+        endpoint(ctx, fn, api_name=name)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
@@ -10,11 +13,15 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from pathlib import Path  # noqa: E402
+from urllib.parse import urlsplit  # noqa: E402
 
 import pytest  # noqa: E402
 
 from backend.context import AppContext, build_context  # noqa: E402
 from backend.settings import Settings  # noqa: E402
+
+if TYPE_CHECKING:
+    from e2e_helpers import RunningApp
 
 ROOT = Path(__file__).resolve().parent.parent
 # Tests read only what the repository ships: assets/ (the released ViLPAct data, the in-context bank) and
@@ -63,16 +70,133 @@ def seed_demo_media(settings: Settings, cache: Path) -> None:
     shutil.copytree(cache, settings.media_dir / "demo", dirs_exist_ok=True)
 
 
-@pytest.fixture(scope="module")
-def identities_app(tmp_path_factory, demo_media_cache: Path):
-    """The real app in this process on the demo content, one per test module, with an account of each identity
-    of the access table (``e2e_helpers.IDENTITY_ACCOUNTS``, password ``e2e_helpers.IDENTITY_PASSWORD``)."""
-    from e2e_helpers import IDENTITY_PASSWORD, app_with_identities
+#: who :class:`ServedApps` signs up: ``{"ann": "annotator"}`` (password ``e2e_helpers.IDENTITY_PASSWORD``, or the
+#: factory's ``password=``) or ``[("ann", "annotator", "a-password")]``
+Users = Mapping[str, str] | Iterable[tuple[str, str, str]]
 
-    settings = Settings(data_dir=tmp_path_factory.mktemp("identities") / "data")
-    seed_demo_media(settings, demo_media_cache)
-    with app_with_identities(settings, IDENTITY_PASSWORD) as app:
-        yield app
+
+class ServedApps:
+    """The factory that the ``served_app`` fixture yields: each call starts the real app in this process
+    (``e2e_helpers.app_in_process``: a free port, the app's real launch settings) on a fresh data folder of its
+    own, with the accounts asked for, and returns its ``e2e_helpers.RunningApp`` (``url``, ``ctx``, ``demo``).
+
+    An app runs until the end of the test module, so a module fixture can start one and share it; a per-test
+    fixture starts its own with :meth:`started` (shut down when the test ends).
+    """
+
+    def __init__(self, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> None:
+        self._request = request
+        self._tmp = tmp_path_factory
+        self._running: dict[int, contextlib.ExitStack] = {}
+
+    def __call__(
+        self,
+        users: Users | None = None,
+        *,
+        password: str | None = None,
+        demo: bool = False,
+        identities: bool = False,
+        settings: Settings | None = None,
+        **overrides: Any,
+    ) -> RunningApp:
+        """Start one app.
+
+        ``users``: accounts to create (see :data:`Users`); ``password``: theirs when ``users`` is a mapping.
+        ``demo``: the shipped demo content, its videos copied from the session's cache (``demo_content=True``).
+        ``identities``: also an account of each identity of the access table (``e2e_helpers.IDENTITY_ACCOUNTS``,
+        password ``e2e_helpers.IDENTITY_PASSWORD``; the author holds the VQA author permission).
+        ``settings``: start on these (their data folder) instead of fresh ones (a start-up path chose them).
+        ``overrides``: settings fields (``Settings.replace``), e.g. ``require_full_view=False``."""
+        from e2e_helpers import IDENTITY_ACCOUNTS, IDENTITY_PASSWORD
+
+        from backend.accounts import auth
+        from backend.vqa.permissions import set_permission
+
+        if settings is None:
+            folder = self._tmp.mktemp(f"served-{self._request.module.__name__.rsplit('.', 1)[-1]}")
+            settings = Settings(data_dir=folder / "data", demo_content=demo)
+        settings = settings.replace(**overrides)
+        if demo:
+            seed_demo_media(settings, self._request.getfixturevalue("demo_media_cache"))
+        app = self._start(settings)
+        try:
+            if isinstance(users, Mapping):
+                accounts = [(name, role, password or IDENTITY_PASSWORD) for name, role in users.items()]
+            else:
+                accounts = list(users or [])
+            for name, role, secret in accounts:
+                auth.add_user(app.ctx.database, name, role, secret)
+            if identities:
+                for identity, name in IDENTITY_ACCOUNTS.items():
+                    role = "annotator" if identity == "author" else identity
+                    auth.add_user(app.ctx.database, name, role, IDENTITY_PASSWORD)
+                set_permission(app.ctx.database, IDENTITY_ACCOUNTS["admin"], IDENTITY_ACCOUNTS["author"], "author")
+        except BaseException:
+            self.stop(app)
+            raise
+        return app
+
+    def restart(self, app: RunningApp) -> RunningApp:
+        """Shut ``app`` down and start the app again on its data folder and port, as a restarted server would
+        (a browser keeps its cookies: same host, same port). The old ``RunningApp`` is of no more use."""
+        port = urlsplit(app.url).port
+        self.stop(app)
+        return self._start(app.ctx.settings, port)
+
+    def _start(self, settings: Settings, port: int | None = None) -> RunningApp:
+        from e2e_helpers import app_in_process
+
+        stack = contextlib.ExitStack()
+        app = stack.enter_context(app_in_process(settings, port))
+        self._running[id(app)] = stack
+        return app
+
+    @contextlib.contextmanager
+    def started(self, users: Users | None = None, **options: Any) -> Iterator[RunningApp]:
+        """One app for the ``with`` block (a per-test fixture: ``with served_app.started(...) as app: yield app``);
+        the same arguments as calling the factory."""
+        app = self(users, **options)
+        try:
+            yield app
+        finally:
+            self.stop(app)
+
+    def stop(self, app: RunningApp) -> None:
+        """Shut one app down now (a per-test app, after the test)."""
+        stack = self._running.pop(id(app), None)
+        if stack is not None:
+            stack.close()
+
+    def stop_all(self) -> None:
+        while self._running:
+            _, stack = self._running.popitem()
+            stack.close()
+
+
+@pytest.fixture(scope="module")
+def served_app(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedApps]:
+    """``served_app(users=..., demo=..., **settings) -> RunningApp``: the real app, as many as a module needs,
+    each on a free port and its own data folder, all shut down at the module's end (see :class:`ServedApps`).
+
+    One shared app per module::
+
+        @pytest.fixture(scope="module")
+        def app(served_app):
+            return served_app({"boss": "admin", "ann": "annotator"}, demo=True, require_full_view=False)
+
+    A fresh app per test: ``with served_app.started(...) as app: yield app``."""
+    apps = ServedApps(request, tmp_path_factory)
+    try:
+        yield apps
+    finally:
+        apps.stop_all()
+
+
+@pytest.fixture(scope="module")
+def identities_app(served_app: ServedApps) -> RunningApp:
+    """The real app on the demo content, one per test module, with an account of each identity of the access
+    table (``e2e_helpers.IDENTITY_ACCOUNTS``, password ``e2e_helpers.IDENTITY_PASSWORD``)."""
+    return served_app(demo=True, identities=True)
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """Launch the real app (in-process or as a subprocess) and talk to it over HTTP or a real browser.
 
-Used by the end-to-end, browser, load and crash tests, and by benchmarks/annotation_load.py.
+Used by the end-to-end, browser, load and crash tests, and by benchmarks/annotation_load.py. Tests start the app
+in-process through the ``served_app`` fixture (tests/conftest.py), which calls :func:`app_in_process`.
 """
 
 from __future__ import annotations
@@ -54,12 +55,13 @@ class RunningApp:
 
 
 @contextlib.contextmanager
-def app_in_process(settings) -> Iterator[RunningApp]:
-    """The real Gradio server in this process, on a free port, with the app's real launch settings."""
+def app_in_process(settings, port: int | None = None) -> Iterator[RunningApp]:
+    """The real Gradio server in this process, on ``port`` (a free one by default), with the app's real launch
+    settings."""
     import app as app_module
 
     demo, ctx = app_module.build_app(settings)
-    port = free_port()
+    port = port or free_port()
     demo.launch(
         server_name="127.0.0.1",
         server_port=port,
@@ -75,22 +77,9 @@ def app_in_process(settings) -> Iterator[RunningApp]:
 
 
 # one account per identity of the access table (backend/accounts/access.py); the author is an annotator with the
-# VQA author permission
+# VQA author permission (served_app(identities=True) in tests/conftest.py creates them)
 IDENTITY_ACCOUNTS = {"annotator": "ann", "author": "writer", "reviewer": "rev", "admin": "boss"}
 IDENTITY_PASSWORD = "password1"
-
-
-@contextlib.contextmanager
-def app_with_identities(settings, password: str) -> Iterator[RunningApp]:
-    """:func:`app_in_process` with an account of each identity in :data:`IDENTITY_ACCOUNTS`."""
-    from backend.accounts import auth
-    from backend.vqa.permissions import set_permission
-
-    with app_in_process(settings) as app:
-        for identity, name in IDENTITY_ACCOUNTS.items():
-            auth.add_user(app.ctx.database, name, "annotator" if identity == "author" else identity, password)
-        set_permission(app.ctx.database, IDENTITY_ACCOUNTS["admin"], IDENTITY_ACCOUNTS["author"], "author")
-        yield app
 
 
 def start_app_process(

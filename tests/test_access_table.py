@@ -20,7 +20,6 @@ import pytest
 from e2e_helpers import IDENTITY_ACCOUNTS, IDENTITY_PASSWORD, ApiClient
 
 from backend.accounts import access
-from components.access import key_of
 
 PASSWORD = IDENTITY_PASSWORD
 ACCOUNTS = IDENTITY_ACCOUNTS
@@ -46,13 +45,13 @@ def dump(app) -> list[str]:
 
 
 def _events(app) -> list[tuple[int, str, Any]]:
-    """(fn_index, table key, BlockFunction) of every event that runs on the server."""
-    return [(index, key_of(fn), fn) for index, fn in app.demo.fns.items() if fn.fn is not None]
+    """(fn_index, table key: the api_name, BlockFunction) of every event that runs on the server."""
+    return [(index, fn.api_name, fn) for index, fn in app.demo.fns.items() if fn.fn is not None]
 
 
 # inputs replaced for the calls that are allowed, to keep them short: the planning batch run with the
 # random baseline (the page's default model simulates every question)
-PROBE_INPUTS: dict[str, dict[int, Any]] = {"components.planning.reviewer_tools.on_run": {0: "random", 1: "text"}}
+PROBE_INPUTS: dict[str, dict[int, Any]] = {"planning_ui_run": {0: "random", 1: "text"}}
 
 
 def _probe_data(config: dict, dependency: dict, key: str) -> list[Any]:

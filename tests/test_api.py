@@ -8,26 +8,17 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import seed_demo_media
-from e2e_helpers import ROOT, ApiClient, ApiError, app_in_process
+from e2e_helpers import ROOT, ApiClient, ApiError
 from gradio_client import Client
 
-from backend.accounts import auth
 from backend.vqa.items import list_items
 
 PASSWORD = "password1"
 
 
 @pytest.fixture(scope="module")
-def running(tmp_path_factory, demo_media_cache):
-    from backend.settings import Settings
-
-    settings = Settings(data_dir=tmp_path_factory.mktemp("api") / "data")
-    seed_demo_media(settings, demo_media_cache)
-    with app_in_process(settings) as app:
-        for name, role in (("ann", "annotator"), ("rev", "reviewer"), ("boss", "admin")):
-            auth.add_user(app.ctx.database, name, role, PASSWORD)
-        yield app
+def running(served_app):
+    return served_app({"ann": "annotator", "rev": "reviewer", "boss": "admin"}, password=PASSWORD, demo=True)
 
 
 def _client(app, user: str) -> Client:

@@ -8,23 +8,15 @@ import sys
 
 import httpx
 import pytest
-from conftest import seed_demo_media
-from e2e_helpers import ROOT, ApiClient, ApiError, app_in_process
+from e2e_helpers import ROOT, ApiClient, ApiError
 
 from backend.accounts import auth
 from backend.campaigns.qualification import draw_quiz
 
 
 @pytest.fixture(scope="module")
-def running(tmp_path_factory, demo_media_cache):
-    from backend.settings import Settings
-
-    settings = Settings(data_dir=tmp_path_factory.mktemp("app") / "data")
-    seed_demo_media(settings, demo_media_cache)
-    with app_in_process(settings) as app:
-        for name, role in (("ann1", "annotator"), ("ann2", "annotator"), ("boss", "admin")):
-            auth.add_user(app.ctx.database, name, role, "password1")
-        yield app
+def running(served_app):
+    return served_app({"ann1": "annotator", "ann2": "annotator", "boss": "admin"}, password="password1", demo=True)
 
 
 def test_front_page_and_login(running):

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from conftest import seed_demo_media
-from e2e_helpers import app_in_process, browser_login
+from e2e_helpers import browser_login
 from playwright.sync_api import expect
 from review_helpers import PASSWORD, add_people, add_sequences, annotate_all, judge_all
 
@@ -19,33 +18,19 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory, demo_media_cache):
-    from backend.settings import Settings
-
-    settings = Settings(data_dir=tmp_path_factory.mktemp("a11y") / "data", demo_content=True)
-    seed_demo_media(settings, demo_media_cache)
-    with app_in_process(settings) as running:
-        auth.add_user(running.ctx.database, "ann1", "annotator", "password1")
-        yield running
+def app(served_app):
+    return served_app({"ann1": "annotator"}, password="password1", demo=True)
 
 
 @pytest.fixture(scope="module")
-def review_app(tmp_path_factory):
+def review_app(served_app):
     """Two sequences annotated by two annotators: two rounds wait for review."""
-    from backend.settings import Settings
-
-    settings = Settings(
-        data_dir=tmp_path_factory.mktemp("a11y-review") / "data",
-        demo_content=False,
-        annotators_per_sequence=2,
-        require_full_view=False,
-    )
-    with app_in_process(settings) as running:
-        database = running.ctx.database
-        add_sequences(database, ["S1", "S2"], needed=2)
-        add_people(database, annotators=["a1", "a2"], reviewers=["rev"], password=PASSWORD)
-        annotate_all(database, running.ctx.settings, ["a1", "a2"])
-        yield running
+    running = served_app(annotators_per_sequence=2, require_full_view=False)
+    database = running.ctx.database
+    add_sequences(database, ["S1", "S2"], needed=2)
+    add_people(database, annotators=["a1", "a2"], reviewers=["rev"], password=PASSWORD)
+    annotate_all(database, running.ctx.settings, ["a1", "a2"])
+    return running
 
 
 def serious(page) -> list[str]:

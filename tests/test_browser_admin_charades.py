@@ -10,11 +10,8 @@ import shutil
 
 import pytest
 from conftest import ROOT
-from e2e_helpers import app_in_process, browser_login
+from e2e_helpers import browser_login
 from playwright.sync_api import expect
-
-from backend.accounts.auth import add_user
-from backend.settings import Settings
 
 FIXTURE = ROOT / "tests" / "data" / "charades"
 PASSWORD = "password1"
@@ -22,9 +19,15 @@ HOSTILE = "<img src=x onerror=window.__xss=1>"  # a video id a file could hold
 
 
 @pytest.fixture(scope="module")
-def running(tmp_path_factory):
-    settings = Settings(data_dir=tmp_path_factory.mktemp("admin-charades") / "data", demo_content=False)
-    folder = settings.import_root / "charades-demo"
+def running(served_app):
+    app = served_app({"boss": "admin", "ann": "annotator"}, password=PASSWORD)
+    app.video_ids = write_charades_files(app.ctx.settings.import_root / "charades-demo")
+    return app
+
+
+def write_charades_files(folder) -> list[str]:
+    """A Charades release in ``folder`` (the app reads it when the admin imports): four videos of the fixture and
+    one with a hostile id. Returns the video ids."""
     folder.mkdir(parents=True)
     for name in ("objectclasses", "verbclasses", "mapping"):
         shutil.copy(FIXTURE / f"Charades_v1_{name}.txt", folder)
@@ -36,11 +39,7 @@ def running(tmp_path_factory):
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
-    with app_in_process(settings) as app:
-        add_user(app.ctx.database, "boss", "admin", PASSWORD)
-        add_user(app.ctx.database, "ann", "annotator", PASSWORD)
-        app.video_ids = [r["id"] for r in rows]
-        yield app
+    return [r["id"] for r in rows]
 
 
 def open_panel(page) -> None:

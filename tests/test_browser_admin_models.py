@@ -7,24 +7,20 @@ import json
 import logging
 
 import pytest
-from conftest import seed_demo_media
-from e2e_helpers import ApiClient, app_in_process, browser_login
+from e2e_helpers import ApiClient, browser_login
 from playwright.sync_api import expect
 
 import app as app_module
-from backend.settings import Settings
 
 BADGE = "Error"  # the text of Gradio's status badge over an output that failed
 
 
 @pytest.fixture(scope="module")
-def running(tmp_path_factory, demo_media_cache):
-    settings = Settings(data_dir=tmp_path_factory.mktemp("admin-models") / "data", demo_content=True)
-    seed_demo_media(settings, demo_media_cache)
-    with app_in_process(settings) as app:
-        app_module.login_help(app.ctx)  # creates the demo accounts, as `python app.py` does
-        app.passwords = json.loads((settings.data_dir / "demo-accounts.json").read_text())
-        yield app
+def running(served_app):
+    app = served_app(demo=True)
+    app_module.login_help(app.ctx)  # creates the demo accounts, as `python app.py` does
+    app.passwords = json.loads((app.ctx.settings.data_dir / "demo-accounts.json").read_text())
+    return app
 
 
 @pytest.fixture

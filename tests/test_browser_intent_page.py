@@ -6,31 +6,22 @@ from __future__ import annotations
 import logging
 
 import pytest
-from conftest import seed_demo_media
-from e2e_helpers import app_in_process, browser_login
+from browser_helpers import CONCRETE, HIGH_LEVEL, current_sequence
+from e2e_helpers import browser_login
 from playwright.sync_api import expect
-
-from backend.accounts import auth
-
-CONCRETE = "#concrete-intent textarea, #concrete-intent input"
-HIGH_LEVEL = "#high-level-intent textarea, #high-level-intent input"
 
 
 @pytest.fixture
-def app(settings, demo_media_cache):
+def app(served_app):
     """Demo content without the watch-to-the-end rule, so the flows need no video playback."""
-    seed_demo_media(settings, demo_media_cache)
-    with app_in_process(settings.replace(demo_content=True, require_full_view=False)) as running:
-        auth.add_user(running.ctx.database, "ann1", "annotator", "password1")
+    with served_app.started({"ann1": "annotator"}, password="password1", demo=True, require_full_view=False) as running:
         yield running
 
 
 @pytest.fixture
-def watching_app(settings, demo_media_cache):
+def watching_app(served_app):
     """Demo content with the default rule: submitting needs the video watched to its end."""
-    seed_demo_media(settings, demo_media_cache)
-    with app_in_process(settings.replace(demo_content=True)) as running:
-        auth.add_user(running.ctx.database, "ann1", "annotator", "password1")
+    with served_app.started({"ann1": "annotator"}, password="password1", demo=True) as running:
         yield running
 
 
@@ -39,10 +30,6 @@ def open_tab(browser, app, viewport: dict | None = None):
     browser_login(page, app.url, "ann1", "password1")
     expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
     return page
-
-
-def current_sequence(page) -> str:
-    return page.locator("#intent-task h3").inner_text().split("·")[0].replace("Sequence", "").strip()
 
 
 def first_action(page) -> str:

@@ -5,23 +5,17 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import VILPACT_DATA, seed_demo_media
-from e2e_helpers import app_in_process, browser_login
+from browser_helpers import CONCRETE, HIGH_LEVEL, current_sequence, watch_video
+from conftest import VILPACT_DATA
+from e2e_helpers import browser_login
 from playwright.sync_api import expect
-
-from backend.accounts import auth
-
-CONCRETE = "#concrete-intent textarea, #concrete-intent input"
-HIGH_LEVEL = "#high-level-intent textarea, #high-level-intent input"
 
 
 @pytest.fixture
-def app(settings, demo_media_cache):
-    seed_demo_media(settings, demo_media_cache)
+def app(served_app):
+    people = {"ann1": "annotator", "ann2": "annotator", "ann3": "annotator", "boss": "admin"}
     # the Admin tab imports only below import_dir: the shipped release lies in assets/
-    with app_in_process(settings.replace(demo_content=True, import_dir=str(VILPACT_DATA.parent))) as running:
-        for name, role in (("ann1", "annotator"), ("ann2", "annotator"), ("ann3", "annotator"), ("boss", "admin")):
-            auth.add_user(running.ctx.database, name, role, "password1")
+    with served_app.started(people, password="password1", demo=True, import_dir=str(VILPACT_DATA.parent)) as running:
         yield running
 
 
@@ -31,18 +25,6 @@ def wait_until(condition, timeout: float = 20.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("condition not met in time")
         time.sleep(0.1)
-
-
-def current_sequence(page) -> str:
-    return page.locator("#intent-task h3").inner_text().split("·")[0].replace("Sequence", "").strip()
-
-
-def watch_video(page) -> None:
-    """Play the video and wait until it has ended, as the annotator would."""
-    video = page.locator("#intent-video video")
-    video.wait_for(timeout=30_000)
-    video.evaluate("v => { v.muted = true; return v.play(); }")
-    page.wait_for_function("() => document.querySelector('#intent-video video').ended", timeout=30_000)
 
 
 def test_annotator_watches_submits_and_gets_the_next_task(app, browser):

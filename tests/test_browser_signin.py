@@ -3,54 +3,25 @@ where each role lands, what signing in and out reserves, a restart, a disabled a
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Iterator
 
 import httpx
 import pytest
-from conftest import seed_demo_media
-from e2e_helpers import RunningApp, browser_login, free_port
+from browser_helpers import CONCRETE, HIGH_LEVEL
+from e2e_helpers import browser_login
 from playwright.sync_api import expect
 
 from backend.accounts import auth, signin
 from backend.accounts.demo import ensure_demo_accounts
 from backend.storage import utcnow
 
-CONCRETE = "#concrete-intent textarea, #concrete-intent input"
-HIGH_LEVEL = "#high-level-intent textarea, #high-level-intent input"
-
-
-@contextlib.contextmanager
-def serve(settings, port: int) -> Iterator[RunningApp]:
-    """The real app in this process on ``port``, with its real launch settings."""
-    import app as app_module
-
-    demo, ctx = app_module.build_app(settings)
-    demo.launch(
-        server_name="127.0.0.1",
-        server_port=port,
-        prevent_thread_lock=True,
-        quiet=True,
-        ssr_mode=False,
-        **app_module.launch_kwargs(ctx, demo),
-    )
-    try:
-        yield RunningApp(url=f"http://127.0.0.1:{port}", ctx=ctx, demo=demo)
-    finally:
-        demo.close()
+#: the demo content; no need to watch each demo video to its end here; a short lock so that a test can outlast it
+DEMO = {"demo": True, "require_full_view": False, "signin_lock_after": 4, "signin_lock_minutes": 0.05}
 
 
 @pytest.fixture
-def demo_settings(settings, demo_media_cache):
-    seed_demo_media(settings, demo_media_cache)
-    # no need to watch each demo video to its end here; a short lock so that the test can outlast it
-    return settings.replace(demo_content=True, require_full_view=False, signin_lock_after=4, signin_lock_minutes=0.05)
-
-
-@pytest.fixture
-def app(demo_settings):
-    with serve(demo_settings, free_port()) as running:
+def app(served_app):
+    with served_app.started(**DEMO) as running:
         running.accounts = ensure_demo_accounts(running.ctx).accounts  # what app.py's main prints
         yield running
 
@@ -134,15 +105,15 @@ def test_log_out_signs_out_in_the_same_tab_and_frees_the_lease(app, browser, tmp
     expect(page).to_have_url(f"{app.url}/login")
 
 
-def test_a_restart_keeps_the_annotator_signed_in_and_working(demo_settings, browser):
-    port = free_port()
+def test_a_restart_keeps_the_annotator_signed_in_and_working(served_app, browser):
     page = browser.new_context().new_page()
-    with serve(demo_settings, port) as first:
-        password = ensure_demo_accounts(first.ctx).accounts["demo-annotator"]
-        browser_login(page, first.url, "demo-annotator", password)
-        expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
-        sequence = page.locator("#intent-sequence").text_content().strip()
-    with serve(demo_settings, port) as second:  # the same data folder and port, a new process state
+    first = served_app(**DEMO)
+    password = ensure_demo_accounts(first.ctx).accounts["demo-annotator"]
+    browser_login(page, first.url, "demo-annotator", password)
+    expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
+    sequence = page.locator("#intent-sequence").text_content().strip()
+    second = served_app.restart(first)  # the same data folder and port, a new process state
+    try:
         page.locator(CONCRETE).fill("S/He wants to carry on after the restart")
         page.locator(HIGH_LEVEL).fill("S/He is patient")
         page.locator("#intent-submit").click()
@@ -151,6 +122,8 @@ def test_a_restart_keeps_the_annotator_signed_in_and_working(demo_settings, brow
         assert stored == {"sequence_id": sequence}
         page.reload()
         expect(page.locator("#whoami")).to_contain_text("demo-annotator", timeout=30_000)
+    finally:
+        served_app.stop(second)
 
 
 def test_a_disabled_account_is_signed_out_at_once(app, browser):
@@ -174,8 +147,8 @@ def test_a_disabled_account_is_signed_out_at_once(app, browser):
     expect(page).to_have_url(f"{app.url}/login")
 
 
-def test_fifty_wrong_passwords_lock_the_account_and_the_page_says_so(demo_settings, browser, tmp_path):
-    with serve(demo_settings.replace(signin_lock_minutes=0.1), free_port()) as app:  # a 6-second lock
+def test_fifty_wrong_passwords_lock_the_account_and_the_page_says_so(served_app, browser, tmp_path):
+    with served_app.started(**{**DEMO, "signin_lock_minutes": 0.1}) as app:  # a 6-second lock
         password = ensure_demo_accounts(app.ctx).accounts["demo-annotator"]
         db, settings, tried = app.ctx.database, app.ctx.settings, 0
         page = browser.new_context().new_page()

@@ -5,19 +5,17 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import seed_demo_media
-from e2e_helpers import app_in_process, browser_login, chromium_browser, visit_every_tab
+from e2e_helpers import browser_login, chromium_browser, visit_every_tab
 
 import app as app_module
 
 pytestmark = pytest.mark.browser
 
 
-def test_demo_admin_visits_every_tab_and_an_annotator_sees_only_annotation(settings, demo_media_cache):
-    seed_demo_media(settings, demo_media_cache)
-    with app_in_process(settings.replace(demo_content=True)) as running, chromium_browser() as browser:
+def test_demo_admin_visits_every_tab_and_an_annotator_sees_only_annotation(served_app):
+    with served_app.started(demo=True) as running, chromium_browser() as browser:
         app_module.login_help(running.ctx)  # creates the demo accounts, as `python app.py` does
-        passwords = json.loads((settings.data_dir / "demo-accounts.json").read_text())
+        passwords = json.loads((running.ctx.settings.data_dir / "demo-accounts.json").read_text())
         admin_page = browser.new_context().new_page()
         browser_login(admin_page, running.url, "demo-admin", passwords["demo-admin"])
         labels = visit_every_tab(admin_page)

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from e2e_helpers import app_in_process, browser_login
+from e2e_helpers import browser_login
 from playwright.sync_api import expect
 from review_helpers import PASSWORD, add_people, add_sequences
 
@@ -58,62 +58,53 @@ CLEAN = {"elements": 0, "ran": False, "javascript_links": 0}
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    from backend.settings import Settings
-
-    settings = Settings(
-        data_dir=tmp_path_factory.mktemp("user-text") / "data",
-        demo_content=False,
-        annotators_per_sequence=2,
-        require_full_view=False,
+def app(served_app):
+    running = served_app(annotators_per_sequence=2, require_full_view=False)
+    ctx = running.ctx
+    database = ctx.database
+    add_people(
+        database,
+        annotators=["a1", "a2", "a3", "writer", "goldie"],
+        reviewers=["rev"],
+        admins=["boss"],
+        password=PASSWORD,
     )
-    with app_in_process(settings) as running:
-        ctx = running.ctx
-        database = ctx.database
-        add_people(
-            database,
-            annotators=["a1", "a2", "a3", "writer", "goldie"],
-            reviewers=["rev"],
-            admins=["boss"],
-            password=PASSWORD,
-        )
-        set_permission(database, "boss", "writer", "author")
-        sequences = [f"S{i}" for i in range(1, len(PAYLOADS) // 2 + 1)]
-        add_sequences(database, sequences, needed=2)
-        for name in ("a1", "a2"):  # every payload as a concrete and as a high-level intent
-            task = intents.next_intent_task(database, ctx.settings, name)["task"]
-            while task is not None:
-                index = sequences.index(task["sequence_id"]) * 2
-                concrete, high = f"S/He wants to {PAYLOADS[index]}", f"S/He is {PAYLOADS[index + 1]}"
-                task = intents.submit_intents(database, ctx.settings, name, task["sequence_id"], concrete, high)["task"]
-        # S1 judged not reasonable with payload comments: it returns to the pool with them as guidance
-        item = review.next_review(database, ctx.settings, "rev")["item"]
-        judgments = [review.Judgment(a["annotation_id"], False, PAYLOADS[i]) for i, a in enumerate(item["annotations"])]
-        review.submit_review(database, ctx.settings, "rev", item["sequence_id"], item["round"], judgments)
-        images = vqa.upload_images(database, ctx.settings, "writer", [DEMO_FILE.parent / "images" / "astronaut.jpg"])
-        vqa.create_item(
-            database,
-            ctx.settings,
-            "writer",
-            category="Object Perception",
-            question=PAYLOADS[0] + " " + PAYLOADS[3],
-            options=[PAYLOADS[1], PAYLOADS[5]],
-            answer="A",
-            choice_type="single",
-            images=images,
-        )
-        inference.save_model(ctx, "boss", {"name": "payload-path", "backend": "openai", "path": PAYLOADS[0]})
-        for kind in ("bank", "tests"):  # an in-context bank and test set whose inputs are the payloads
-            lines = [  # a supplied parse tree lets the input be any text (the grammar would refuse these)
-                {"input": f"Form one: {p} .", "output": "HELP ( DOG , ROSE , NONE )", "input_tree": TREE}
-                for p in PAYLOADS
-            ]
-            path = ctx.settings.data_dir / f"payload-{kind}.jsonl"
-            path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-            import_set(database, "boss", path, f"payload-{kind}", kind, category="payload" if kind == "tests" else None)
-        _add_studies(ctx)
-        _add_gold_answer_and_block(ctx)
-        yield running
+    set_permission(database, "boss", "writer", "author")
+    sequences = [f"S{i}" for i in range(1, len(PAYLOADS) // 2 + 1)]
+    add_sequences(database, sequences, needed=2)
+    for name in ("a1", "a2"):  # every payload as a concrete and as a high-level intent
+        task = intents.next_intent_task(database, ctx.settings, name)["task"]
+        while task is not None:
+            index = sequences.index(task["sequence_id"]) * 2
+            concrete, high = f"S/He wants to {PAYLOADS[index]}", f"S/He is {PAYLOADS[index + 1]}"
+            task = intents.submit_intents(database, ctx.settings, name, task["sequence_id"], concrete, high)["task"]
+    # S1 judged not reasonable with payload comments: it returns to the pool with them as guidance
+    item = review.next_review(database, ctx.settings, "rev")["item"]
+    judgments = [review.Judgment(a["annotation_id"], False, PAYLOADS[i]) for i, a in enumerate(item["annotations"])]
+    review.submit_review(database, ctx.settings, "rev", item["sequence_id"], item["round"], judgments)
+    images = vqa.upload_images(database, ctx.settings, "writer", [DEMO_FILE.parent / "images" / "astronaut.jpg"])
+    vqa.create_item(
+        database,
+        ctx.settings,
+        "writer",
+        category="Object Perception",
+        question=PAYLOADS[0] + " " + PAYLOADS[3],
+        options=[PAYLOADS[1], PAYLOADS[5]],
+        answer="A",
+        choice_type="single",
+        images=images,
+    )
+    inference.save_model(ctx, "boss", {"name": "payload-path", "backend": "openai", "path": PAYLOADS[0]})
+    for kind in ("bank", "tests"):  # an in-context bank and test set whose inputs are the payloads
+        lines = [  # a supplied parse tree lets the input be any text (the grammar would refuse these)
+            {"input": f"Form one: {p} .", "output": "HELP ( DOG , ROSE , NONE )", "input_tree": TREE} for p in PAYLOADS
+        ]
+        path = ctx.settings.data_dir / f"payload-{kind}.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        import_set(database, "boss", path, f"payload-{kind}", kind, category="payload" if kind == "tests" else None)
+    _add_studies(ctx)
+    _add_gold_answer_and_block(ctx)
+    yield running
 
 
 def _add_studies(ctx) -> None:

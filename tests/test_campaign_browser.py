@@ -14,14 +14,11 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from conftest import seed_demo_media
-from e2e_helpers import app_in_process, browser_login
+from browser_helpers import CONCRETE, HIGH_LEVEL, watch_video
+from e2e_helpers import browser_login
 from playwright.sync_api import expect
-from test_browser_intents import CONCRETE, HIGH_LEVEL, watch_video
 
-from backend.accounts import auth
 from backend.campaigns import gold, links, report, studies, workers
-from backend.settings import Settings
 from backend.storage import utcnow
 
 pytestmark = pytest.mark.browser
@@ -30,22 +27,18 @@ GOLD_SEQUENCE = "DEMO-SANDWICH"  # the last demo sequence of the pool: nobody ha
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory, demo_media_cache):
-    settings = Settings(data_dir=tmp_path_factory.mktemp("study-browser") / "data", gold_rate=0.5,
-                        gold_agreement_threshold=0.0)  # fmt: skip
-    seed_demo_media(settings, demo_media_cache)
-    with app_in_process(settings) as running:
-        database = running.ctx.database
-        auth.add_user(database, "boss", "admin", "password1")
-        auth.add_user(database, "rev", "reviewer", "password1")
-        with database.write() as db:  # the gold sequence's reference, as a review would have decided it
-            db.conn.execute(
-                """INSERT INTO final_intents (sequence_id, position, concrete_intent, high_level_intent, origin,
-                       decided_at) VALUES (?, 1, 'S/He wants to make lunch', 'S/He is hungry', 'released', ?)""",
-                (GOLD_SEQUENCE, utcnow()),
-            )
-        gold.add_gold(database, "rev", "intent", [GOLD_SEQUENCE])
-        yield running
+def app(served_app):
+    people = {"boss": "admin", "rev": "reviewer"}
+    running = served_app(people, password="password1", demo=True, gold_rate=0.5, gold_agreement_threshold=0.0)
+    database = running.ctx.database
+    with database.write() as db:  # the gold sequence's reference, as a review would have decided it
+        db.conn.execute(
+            """INSERT INTO final_intents (sequence_id, position, concrete_intent, high_level_intent, origin,
+                   decided_at) VALUES (?, 1, 'S/He wants to make lunch', 'S/He is hungry', 'released', ?)""",
+            (GOLD_SEQUENCE, utcnow()),
+        )
+    gold.add_gold(database, "rev", "intent", [GOLD_SEQUENCE])
+    return running
 
 
 @pytest.fixture(scope="module")

@@ -7,12 +7,11 @@ import csv
 import io
 
 import pytest
-from e2e_helpers import app_in_process, browser_login
+from e2e_helpers import browser_login
 from playwright.sync_api import expect
 
 from backend.accounts import auth
 from backend.intents import service
-from backend.settings import Settings
 from backend.storage import utcnow
 from backend.vilpact.importer import import_vilpact
 from tests.conftest import VILPACT_DATA
@@ -21,16 +20,12 @@ PASSWORD = "password-boss"
 
 
 @pytest.fixture(scope="module")
-def running(tmp_path_factory):
-    settings = Settings(
-        data_dir=tmp_path_factory.mktemp("campaign-browser") / "data", demo_content=False, quality_pause_after=3
-    )
-    with app_in_process(settings) as app:
-        import_vilpact(app.ctx.database, VILPACT_DATA, annotators_per_sequence=2)
-        auth.add_user(app.ctx.database, "boss", "admin", PASSWORD)
-        with app.ctx.database.write() as db:
-            auth.insert_user(db.conn, "crowd-7", "annotator")
-        yield app
+def running(served_app):
+    app = served_app({"boss": "admin"}, password=PASSWORD, quality_pause_after=3)
+    import_vilpact(app.ctx.database, VILPACT_DATA, annotators_per_sequence=2)
+    with app.ctx.database.write() as db:
+        auth.insert_user(db.conn, "crowd-7", "annotator")
+    return app
 
 
 @pytest.fixture

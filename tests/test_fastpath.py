@@ -10,26 +10,22 @@ import uuid
 
 import httpx
 import pytest
-from e2e_helpers import ApiClient, app_in_process
+from e2e_helpers import ApiClient
 
 from backend.accounts import auth, sessions
-from backend.settings import Settings
 
 LEAN, GRADIO = "/gradio_api/run", "/gradio_api/api"
 
 
 @pytest.fixture(scope="module")
-def running(tmp_path_factory):
+def running(served_app):
     from conftest import VILPACT_DATA
 
     from backend.vilpact.importer import import_vilpact
 
-    settings = Settings(data_dir=tmp_path_factory.mktemp("fastpath") / "data", demo_content=False)
-    with app_in_process(settings) as app:
-        import_vilpact(app.ctx.database, VILPACT_DATA)
-        for name in ("ann1", "ann2", "gone"):
-            auth.add_user(app.ctx.database, name, "annotator", "password1")
-        yield app
+    app = served_app({"ann1": "annotator", "ann2": "annotator", "gone": "annotator"}, password="password1")
+    import_vilpact(app.ctx.database, VILPACT_DATA)
+    return app
 
 
 def post(client: httpx.Client, path: str, *data, session_hash: str | None = None) -> httpx.Response:
@@ -105,11 +101,9 @@ def test_lean_route_sets_up_no_gradio_session(running):
     assert gradio_hash in holder and lean_hash not in holder
 
 
-def test_session_state_is_bounded_by_the_setting(tmp_path):
+def test_session_state_is_bounded_by_the_setting(served_app):
     """Every new Gradio session holds ~0.8 MB until evicted; ``session_capacity`` bounds how many are kept."""
-    settings = Settings(data_dir=tmp_path / "data", demo_content=False, session_capacity=10)
-    with app_in_process(settings) as app:
-        auth.add_user(app.ctx.database, "ann1", "annotator", "password1")
+    with served_app.started({"ann1": "annotator"}, password="password1", session_capacity=10) as app:
         client = ApiClient(app.url, "ann1", "password1").http
         hashes = [uuid.uuid4().hex for _ in range(25)]
         for session_hash in hashes:

@@ -7,28 +7,21 @@ import os
 
 import pytest
 from conftest import VILPACT_DATA
-from e2e_helpers import ApiClient, ApiError, app_in_process
-
-from backend.accounts import auth
-from components.access import key_of
+from e2e_helpers import ApiClient, ApiError
 
 PASSWORD = "password1"
 
 
 @pytest.fixture(scope="module")
-def running(tmp_path_factory):
-    from backend.settings import Settings
-
-    root = tmp_path_factory.mktemp("files")
-    settings = Settings(data_dir=root / "data", demo_content=False, max_upload_mb=0.05)
-    with app_in_process(settings) as app:
-        auth.add_user(app.ctx.database, "boss", "admin", PASSWORD)
-        media = settings.media_dir
-        media.mkdir(parents=True, exist_ok=True)
-        (media / "owned.txt").write_text("ours")
-        (root / "secret.txt").write_text("not the app's")
-        os.symlink(root / "secret.txt", media / "link-out.txt")  # a link inside media pointing out of it
-        yield app
+def running(served_app):
+    app = served_app({"boss": "admin"}, password=PASSWORD, max_upload_mb=0.05)
+    root = app.ctx.settings.data_dir.parent
+    media = app.ctx.settings.media_dir
+    media.mkdir(parents=True, exist_ok=True)
+    (media / "owned.txt").write_text("ours")
+    (root / "secret.txt").write_text("not the app's")
+    os.symlink(root / "secret.txt", media / "link-out.txt")  # a link inside media pointing out of it
+    return app
 
 
 def test_a_file_in_the_media_folder_is_served(running):
@@ -106,9 +99,7 @@ def test_every_upload_names_its_file_types_and_a_wrong_type_is_refused(running):
     client = ApiClient(running.url, "boss", PASSWORD)
     uploaded = client.http.post("/gradio_api/upload", files={"files": ("bank.exe", b"MZ")}).json()[0]
     upload = next(block for block in uploads if block.elem_id == "icl_upload_file")
-    index = next(
-        i for i, fn in running.demo.fns.items() if fn.fn and key_of(fn).endswith("icl.build_icl_tab.on_upload")
-    )
+    index = next(i for i, fn in running.demo.fns.items() if fn.fn and fn.api_name == "icl_ui_upload")
     inputs = [block._id for block in running.demo.fns[index].inputs]
     data = [{"path": uploaded, "meta": {"_type": "gradio.FileData"}} if i == upload._id else "x" for i in inputs]
     reply = client.http.post("/gradio_api/run/predict", json={"data": data, "fn_index": index, "session_hash": "u"})

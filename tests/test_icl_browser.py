@@ -7,11 +7,10 @@ import json
 import re
 
 import pytest
-from e2e_helpers import ApiClient, ApiError, app_in_process, browser_login, chromium_browser
+from e2e_helpers import ApiClient, ApiError, browser_login, chromium_browser
 from playwright.sync_api import expect
 from tiny_models import tiny_spec
 
-from backend.accounts import auth
 from backend.icl.store import import_set
 from tests.conftest import COGS_ASSETS, COGS_BANK
 
@@ -31,12 +30,10 @@ def small_files(tmp_path_factory):
 
 
 @pytest.fixture
-def app(settings, small_files):
-    with app_in_process(settings.replace(demo_content=False)) as running:
+def app(served_app, small_files):
+    with served_app.started({"res": "reviewer", "ann": "annotator"}, password=PASSWORD) as running:
         running.ctx.models.register_model(tiny_spec("causal", name="tiny-icl", max_new_tokens=4))
         db = running.ctx.database
-        auth.add_user(db, "res", "reviewer", PASSWORD)
-        auth.add_user(db, "ann", "annotator", PASSWORD)
         import_set(db, "cli", small_files[0], "cogs-bank", "bank")
         import_set(db, "cli", small_files[1], "phrareco", "tests")
         yield running

@@ -28,7 +28,9 @@ def served(tmp_path_factory):
         with gr.Tabs():
             build_models_tab(ctx)
         current = gr.Textbox(value="toy-000", visible=False)
-        build_ask_model(ctx, "toy-colors", lambda item_id: items[item_id], current, api_name="toy_ask")
+        build_ask_model(
+            ctx, "toy-colors", lambda item_id: items[item_id], current, api_name="icl_ask"
+        )  # a row of the access table
     demo.queue()
     port = free_port()
     demo.launch(
@@ -50,7 +52,7 @@ def _client(url: str, user: str) -> Client:
 def test_every_model_call_uses_the_shared_queue(served):
     _, demo, _ = served
     by_name = {fn.api_name: fn for fn in demo.fns.values()}
-    for name in ("model_run", "model_unload", "model_answer", "toy_ask"):
+    for name in ("model_run", "model_unload", "model_answer", "icl_ask"):
         assert by_name[name].concurrency_id == "models" and by_name[name].concurrency_limit == 1
 
 

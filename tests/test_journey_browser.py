@@ -10,11 +10,8 @@ import shutil
 import socket
 
 import pytest
-from conftest import seed_demo_media
-from e2e_helpers import app_in_process, browser_login
+from e2e_helpers import browser_login
 from playwright.sync_api import expect
-
-from backend.accounts import auth
 
 pytestmark = pytest.mark.browser
 PASSWORD = "password1"
@@ -22,14 +19,8 @@ WAIT = 120_000  # generous: two cores shared by many developers (not a timing as
 
 
 @pytest.fixture(scope="module")
-def running(tmp_path_factory, demo_media_cache):
-    from backend.settings import Settings
-
-    settings = Settings(data_dir=tmp_path_factory.mktemp("journey") / "data", demo_content=True)
-    seed_demo_media(settings, demo_media_cache)
-    with app_in_process(settings) as app:
-        auth.add_user(app.ctx.database, "boss", "admin", PASSWORD)
-        yield app
+def running(served_app):
+    return served_app({"boss": "admin"}, password=PASSWORD, demo=True)
 
 
 def _closed_port() -> int:

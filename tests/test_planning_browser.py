@@ -8,10 +8,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from e2e_helpers import app_in_process, browser_login
+from e2e_helpers import browser_login
 from playwright.sync_api import expect
 
-from backend.accounts import auth
 from backend.planning.media import write_synthetic_video
 from backend.planning.questions import import_planning
 from backend.vilpact.importer import import_vilpact
@@ -22,17 +21,16 @@ ERROR_BADGE = '[data-testid="status-tracker"] .error'
 
 
 @pytest.fixture
-def app(settings, tmp_path):
+def app(served_app, tmp_path):
     data = VILPACT_DATA
-    with app_in_process(settings.replace(demo_content=False, planning_annotators_per_question=1)) as running:
+    people = {"ann": "annotator", "rev": "reviewer"}
+    with served_app.started(people, password=PASSWORD, planning_annotators_per_question=1) as running:
         db = running.ctx.database
         import_vilpact(db, data, add_to_pool=False)
         import_planning(db, data, annotators_per_question=1)
         video = write_synthetic_video(tmp_path / "videos" / "ZH4JE.mp4", 12, (160, 120))
         with db.write() as conn:  # one question gets a video; its clip is cut on first view
             conn.conn.execute("UPDATE sequences SET video_path = ? WHERE id = 'ZH4JE'", (str(video),))
-        auth.add_user(db, "ann", "annotator", PASSWORD)
-        auth.add_user(db, "rev", "reviewer", PASSWORD)
         yield running
 
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 import zipfile
 
 import pytest
-from conftest import seed_demo_media
-from e2e_helpers import ApiClient, ApiError, app_in_process, browser_login
+from e2e_helpers import ApiClient, ApiError, browser_login
 from playwright.sync_api import expect
 
 from backend.accounts import auth
@@ -18,23 +17,19 @@ WAIT = 60_000  # generous: two cores shared by many developers (not a timing ass
 
 
 @pytest.fixture(scope="module")
-def running(tmp_path_factory, demo_media_cache):
+def running(served_app):
     from backend.icl.evaluation import evaluate_by_category
     from backend.inference.runner import run_eval
-    from backend.settings import Settings
     from backend.vqa.models import run_model
 
-    settings = Settings(data_dir=tmp_path_factory.mktemp("results") / "data", demo_content=True)
-    seed_demo_media(settings, demo_media_cache)
-    with app_in_process(settings) as app:
-        ctx = app.ctx
-        auth.add_user(ctx.database, "boss", "admin", PASSWORD)
-        for model in ("random", "bigram-prior"):
-            run_eval(ctx, "vilpact-planning", model, limit=30, load_options={"mode": "text"})
-        run_model(ctx, "boss", "random")
-        run_model(ctx, "boss", "random", blind=True)
-        evaluate_by_category(ctx, "random", {"n": 2}, limit=4)
-        yield app
+    app = served_app({"boss": "admin"}, password=PASSWORD, demo=True)
+    ctx = app.ctx
+    for model in ("random", "bigram-prior"):
+        run_eval(ctx, "vilpact-planning", model, limit=30, load_options={"mode": "text"})
+    run_model(ctx, "boss", "random")
+    run_model(ctx, "boss", "random", blind=True)
+    evaluate_by_category(ctx, "random", {"n": 2}, limit=4)
+    return app
 
 
 @pytest.fixture(scope="module")

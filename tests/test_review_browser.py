@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from e2e_helpers import ApiClient, ApiError, app_in_process, browser_login, chromium_browser
+from e2e_helpers import ApiClient, ApiError, browser_login, chromium_browser
 from playwright.sync_api import expect
 from review_helpers import INTENTS, PASSWORD, add_people, add_sequences
 
@@ -21,9 +21,8 @@ DECISIONS = {
 
 
 @pytest.fixture
-def app(settings):
-    settings = settings.replace(annotators_per_sequence=2, require_full_view=False)
-    with app_in_process(settings) as running:
+def app(served_app):
+    with served_app.started(annotators_per_sequence=2, require_full_view=False) as running:
         database = running.ctx.database
         add_people(database, annotators=sum(ROUNDS.values(), []), reviewers=["rev"], password=PASSWORD)
         add_sequences(database, ["S1", "S2", "S3"], needed=2)

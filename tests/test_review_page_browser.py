@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from e2e_helpers import app_in_process, browser_login
+from e2e_helpers import browser_login
 from playwright.sync_api import expect
 from review_helpers import PASSWORD, add_people, add_sequences, annotate_all
 
@@ -25,9 +25,8 @@ ERROR_BADGE = ".error"  # Gradio's status tracker marks an output that failed wi
 
 
 @pytest.fixture
-def app(settings):
-    settings = settings.replace(annotators_per_sequence=2, require_full_view=False)
-    with app_in_process(settings) as running:
+def app(served_app):
+    with served_app.started(annotators_per_sequence=2, require_full_view=False) as running:
         database = running.ctx.database
         add_people(database, annotators=["a1", "a2"], reviewers=["rev"], password=PASSWORD)
         add_sequences(database, ["S1", "S2"], needed=2)
@@ -144,7 +143,8 @@ def test_compare_without_a_file_says_upload_and_results_have_no_raw_entities(pag
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("a,b\n5,1\n6,1\n7,1\n8,1\n9,1\n10,1\n")
     page.locator("#compare-upload input[type=file]").set_input_files(str(pairs))
-    expect(page.locator("#compare-upload")).to_contain_text("pairs.csv", timeout=20_000)
+    # the file's name is drawn as two spans ("pairs", ".csv"): its table cell is named "pairs.csv"
+    expect(page.locator("#compare-upload").get_by_role("cell", name="pairs.csv")).to_be_visible(timeout=20_000)
     page.locator("#compare-run").click()
     expect(result).to_contain_text("the first group's scores are significantly higher", timeout=20_000)
     assert "&#" not in result.inner_text() and "&amp;" not in result.inner_text()

@@ -18,7 +18,6 @@ from e2e_helpers import IDENTITY_ACCOUNTS, IDENTITY_PASSWORD, ApiClient, browser
 from gradio.route_utils import BUILD_PATH_LIB
 
 from backend.accounts import access, auth
-from components.access import key_of
 from components.role_pages import _touched
 
 PASSWORD = IDENTITY_PASSWORD
@@ -125,7 +124,7 @@ def test_use_via_api_lists_exactly_the_endpoints_the_role_may_call(running, iden
     _, api = served(running, identity)
     listed = {name.lstrip("/") for name in api["named_endpoints"]}
     endpoints = [fn for fn in running.demo.fns.values() if fn._id in running.demo.role_pages.endpoint_roles]
-    allowed = {fn.api_name for fn in endpoints if access.allows(access.EVENTS[key_of(fn)], identity)}
+    allowed = {fn.api_name for fn in endpoints if access.allows(access.EVENTS[fn.api_name], identity)}
     assert allowed <= listed
     assert not {fn.api_name for fn in endpoints} - allowed & listed
     assert ("review_next" in listed) == (identity != "annotator")

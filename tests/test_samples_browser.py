@@ -11,17 +11,15 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from e2e_helpers import app_in_process, browser_login
+from e2e_helpers import browser_login
 from playwright.sync_api import expect
 
-from backend.accounts import auth
 from backend.inference import samples
 from backend.inference.registry import ModelSpec
 from backend.inference.runner import run_eval
 from backend.inference.samples_detail import compare_runs
 from backend.planning.media import write_synthetic_video
 from backend.planning.questions import list_questions
-from tests.conftest import seed_demo_media
 from tests.samples_helpers import XSS
 
 pytestmark = pytest.mark.browser
@@ -33,22 +31,17 @@ INJECTED = """() => ({elements: document.querySelectorAll('[data-xss]').length, 
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory, demo_media_cache):
-    from backend.settings import Settings
-
-    settings = Settings(data_dir=tmp_path_factory.mktemp("samples-browser") / "data")  # with the demo content
-    seed_demo_media(settings, demo_media_cache)
-    with app_in_process(settings) as running:
-        ctx = running.ctx
-        auth.add_user(ctx.database, "rev", "reviewer", PASSWORD)
-        with ctx.database.write() as db:  # Charades videos are not shipped: synthetic ones cover the windows
-            for question in list_questions(ctx.database)[:WITH_VIDEO]:
-                seconds = question.ob_end_frame / 24 + 1
-                video = write_synthetic_video(
-                    settings.media_dir / "stand-in" / f"{question.id}.mp4", seconds, (160, 120)
-                )
-                db.conn.execute("UPDATE sequences SET video_path = ? WHERE id = ?", (str(video), question.sequence_id))
-        yield running
+def app(served_app):
+    running = served_app({"rev": "reviewer"}, password=PASSWORD, demo=True)  # with the demo content
+    ctx = running.ctx
+    with ctx.database.write() as db:  # Charades videos are not shipped: synthetic ones cover the windows
+        for question in list_questions(ctx.database)[:WITH_VIDEO]:
+            seconds = question.ob_end_frame / 24 + 1
+            video = write_synthetic_video(
+                ctx.settings.media_dir / "stand-in" / f"{question.id}.mp4", seconds, (160, 120)
+            )
+            db.conn.execute("UPDATE sequences SET video_path = ? WHERE id = ?", (str(video), question.sequence_id))
+    return running
 
 
 def _choose(page, elem_id: str, text: str) -> None:

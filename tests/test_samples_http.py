@@ -4,9 +4,8 @@ as the model saw it (its image files served by the app), two runs' discordant it
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import ApiClient, ApiError, app_in_process
+from e2e_helpers import ApiClient, ApiError
 
-from backend.accounts import auth
 from backend.inference.paired import compare_stored
 from backend.inference.registry import ModelSpec
 from backend.inference.runner import run_eval
@@ -15,17 +14,12 @@ PASSWORD = "password1"
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    from backend.settings import Settings
-
-    settings = Settings(data_dir=tmp_path_factory.mktemp("samples-http") / "data", demo_content=False)
-    with app_in_process(settings) as running:
-        ctx = running.ctx
-        auth.add_user(ctx.database, "rev", "reviewer", PASSWORD)
-        auth.add_user(ctx.database, "ann", "annotator", PASSWORD)
-        ctx.models.register_model(ModelSpec("random-2", "random", options={"seed": 2}))
-        running.runs = {m: run_eval(ctx, "toy-colors", m) for m in ("random", "random-2")}
-        yield running
+def app(served_app):
+    running = served_app({"rev": "reviewer", "ann": "annotator"}, password=PASSWORD)
+    ctx = running.ctx
+    ctx.models.register_model(ModelSpec("random-2", "random", options={"seed": 2}))
+    running.runs = {m: run_eval(ctx, "toy-colors", m) for m in ("random", "random-2")}
+    return running
 
 
 def test_a_page_of_samples_by_model_and_benchmark(app):

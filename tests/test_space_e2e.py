@@ -24,7 +24,7 @@ from backend.operations.service import BackupService
 from backend.operations.start import SpaceStart, prepare_start
 from backend.settings import Settings
 from backend.storage import utcnow
-from tests.e2e_helpers import app_in_process, chromium_browser
+from tests.e2e_helpers import chromium_browser
 from tests.fake_hub import FakeHub
 
 pytestmark = pytest.mark.browser
@@ -108,7 +108,7 @@ def annotate(client: httpx.Client, n: int) -> list[str]:
     return done
 
 
-def test_simulated_space_signs_in_backs_up_and_restores(tmp_path, mocked_oauth):
+def test_simulated_space_signs_in_backs_up_and_restores(tmp_path, mocked_oauth, served_app):
     hub = FakeHub()
     base = Settings(data_dir=tmp_path / "ephemeral", hub_backup_repo=REPO, backup_every_minutes=60, demo_content=False)
     persistent = tmp_path / "data-mount"
@@ -117,7 +117,7 @@ def test_simulated_space_signs_in_backs_up_and_restores(tmp_path, mocked_oauth):
     first = start(base, persistent, hub)
     assert first.settings.data_dir == persistent / "compstudio"
     assert first.banner is None and first.restored.snapshot is None  # the repo does not exist yet
-    with app_in_process(first.settings) as app:
+    with served_app.started(settings=first.settings) as app:
         seed_sequences(app.ctx)
         service = BackupService(app.ctx.settings, app.ctx.database, hf_api=hub).start()
         try:
@@ -149,7 +149,7 @@ def test_simulated_space_signs_in_backs_up_and_restores(tmp_path, mocked_oauth):
     assert [s["snapshot"] for s in second.restored.skipped] == [snapshots[0]]
     assert second.restored.snapshot == f"{REPO}/{snapshots[1]}"
     assert "Restored" in second.notices()[0]
-    with app_in_process(second.settings) as app:
+    with served_app.started(settings=second.settings) as app:
         rows = app.ctx.database.query("SELECT sequence_id FROM annotations WHERE annotator = ?", (STRANGER,))
         restored = {r["sequence_id"] for r in rows}
         assert set(acknowledged) <= restored
@@ -162,9 +162,8 @@ def test_simulated_space_signs_in_backs_up_and_restores(tmp_path, mocked_oauth):
         stranger.close()
 
 
-def test_signing_out_of_hugging_face_frees_the_leases_at_once(tmp_path, mocked_oauth):
-    settings = Settings(data_dir=tmp_path / "data", demo_content=False)
-    with app_in_process(settings) as app:
+def test_signing_out_of_hugging_face_frees_the_leases_at_once(mocked_oauth, served_app):
+    with served_app.started() as app:
         seed_sequences(app.ctx)
         client = sign_in(app.url, mocked_oauth, STRANGER)
         task, error = call(client, "intent_next")
@@ -178,11 +177,10 @@ def test_signing_out_of_hugging_face_frees_the_leases_at_once(tmp_path, mocked_o
         assert audit[-1]["action"] == "signout" and '"leases_released": 1' in audit[-1]["detail"]
 
 
-def test_a_visitor_not_signed_in_is_asked_to_sign_in_with_hugging_face(tmp_path, mocked_oauth):
+def test_a_visitor_not_signed_in_is_asked_to_sign_in_with_hugging_face(mocked_oauth, served_app):
     """The page's load event and Gradio's LoginButton check are open to anyone (backend/accounts/access.py): a
     visitor of the Space who has not signed in reads what to do, and meets no error."""
-    settings = Settings(data_dir=tmp_path / "data", demo_content=False)
-    with app_in_process(settings) as app, chromium_browser() as browser:
+    with served_app.started() as app, chromium_browser() as browser:
         page = browser.new_page()
         page.goto(app.url)
         expect(page.locator("#whoami")).to_contain_text("Use Sign in with Hugging Face", timeout=30_000)

@@ -5,10 +5,9 @@ leaderboard shows all of them."""
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import ApiClient, app_in_process, browser_login
+from e2e_helpers import ApiClient, browser_login
 from playwright.sync_api import expect
 
-from backend.accounts import auth
 from backend.vqa.demo import DEMO_FILE, ensure_vqa_demo
 from backend.vqa.permissions import set_permission
 
@@ -18,19 +17,11 @@ ERROR_BADGE = '[data-testid="status-tracker"] .error'
 
 
 @pytest.fixture
-def app(settings):
-    with app_in_process(settings.replace(demo_content=False)) as running:
-        db = running.ctx.database
-        for name, role in (
-            ("boss", "admin"),
-            ("writer", "annotator"),
-            ("ver1", "annotator"),
-            ("ver2", "annotator"),
-            ("ann", "annotator"),
-        ):
-            auth.add_user(db, name, role, PASSWORD)
+def app(served_app):
+    people = {"boss": "admin", "writer": "annotator", "ver1": "annotator", "ver2": "annotator", "ann": "annotator"}
+    with served_app.started(people, password=PASSWORD) as running:
         for name in ("writer", "ver1", "ver2"):
-            set_permission(db, "boss", name, "author")
+            set_permission(running.ctx.database, "boss", name, "author")
         yield running
 
 
@@ -113,11 +104,10 @@ def test_author_verify_answer_model_and_leaderboard(app, browser):
 
 
 @pytest.fixture
-def demo_app(settings):
+def demo_app(served_app):
     """The 15 verified demo items (the first, demo-obj-p, is single choice) and one annotator."""
-    with app_in_process(settings.replace(demo_content=False)) as running:
+    with served_app.started({"ann": "annotator"}, password=PASSWORD) as running:
         ensure_vqa_demo(running.ctx)
-        auth.add_user(running.ctx.database, "ann", "annotator", PASSWORD)
         yield running
 
 

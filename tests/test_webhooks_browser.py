@@ -8,24 +8,17 @@ import os
 from pathlib import Path
 
 import pytest
-from e2e_helpers import app_in_process, browser_login
+from e2e_helpers import browser_login
 from playwright.sync_api import expect
 from webhook_receiver import Receiver
-
-from backend.accounts import auth
-from backend.settings import Settings
 
 pytestmark = pytest.mark.browser
 SECRET = "panel-secret-0123456789"
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    settings = Settings(data_dir=tmp_path_factory.mktemp("hooks-browser") / "data", demo_content=False,
-                        webhooks_allow_private=True)  # fmt: skip
-    with app_in_process(settings) as running:
-        auth.add_user(running.ctx.database, "boss", "admin", "password1")
-        yield running
+def app(served_app):
+    return served_app({"boss": "admin"}, password="password1", webhooks_allow_private=True)
 
 
 def fill(page, elem_id: str, value: str) -> None:

@@ -11,17 +11,20 @@ one of them is listed here with the least identity that may call it:
 
 There is no separate role for planning-question authors: writing planning questions needs ``reviewer``.
 
-``EVENTS`` is keyed by :func:`event_key`: the ``api_name`` of a public (documented) endpoint, else the
-handler's module and qualified name without ``<locals>`` (stable when other events are added, unlike
-Gradio's numbered names ``on_submit_2``). Handlers that share one function share one row.
-``ROUTES`` lists the plain HTTP routes (ours and Gradio's) by path.
+``EVENTS`` is keyed by each event's ``api_name``, one row per endpoint: the public names scripts call
+(docs/api.md) and the ``<tab>_ui_<action>`` names of the page's own (private) events. Every event is
+registered with an explicit ``api_name`` through ``components.access.listen`` / ``endpoint``, so a key never
+derives from a Python function's name: renaming a handler changes nothing. ``ROUTES`` lists the plain HTTP
+routes (ours and Gradio's) by path.
 
-The web app consults this table before every event handler runs (components/access.py); a handler
-missing from the table is refused to everyone. The services' own ``require_role`` checks stay the
-enforcement beneath it. tests/test_access_table.py calls every endpoint as every identity and fails for
-an endpoint missing here (naming it and this file) and for any outcome that differs from the table.
+The guard that ``listen``/``endpoint`` put in front of each handler (components/access.py) resolves the
+caller once and checks them against the row of the event's ``api_name``; an ``api_name`` with no row is
+refused to everyone (and logged). The services' own ``require_role`` checks stay the enforcement beneath
+it. tests/test_access_table.py calls every endpoint as every identity and fails for an endpoint missing here
+(naming it and this file) and for any outcome that differs from the table.
 
-Adding an endpoint: add one row below, in the block of its tab, with the least identity that may call it.
+Adding an endpoint: give it an ``api_name`` (``listen(ctx, button.click, fn, ..., api_name="tab_ui_action")``)
+and add one row below, in the block of its tab, with the least identity that may call it.
 """
 
 from __future__ import annotations
@@ -40,11 +43,12 @@ EVENTS: dict[str, str] = {
     "intent_skip": "annotator",
     "intent_viewed": "annotator",
     "intent_draft": "annotator",
-    "components.intents.build_intents_tab.on_start": "annotator",
-    "components.intents._wire_work.on_submit": "annotator",
-    "components.intents._wire_work.on_skip": "annotator",
-    "components.intents._wire_work.on_check": "annotator",
-    "components.intents._wire_drafts.on_draft": "annotator",
+    "intents_ui_start": "annotator",
+    "intents_ui_submit": "annotator",
+    "intents_ui_skip": "annotator",
+    "intents_ui_check": "annotator",
+    "intents_ui_draft_concrete": "annotator",
+    "intents_ui_draft_high_level": "annotator",
     # -- Review (components/review/)
     "review_next": "reviewer",
     "review_submit": "reviewer",
@@ -52,22 +56,24 @@ EVENTS: dict[str, str] = {
     "review_dashboard": "reviewer",
     "review_export": "admin",
     "dataset_publish": "admin",
-    "components.review.build_review_tab.on_open": "reviewer",
-    "components.review.queue.build_queue_panel.on_next": "reviewer",
-    "components.review.queue.build_queue_panel.on_names": "reviewer",
-    "components.review.queue.build_queue_panel.<lambda>": "reviewer",
-    "components.review.queue.build_queue_panel.on_submit": "reviewer",
-    "components.review.queue.build_queue_panel.on_skip": "reviewer",
-    "components.review.queue.build_queue_panel.on_poll": "reviewer",  # api_name review_queue_poll (private)
-    "components.review.dashboard.build_dashboard_panel.on_dashboard": "reviewer",
-    "components.review.inspection.build_inspection_panel.on_start": "reviewer",
-    "components.review.inspection.build_inspection_panel.on_choose": "reviewer",
-    "components.review.inspection.build_inspection_panel.on_judge": "reviewer",
-    "components.review.agreement.build_agreement_panel.on_semantic": "reviewer",
-    "components.review.agreement.build_agreement_panel.on_reviewers": "reviewer",
-    "components.review.agreement.build_agreement_panel.on_compare": "reviewer",
-    "components.review.publish.build_publish_panel.on_export": "admin",
-    "components.review.publish.build_publish_panel.on_publish": "admin",
+    "review_ui_open": "reviewer",
+    "review_ui_next": "reviewer",
+    "review_ui_names": "reviewer",
+    "review_ui_concrete_from": "reviewer",
+    "review_ui_high_from": "reviewer",
+    "review_ui_submit": "reviewer",
+    "review_ui_skip": "reviewer",
+    "review_ui_queue_poll": "reviewer",
+    "review_ui_dashboard": "reviewer",
+    "review_ui_dashboard_open": "reviewer",
+    "review_ui_inspection_start": "reviewer",
+    "review_ui_inspection_choose": "reviewer",
+    "review_ui_inspection_judge": "reviewer",
+    "review_ui_agreement_semantic": "reviewer",
+    "review_ui_agreement_reviewers": "reviewer",
+    "review_ui_agreement_compare": "reviewer",
+    "review_ui_export": "admin",
+    "review_ui_publish": "admin",
     # -- Worker quality (components/campaign_quality.py, a Review sub-tab; Admin's crowd workers and invitations)
     "quality_flags": "reviewer",
     "worker_resume": "reviewer",
@@ -75,9 +81,10 @@ EVENTS: dict[str, str] = {
     "gold_candidates": "reviewer",
     "gold_pending": "reviewer",
     "gold_judge": "reviewer",
-    "components.campaign_quality.build_flags_panel.on_refresh": "reviewer",
-    "components.campaign_quality.build_flags_panel.on_resume": "reviewer",
-    "components.campaign_quality.build_flags_panel.judged.handler": "reviewer",
+    "quality_ui_refresh": "reviewer",
+    "quality_ui_resume": "reviewer",
+    "quality_ui_gold_right": "reviewer",
+    "quality_ui_gold_wrong": "reviewer",
     "worker_report": "admin",
     "worker_report_csv": "admin",
     "worker_block": "admin",
@@ -85,12 +92,12 @@ EVENTS: dict[str, str] = {
     "worker_return_to_pool": "admin",
     "invitation_create": "admin",
     "invitation_list": "admin",
-    "components.campaign_quality.build_workers_panel.on_report": "admin",  # api_name admin_workers_report
-    "components.campaign_quality.build_workers_panel.on_download": "admin",  # admin_workers_csv
-    "components.campaign_quality.build_workers_panel.on_block": "admin",
-    "components.campaign_quality.build_workers_panel.on_unblock": "admin",
-    "components.campaign_quality.build_workers_panel.on_return": "admin",
-    "components.campaign_quality.build_invitations_panel.on_create": "admin",
+    "admin_workers_report": "admin",
+    "admin_workers_csv": "admin",
+    "admin_workers_block": "admin",
+    "admin_workers_unblock": "admin",
+    "admin_workers_return": "admin",
+    "admin_invitations_create": "admin",
     # -- Studies (components/campaigns.py): admins run studies; a study worker's own state and qualification
     #    (any signed-in account may ask; the backend answers "not in a crowd study" to others)
     "study_create": "admin",
@@ -101,31 +108,36 @@ EVENTS: dict[str, str] = {
     "study_me": "annotator",
     "study_qualify": "annotator",
     "study_leave": "annotator",
-    "components.campaigns.build_studies_tab.on_create": "admin",  # api_name studies_create
-    "components.campaigns.build_studies_tab.on_link": "admin",  # studies_link
-    "components.campaigns.build_studies_tab.on_close_ask": "admin",  # studies_close_ask (the confirmation)
-    "components.campaigns.build_studies_tab.on_close_confirm": "admin",  # studies_close_confirm
-    "components.campaigns.build_studies_tab.on_close_cancel": "admin",  # studies_close_cancel
-    "components.campaigns.build_studies_tab.on_open": "admin",  # studies_open
+    "studies_create": "admin",
+    "studies_link": "admin",
+    "studies_close_ask": "admin",
+    "studies_close_confirm": "admin",
+    "studies_close_cancel": "admin",
+    "studies_open": "admin",
     # -- the live model registry (components/model_choices.py): every tab's model pickers, refilled when it opens
-    "components.model_choices.offer_models_on_open.on_open": "annotator",  # answers reviewers only
+    "planning_models_open": "annotator",  # answers reviewers only
+    "vqa_models_open": "annotator",
+    "results_models_open": "annotator",
     # -- Results (components/results.py)
     "results_report": "reviewer",
     "results_grid": "reviewer",
-    "components.results._report_panel.on_build": "reviewer",
-    "components.results._grid_panel.on_run": "reviewer",
+    "results_ui_report": "reviewer",
+    "results_ui_grid": "reviewer",
     # the Samples sub-tab (components/results_samples.py): JSON endpoints, then its events
     "results_sample_runs": "reviewer",
     "results_samples": "reviewer",
     "results_sample": "reviewer",
     "results_samples_vs": "reviewer",
-    "components.results_samples.build_samples_tab.on_open": "reviewer",
-    "components.results_samples.build_samples_tab.on_show": "reviewer",
-    "components.results_samples.build_samples_tab.on_prev": "reviewer",
-    "components.results_samples.build_samples_tab.on_next": "reviewer",
-    "components.results_samples.build_samples_tab.on_pick": "reviewer",
-    "components.results_samples.build_samples_tab.on_compare": "reviewer",
-    "components.results_samples.build_samples_tab.on_compare_pick": "reviewer",
+    "results_samples_open": "reviewer",
+    "results_samples_refresh": "reviewer",
+    "results_samples_show": "reviewer",
+    "results_samples_filter": "reviewer",
+    "results_samples_search": "reviewer",
+    "results_samples_prev": "reviewer",
+    "results_samples_next": "reviewer",
+    "results_samples_item": "reviewer",
+    "results_samples_compare": "reviewer",
+    "results_samples_compare_item": "reviewer",
     # -- Planning (components/planning.py)
     "planning_questions": "annotator",
     "planning_question": "annotator",
@@ -135,13 +147,14 @@ EVENTS: dict[str, str] = {
     "planning_author": "reviewer",
     "planning_ask": "reviewer",
     "planning_run": "reviewer",
-    "components.planning._check_panel.on_next": "annotator",
-    "components.planning._check_panel.on_submit": "annotator",
-    "components.planning._browse_panel.on_show": "annotator",
-    "components.planning._results_panel.on_refresh": "annotator",
-    "components.planning.reviewer_tools.on_author": "reviewer",
-    "components.planning.reviewer_tools.on_ask": "reviewer",
-    "components.planning.reviewer_tools.on_run": "reviewer",
+    "planning_ui_next_check": "annotator",
+    "planning_ui_submit_check": "annotator",
+    "planning_ui_show": "annotator",
+    "planning_ui_results_refresh": "annotator",
+    "planning_results_open": "annotator",
+    "planning_ui_author": "reviewer",
+    "planning_ui_ask": "reviewer",
+    "planning_ui_run": "reviewer",
     # -- Compositional VQA (components/vqa*.py)
     "vqa_next_answer": "annotator",
     "vqa_submit_answer": "annotator",
@@ -153,55 +166,63 @@ EVENTS: dict[str, str] = {
     "vqa_model_answer": "reviewer",
     "vqa_model_run": "reviewer",
     "vqa_vote": "reviewer",
-    "components.vqa._answer_panel.on_open": "annotator",
-    "components.vqa._answer_panel.on_submit": "annotator",
-    "components.vqa._leaderboard_panel.on_refresh": "annotator",
-    "components.vqa._leaderboard_panel.on_analyse": "reviewer",
-    "components.vqa_authoring._on_options": "author",
-    "components.vqa_authoring.author_panel.on_build": "author",
-    "components.vqa_authoring.author_panel.on_probe": "author",
-    "components.vqa_authoring.author_panel.on_create": "author",
-    "components.vqa_authoring.author_panel.on_refresh": "author",
-    "components.vqa_verify.verify_panel.on_fetch": "author",
-    "components.vqa_verify._decide.handler": "author",
-    "components.vqa_verify._disputes_panel.on_disputes": "reviewer",
-    "components.vqa_verify._disputes_panel.on_dispute_pick": "reviewer",
-    "components.vqa_verify._disputes_panel.resolve.handler": "reviewer",
-    "components.vqa._ask_section.on_items": "reviewer",
-    "components.vqa._ask_section.on_ask": "reviewer",
-    "components.vqa._ask_section.on_run": "reviewer",
-    "components.vqa._voting_section.on_vote": "reviewer",
-    "components.vqa._voting_section.on_show": "reviewer",
-    "components.vqa._compose_section.on_compose": "reviewer",
-    "components.vqa._admin_panel.change.handler": "admin",
-    "components.vqa._admin_panel.on_import": "admin",
-    "components.vqa._admin_panel.on_export": "reviewer",
+    "vqa_ui_open": "annotator",
+    "vqa_ui_answer_open": "annotator",
+    "vqa_ui_submit_answer": "annotator",
+    "vqa_ui_leaderboard_refresh": "annotator",
+    "vqa_leaderboard_open": "annotator",
+    "vqa_ui_analyse": "reviewer",
+    "vqa_ui_author_options": "author",
+    "vqa_ui_author_build": "author",
+    "vqa_ui_author_probe": "author",
+    "vqa_ui_author_create": "author",
+    "vqa_ui_author_refresh": "author",
+    "vqa_ui_verify_fetch": "author",
+    "vqa_ui_verify_accept": "author",
+    "vqa_ui_verify_reject": "author",
+    "vqa_ui_verify_edit": "author",
+    "vqa_ui_disputes": "reviewer",
+    "vqa_ui_dispute_pick": "reviewer",
+    "vqa_ui_dispute_accept": "reviewer",
+    "vqa_ui_dispute_reject": "reviewer",
+    "vqa_ui_items": "reviewer",
+    "vqa_ui_ask": "reviewer",
+    "vqa_ui_run": "reviewer",
+    "vqa_ui_vote": "reviewer",
+    "vqa_ui_votes_show": "reviewer",
+    "vqa_ui_compose": "reviewer",
+    "vqa_ui_author_grant": "admin",
+    "vqa_ui_author_revoke": "admin",
+    "vqa_ui_import": "admin",
+    "vqa_ui_export": "reviewer",
     # -- In-context examples (components/icl.py)
     "icl_sets": "annotator",
     "icl_cases": "annotator",
     "icl_select": "annotator",
     "icl_table": "annotator",
     "icl_answer": "reviewer",
-    "components.models.build_ask_model.on_ask": "reviewer",  # the Ask panel, api_name icl_ask (private)
-    "components.icl.build_icl_tab.on_tests": "annotator",
-    "components.icl._preset_fields": "annotator",
-    "components.icl.build_icl_tab.on_run": "annotator",
-    "components.icl.build_icl_tab.on_set_table": "annotator",
-    "components.icl.build_icl_tab.on_upload": "reviewer",
+    "icl_ask": "reviewer",
+    "icl_ui_tests": "annotator",
+    "icl_ui_tests_category": "annotator",
+    "icl_ui_tests_query": "annotator",
+    "icl_ui_setting": "annotator",
+    "icl_ui_run": "annotator",
+    "icl_ui_set_table": "annotator",
+    "icl_ui_upload": "reviewer",
     # -- Models (components/models.py)
     "model_list": "reviewer",
-    "components.models.build_models_tab.on_load": "reviewer",  # the tab's select event
+    "models_ui_open": "reviewer",  # the tab's select event
     "model_runs": "reviewer",
     "model_answer": "reviewer",
     "model_run": "reviewer",
     "model_save": "admin",
     "model_delete": "admin",
     "model_unload": "admin",
-    "components.models.build_models_tab.on_refresh": "reviewer",
-    "components.models.build_models_tab.on_run": "reviewer",
-    "components.models.build_models_tab.on_save": "admin",
-    "components.models.build_models_tab.on_delete": "admin",
-    "components.models.build_models_tab.on_unload": "admin",
+    "models_ui_refresh": "reviewer",
+    "models_ui_run": "reviewer",
+    "models_ui_save": "admin",
+    "models_ui_delete": "admin",
+    "models_ui_unload": "admin",
     # -- Admin (components/admin.py)
     "admin_import_vilpact": "admin",
     "admin_export_intents": "admin",
@@ -209,19 +230,21 @@ EVENTS: dict[str, str] = {
     "admin_user_add": "admin",
     "admin_user_set_role": "admin",
     "admin_user_disable": "admin",
-    "components.admin.build_admin_tab.on_open": "admin",
-    "components.admin._import_panel.admin_ui_import": "admin",
-    "components.admin._export_panel.on_export": "admin",
-    "components.admin._accounts_panel.on_add": "admin",
-    "components.admin._accounts_panel.change.handler": "admin",
-    "components.admin._backup_panel.on_backup_status": "admin",
-    "components.admin._backup_panel.on_backup_now": "admin",
-    "components.admin._audit_panel.on_audit": "admin",
+    "admin_ui_open": "admin",
+    "admin_ui_import": "admin",
+    "admin_ui_export": "admin",
+    "admin_ui_user_add": "admin",
+    "admin_ui_user_role": "admin",
+    "admin_ui_user_disable": "admin",
+    "admin_ui_user_enable": "admin",
+    "admin_ui_backup_status": "admin",
+    "admin_ui_backup_now": "admin",
+    "admin_ui_audit": "admin",
     # Admin's Charades panel (components/admin_charades.py); api_names admin_charades_import/_preview/_accept/_export
-    "components.admin_charades.build_charades_panel.on_import": "admin",
-    "components.admin_charades.build_charades_panel.on_preview": "admin",
-    "components.admin_charades.build_charades_panel.on_accept": "admin",
-    "components.admin_charades.build_charades_panel.on_export": "admin",
+    "admin_charades_import": "admin",
+    "admin_charades_preview": "admin",
+    "admin_charades_accept": "admin",
+    "admin_charades_export": "admin",
     # -- Webhooks (components/webhooks_panel.py, an Admin panel): admins only
     "webhook_add": "admin",
     "webhook_list": "admin",
@@ -229,15 +252,22 @@ EVENTS: dict[str, str] = {
     "webhook_test": "admin",
     "webhook_deliveries": "admin",
     "webhook_resend": "admin",
-    "components.webhooks_panel.build_webhooks_panel.on_add": "admin",  # api_name admin_webhook_add
-    "components.webhooks_panel.build_webhooks_panel.on_refresh": "admin",  # admin_webhook_refresh
-    "components.webhooks_panel.build_webhooks_panel.on_test": "admin",  # admin_webhook_test
-    "components.webhooks_panel.build_webhooks_panel.on_remove": "admin",  # admin_webhook_remove
-    "components.webhooks_panel.build_webhooks_panel.on_resend": "admin",  # admin_webhook_resend
-    # -- the page itself (app.py)
-    # the one page load: anyone (a visitor not signed in on a Space is told to sign in with Hugging Face);
+    "admin_webhook_add": "admin",
+    "admin_webhook_refresh": "admin",
+    "admin_webhook_test": "admin",
+    "admin_webhook_remove": "admin",
+    "admin_webhook_resend": "admin",
+    # -- the page itself (components/pages.py): one load event per page (page_event)
+    # each page load: anyone (a visitor not signed in on a Space is told to sign in with Hugging Face);
     # each tab's part runs only for a signed-in role that sees the tab
-    "components.pages.page_load.on_load": "anyone",
+    "page_load_anyone": "anyone",
+    "page_load_annotator": "anyone",
+    "page_load_author": "anyone",
+    "page_load_reviewer": "anyone",
+    "page_load_admin": "anyone",
+    "page_load_worker_intents": "anyone",
+    "page_load_worker_planning": "anyone",
+    "page_load_worker_vqa": "anyone",
 }
 
 #: Plain HTTP routes: ``anyone`` answers without a sign-in; ``annotator`` needs one (401/403 or a redirect to
@@ -355,19 +385,6 @@ ROUTES: dict[str, str] = {
     "/gradio_api/vibe-starter-queries": "anyone",
     "/gradio_api/vibe-starter-queries/": "anyone",
 }
-
-
-def event_key(api_name: str | None, public: bool, module: str, qualname: str) -> str:
-    """The table key of one event: its public API name, else ``module.qualname`` without ``<locals>``.
-
-    >>> event_key("on_submit_2", False, "components.planning", "_check_panel.<locals>.on_submit")
-    'components.planning._check_panel.on_submit'
-    >>> event_key("intent_next", True, "components.intents", "api_endpoints.<locals>.intent_next")
-    'intent_next'
-    """
-    if public and api_name:
-        return api_name
-    return f"{module}.{qualname}".replace(".<locals>", "")
 
 
 def allows(least: str, identity: str) -> bool:

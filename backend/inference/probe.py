@@ -58,7 +58,9 @@ def probe_model(ctx: AppContext, name: str, prompt: str = PROBE_PROMPT) -> dict[
     result: dict[str, Any] = {"model": spec.name, "backend": spec.backend, "path": spec.path}
     began = time.perf_counter()
     try:
-        reply = backend.generate([[text(prompt)]], GenerationParams(max_new_tokens=8))[0]
+        with ctx.pool.slot():
+            began = time.perf_counter()  # the call's latency, not the wait for the model queue
+            reply = backend.generate([[text(prompt)]], GenerationParams(max_new_tokens=8))[0]
         result.update(ok=True, reply=reply)
     except (CompStudioError, RuntimeError, OSError, ValueError) as exc:
         result.update(ok=False, error=f"{type(exc).__name__}: {exc}"[:500])

@@ -13,6 +13,8 @@
 * :func:`get_model` returns a loaded backend, cached in the app's :class:`ModelPool` (``AppContext.pool``:
   weights load once, on first use, and :meth:`ModelPool.unload` frees them). Unknown names fail with the
   list of valid names.
+* :meth:`ModelPool.slot` is the one model queue of the process: every model call holds a slot while it runs
+  (setting ``model_concurrency``); see :mod:`backend.inference.slots`.
 
 Importing this module imports no heavy library.
 """
@@ -25,6 +27,7 @@ import json
 import os
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
@@ -33,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from backend.errors import NotFound, ValidationError
 from backend.inference.backends.transport_options import TRANSPORT_OPTIONS
 from backend.inference.embeddings import EmbeddingModels
+from backend.inference.slots import FairSlots
 from backend.settings import Settings
 
 if TYPE_CHECKING:
@@ -327,30 +331,50 @@ class ModelRegistry:
 
 
 class ModelPool:
-    """Loaded backends by model name. A model loads on first use and stays until :meth:`unload`.
+    """Loaded backends by model name, and the one model queue of the process.
 
-    A spec edited in the registry (different fingerprint) is reloaded on next use.
+    A model loads on first use and stays until :meth:`unload`; a spec edited in the registry (different
+    fingerprint) is reloaded on next use.
+
+    :meth:`slot` is the model queue (:mod:`backend.inference.slots`): every model call takes a slot, whatever page,
+    script route or command it comes from, so at most ``limit`` (setting ``model_concurrency``, default 1) run at
+    once and the rest wait in arrival order. Loading and unloading a model take one too (weights on the GPU).
+    Lock order: a slot, then the pool's lock; a thread that holds the lock never waits for a slot.
     """
 
-    def __init__(self, registry: ModelRegistry) -> None:
+    def __init__(self, registry: ModelRegistry, limit: int | None = None) -> None:
         self.registry = registry
         self._loaded: dict[str, tuple[str, Any]] = {}
         self._lock = threading.Lock()
+        self.slots = FairSlots(registry.settings.model_concurrency if limit is None else limit)
+
+    def slot(
+        self, *, cancel: threading.Event | None = None, timeout: float | None = None
+    ) -> AbstractContextManager[None]:
+        """``with pool.slot(): backend.generate(...)``: hold one place of the model queue for the block
+        (:meth:`FairSlots.slot <backend.inference.slots.FairSlots.slot>`; re-entrant within a thread)."""
+        return self.slots.slot(cancel=cancel, timeout=timeout)
 
     def get(self, spec: ModelSpec) -> Any:
+        key = spec.fingerprint() + str(spec.batch_size)
         with self._lock:
             current = self._loaded.get(spec.name)
-            if current is not None and current[0] == spec.fingerprint() + str(spec.batch_size):
+            if current is not None and current[0] == key:
                 return current[1]
+        with self.slot(), self._lock:  # loading takes a slot: weights go where the running calls' are
+            current = self._loaded.get(spec.name)
+            if current is not None and current[0] == key:
+                return current[1]  # another caller loaded it while this one waited
             if current is not None:
                 current[1].unload()
             backend = self.registry.build_backend(spec)
-            self._loaded[spec.name] = (spec.fingerprint() + str(spec.batch_size), backend)
+            self._loaded[spec.name] = (key, backend)
             return backend
 
     def unload(self, name: str | None = None) -> list[str]:
-        """Free one model (or all with ``None``); returns the names unloaded."""
-        with self._lock:
+        """Free one model (or all with ``None``), once the running model calls are done; returns the names
+        unloaded."""
+        with self.slot(), self._lock:
             names = [name] if name is not None else list(self._loaded)
             done = []
             for key in names:

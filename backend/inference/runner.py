@@ -285,7 +285,8 @@ def _compute(
     backend = ctx.pool.get(spec)
     check = getattr(backend, "check_likelihood", None)
     if spec.scoring == "likelihood" and check is not None and any(p.item.options for p in todo):
-        check()  # refuse before any item is asked: no answer stands in for a likelihood it is not
+        with ctx.pool.slot():
+            check()  # refuse before any item is asked: no answer stands in for a likelihood it is not
     step = max(spec.batch_size, spec.concurrency)
     mark = backend.serving_mark() if hasattr(backend, "serving_report") else None
     stream = getattr(backend, "generate_stream", None)
@@ -301,19 +302,21 @@ def _compute(
     if stream is not None and not isinstance(backend, ItemAnswerer) and spec.scoring != "likelihood":
         pending: list[Prediction] = []
         last = time.perf_counter()
-        for index, answer, latency in stream([p.request for p in todo], params):
-            pending.append(to_prediction(bench, spec, shash, todo[index], answer, latency))
-            if len(pending) >= step or time.perf_counter() - last >= 1.0:
-                keep(pending)
-                pending, last = [], time.perf_counter()
+        with ctx.pool.slot():  # one slot for the whole stream: the backend keeps its own limit in flight
+            for index, answer, latency in stream([p.request for p in todo], params):
+                pending.append(to_prediction(bench, spec, shash, todo[index], answer, latency))
+                if len(pending) >= step or time.perf_counter() - last >= 1.0:
+                    keep(pending)
+                    pending, last = [], time.perf_counter()
         if pending:
             keep(pending)
     else:
         for start in range(0, len(todo), step):
             chunk = todo[start : start + step]
-            began = time.perf_counter()
-            answers = call_model(backend, spec, chunk, params)
-            latency = (time.perf_counter() - began) * 1000 / len(chunk)
+            with ctx.pool.slot():  # a slot per chunk: a live answer waits for one chunk, not the whole run
+                began = time.perf_counter()
+                answers = call_model(backend, spec, chunk, params)
+                latency = (time.perf_counter() - began) * 1000 / len(chunk)
             keep([to_prediction(bench, spec, shash, p, a, latency) for p, a in zip(chunk, answers, strict=True)])
     return computed, backend.serving_report(mark) if mark is not None else None
 
@@ -346,7 +349,8 @@ def _run_judge(
         verdict = prediction.judge if prediction.judge and prediction.judge.get("model") == judge else None
         if prediction.status in {"unparsed", "refusal"} and p.item.options and verdict is None:
             judge_backend = judge_backend or ctx.pool.get(get_spec(ctx, judge))
-            verdict = judge_prediction(judge_backend, judge, p, prediction)
+            with ctx.pool.slot():
+                verdict = judge_prediction(judge_backend, judge, p, prediction)
             prediction = replace(prediction, judge=verdict)
             stored[(p.item.item_id, p.prompt_hash)] = prediction
             save(ctx.database, [prediction])
@@ -516,9 +520,12 @@ def answer_item(
     if not from_store:
         options = {"live": True, "ids": [item.item_id], "load_options": bench.resolve_options(ctx, load_options)}
         run_id = start_run(ctx.database, bench.name, spec.name, shash, actor, options)
-        began = time.perf_counter()
-        answer = call_model(ctx.pool.get(spec), spec, [prepared], params)[0]
-        prediction = to_prediction(bench, spec, shash, prepared, answer, (time.perf_counter() - began) * 1000)
+        backend = ctx.pool.get(spec)
+        with ctx.pool.slot():
+            began = time.perf_counter()
+            answer = call_model(backend, spec, [prepared], params)[0]
+            latency = (time.perf_counter() - began) * 1000
+        prediction = to_prediction(bench, spec, shash, prepared, answer, latency)
         save(ctx.database, [prediction], run_id)
         failed = int(prediction.failed)
         outcome: dict[str, Any] = {"items": 1, "errors": failed, "scored": 1 - failed, "score": prediction.score}

@@ -40,7 +40,9 @@ def video_input(
     if not computed:
         return _previous(ctx, spec.name, benchmark, shash) or record
     try:
-        counts = ctx.pool.get(spec).video_prompt_tokens(videos[0].request)
+        backend = ctx.pool.get(spec)
+        with ctx.pool.slot():  # two one-token calls to the model server
+            counts = backend.video_prompt_tokens(videos[0].request)
     except CompStudioError as exc:
         return {**record, "prompt_tokens_error": str(exc)[:300]}
     return {**record, "probe_item": videos[0].item.item_id, "prompt_tokens": counts}

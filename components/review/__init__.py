@@ -10,6 +10,7 @@ import gradio as gr
 
 from backend.accounts import auth
 from backend.context import AppContext
+from components.access import listen
 from components.campaign_quality import build_flags_panel
 from components.common import TabHandle, caller, ui_errors
 from components.review import api
@@ -56,15 +57,17 @@ def build_review_tab(ctx: AppContext) -> TabHandle:
     # counts are right whenever the tab (or its queue) is opened, not only after Next item (issue 13 §3)
     # (one event for both: on the tab's first visit Gradio fires both selects at once, and "once" makes that one
     # call, issue 17)
-    gr.on(
+    listen(
+        ctx,
         [tab.select, queue_tab.select],
         ui_errors(on_open),
         [queue.current],
         queue.idle_outputs,
         trigger_mode="once",
         **PRIVATE_FAST,
+        api_name="review_ui_open",
     )
-    dashboard_tab.select(*dashboard.show, **PRIVATE_FAST)
+    listen(ctx, dashboard_tab.select, *dashboard.show, api_name="review_ui_dashboard_open", **PRIVATE_FAST)
     outputs = [publish.tab, inspection.chooser]
     return TabHandle(
         tab=tab, min_role="reviewer", on_load=(ui_errors(on_load), outputs), inner_tabs=((publish.tab, "admin"),)

@@ -12,6 +12,7 @@ import pandas as pd
 from backend.context import AppContext
 from backend.errors import ValidationError
 from backend.review import agreement
+from components.access import listen
 from components.common import caller, esc
 from components.feedback import shown_in
 from components.review.queue import PRIVATE_FAST
@@ -106,9 +107,32 @@ def build_agreement_panel(ctx: AppContext) -> AgreementPanel:
         return {compare_result: wilcoxon_markdown(_compare(ctx, caller(ctx, request), data, fields))}
 
     # a mistake (no file, too few pairs) is said where the result goes; the inputs stay as they are
-    semantic.click(
-        shown_in(result)(on_semantic), None, [result, table], concurrency_id="models", api_visibility="private"
+    listen(
+        ctx,
+        semantic.click,
+        shown_in(result)(on_semantic),
+        None,
+        [result, table],
+        concurrency_id="models",
+        api_visibility="private",
+        api_name="review_ui_agreement_semantic",
     )
-    reviewers.click(shown_in(result)(on_reviewers), None, [result, table], **PRIVATE_FAST)
-    compare.click(shown_in(compare_result)(on_compare), set(fields.values()), [compare_result], **PRIVATE_FAST)
+    listen(
+        ctx,
+        reviewers.click,
+        shown_in(result)(on_reviewers),
+        None,
+        [result, table],
+        **PRIVATE_FAST,
+        api_name="review_ui_agreement_reviewers",
+    )
+    listen(
+        ctx,
+        compare.click,
+        shown_in(compare_result)(on_compare),
+        set(fields.values()),
+        [compare_result],
+        **PRIVATE_FAST,
+        api_name="review_ui_agreement_compare",
+    )
     return AgreementPanel(result, compare_result)

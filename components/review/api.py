@@ -10,6 +10,7 @@ import gradio as gr
 from backend.context import AppContext
 from backend.review import dashboard, publish
 from backend.review import service as review
+from components.access import endpoint
 from components.common import caller, ui_errors
 
 
@@ -55,10 +56,16 @@ def endpoints(ctx: AppContext) -> dict[str, Callable[..., dict]]:
         """Push the final dataset to a Hugging Face dataset repo (admins)."""
         return publish.publish_dataset(db, settings, caller(ctx, request), repo_id, bool(private))
 
-    fns = (review_next, review_submit, review_skip, review_dashboard, review_export, dataset_publish)
-    return {fn.__name__: fn for fn in fns}
+    return {
+        "review_next": review_next,
+        "review_submit": review_submit,
+        "review_skip": review_skip,
+        "review_dashboard": review_dashboard,
+        "review_export": review_export,
+        "dataset_publish": dataset_publish,
+    }
 
 
 def register(ctx: AppContext) -> None:
     for name, fn in endpoints(ctx).items():
-        gr.api(fn, api_name=name, queue=False)
+        endpoint(ctx, fn, api_name=name, queue=False)

@@ -11,6 +11,7 @@ import pandas as pd
 
 from backend.context import AppContext
 from backend.review import dashboard
+from components.access import listen
 from components.common import caller
 from components.feedback import shown_in
 from components.review.queue import PRIVATE_FAST
@@ -108,5 +109,5 @@ def build_dashboard_panel(ctx: AppContext) -> DashboardPanel:
 
     outputs = [totals, rounds_table, rounds_plot, annotators_table, annotators_plot]
     show = (shown_in(totals)(on_dashboard), None, outputs)
-    refresh.click(*show, **PRIVATE_FAST)
+    listen(ctx, refresh.click, *show, api_name="review_ui_dashboard", **PRIVATE_FAST)
     return DashboardPanel(refresh, totals, show)

@@ -14,6 +14,7 @@ from backend.context import AppContext
 from backend.errors import ValidationError
 from backend.review import inspection
 from backend.review import service as review
+from components.access import listen
 from components.common import caller, esc
 from components.feedback import shown_in
 from components.player import build_player, empty_value, marks_js, player_value
@@ -164,14 +165,33 @@ def build_inspection_panel(ctx: AppContext) -> InspectionPanel:
         return _show(ctx, p, chosen, name)
 
     # a mistake is said under the button; the reviewer's ticks and comment stay as they are
-    start.click(shown_in(message)(on_start), [size, split, seed], [chooser, *p.outputs], **PRIVATE_FAST)
-    chooser.input(shown_in(message)(on_choose), [chooser], p.outputs, **PRIVATE_FAST)
-    judge.click(
+    listen(
+        ctx,
+        start.click,
+        shown_in(message)(on_start),
+        [size, split, seed],
+        [chooser, *p.outputs],
+        **PRIVATE_FAST,
+        api_name="review_ui_inspection_start",
+    )
+    listen(
+        ctx,
+        chooser.input,
+        shown_in(message)(on_choose),
+        [chooser],
+        p.outputs,
+        **PRIVATE_FAST,
+        api_name="review_ui_inspection_choose",
+    )
+    listen(
+        ctx,
+        judge.click,
         shown_in(message)(on_judge),
         [chooser, item, all_occur, in_order, none_missing, comment, marks],
         p.outputs,
         js=marks_js(PLAYER_ID, 7),
         show_progress="minimal",
         **PRIVATE_FAST,
+        api_name="review_ui_inspection_judge",
     )
     return p

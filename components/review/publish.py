@@ -9,6 +9,7 @@ import gradio as gr
 
 from backend.context import AppContext
 from backend.review import dataset, publish
+from components.access import listen
 from components.common import caller, ui_errors
 
 
@@ -45,6 +46,22 @@ def build_publish_panel(ctx: AppContext) -> PublishPanel:
         )
 
     # uploads to the Hub stay queued
-    export_button.click(ui_errors(on_export), [export_format], export_files, api_visibility="private")
-    publish_button.click(ui_errors(on_publish), [repo, private], publish_result, api_visibility="private")
+    listen(
+        ctx,
+        export_button.click,
+        ui_errors(on_export),
+        [export_format],
+        export_files,
+        api_visibility="private",
+        api_name="review_ui_export",
+    )
+    listen(
+        ctx,
+        publish_button.click,
+        ui_errors(on_publish),
+        [repo, private],
+        publish_result,
+        api_visibility="private",
+        api_name="review_ui_publish",
+    )
     return PublishPanel(tab)

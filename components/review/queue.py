@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
-from gradio.blocks import Block
 
 from backend.context import AppContext
 from backend.errors import ValidationError
 from backend.review import service as review
+from components.access import listen
 from components.common import EventOptions, caller, esc, ui_errors
 from components.feedback import shown_in
 from components.player import build_player, empty_value, player_value
@@ -310,22 +310,53 @@ def build_queue_panel(ctx: AppContext) -> QueuePanel:
         counts = review.review_counts(db, settings, caller(ctx, request))
         return status_markdown(counts, holding=bool(item))
 
-    poll = gr.Timer(QUEUE_POLL_SECONDS)
-    poll.tick(
-        ui_errors(on_poll), [p.current], p.status, api_name="review_queue_poll", show_progress="hidden", **PRIVATE_FAST
+    listen(
+        ctx,
+        gr.Timer(QUEUE_POLL_SECONDS).tick,
+        ui_errors(on_poll),
+        [p.current],
+        p.status,
+        show_progress="hidden",
+        **PRIVATE_FAST,
+        api_name="review_ui_queue_poll",
     )
-    p.next_button.click(ui_errors(on_next), [p.show_names], p.outputs, **PRIVATE_FAST)
-    p.show_names.change(ui_errors(on_names), [p.current, p.show_names], p.intent_views, **PRIVATE_FAST)
-    p.concrete_from.change(
+    listen(
+        ctx,
+        p.next_button.click,
+        ui_errors(on_next),
+        [p.show_names],
+        p.outputs,
+        **PRIVATE_FAST,
+        api_name="review_ui_next",
+    )
+    listen(
+        ctx,
+        p.show_names.change,
+        ui_errors(on_names),
+        [p.current, p.show_names],
+        p.intent_views,
+        **PRIVATE_FAST,
+        api_name="review_ui_names",
+    )
+    listen(
+        ctx,
+        p.concrete_from.change,
         lambda item, a: _pick_text(item, a, "concrete_intent"),
         [p.current, p.concrete_from],
         p.concrete_text,
         **PRIVATE_FAST,
+        api_name="review_ui_concrete_from",
     )
-    p.high_from.change(
-        lambda item, a: _pick_text(item, a, "high_level_intent"), [p.current, p.high_from], p.high_text, **PRIVATE_FAST
+    listen(
+        ctx,
+        p.high_from.change,
+        lambda item, a: _pick_text(item, a, "high_level_intent"),
+        [p.current, p.high_from],
+        p.high_text,
+        **PRIVATE_FAST,
+        api_name="review_ui_high_from",
     )
-    inputs: set[Block] = {
+    inputs: set[gr.components.Component] = {
         p.current,
         *p.verdicts,
         *p.comments,
@@ -336,12 +367,24 @@ def build_queue_panel(ctx: AppContext) -> QueuePanel:
         p.note,
     }
     # a mistake is said next to the button; the reviewer's choices stay as they are (no "Error" badges)
-    p.submit.click(shown_in(p.message)(on_submit), inputs, p.outputs, show_progress="minimal", **PRIVATE_FAST)
-    p.skip.click(
+    listen(
+        ctx,
+        p.submit.click,
+        shown_in(p.message)(on_submit),
+        inputs,
+        p.outputs,
+        show_progress="minimal",
+        **PRIVATE_FAST,
+        api_name="review_ui_submit",
+    )
+    listen(
+        ctx,
+        p.skip.click,
         shown_in(p.skip_message)(on_skip),
         [p.current, p.skip_reason],
         [*p.outputs, p.skip_reason],
         show_progress="minimal",
         **PRIVATE_FAST,
+        api_name="review_ui_skip",
     )
     return p
