@@ -250,7 +250,9 @@ const build = () => {
     player.video = video;
     box.appendChild(video);
   } else {
-    box.appendChild(make('p', {class: 'csp-missing', role: 'note'}, '⚠️ No video file for this sequence: judge from the action timeline.'));
+    // inline colours too: the scoped CSS can arrive after the first paint (axe-core once read the note unstyled)
+    box.appendChild(make('p', {class: 'csp-missing', role: 'note', style: 'color: #7c2d12; background: #fff7ed'},
+      '⚠️ No video file for this sequence: judge from the action timeline.'));
   }
   const bar = make('div', {class: 'csp-bar'});
   const label = make('label', {class: 'csp-speed-label'}, 'Playback speed ');
