@@ -103,7 +103,16 @@ SETTINGS: tuple[SettingSpec, ...] = (
         _bool,
         True,
         "COMPSTUDIO_REQUIRE_FULL_VIEW",
-        "Submitting intents needs the video played to its end (as in the original crowd template).",
+        "Submitting intents needs the video played to its end (as in the original crowd template): the played "
+        "ranges must cover `full_view_share` of it.",
+    ),
+    SettingSpec(
+        "full_view_share",
+        float,
+        0.95,
+        "COMPSTUDIO_FULL_VIEW_SHARE",
+        "With `require_full_view`: the share of the video the browser's played ranges (`HTMLMediaElement.played`) "
+        "must cover before intents can be submitted; seeking ahead does not count.",
     ),
     SettingSpec(
         "max_action_similarity",
@@ -622,6 +631,7 @@ class Settings:
     annotators_per_sequence: int = 3
     lease_minutes: float = 20.0
     require_full_view: bool = True
+    full_view_share: float = 0.95
     max_action_similarity: float = 0.8
     busy_timeout_ms: int = 5000
     session_capacity: int = 1000
@@ -755,6 +765,8 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
         raise SettingsError("model_concurrency must be at least 1 (model calls that run at once)")
     if settings.max_upload_mb <= 0:
         raise SettingsError("max_upload_mb must be more than 0")
+    if not 0 < settings.full_view_share <= 1:
+        raise SettingsError("full_view_share must be more than 0 and at most 1")
     if settings.inspection_sample_size < 1:
         raise SettingsError("inspection_sample_size must be at least 1")
     if not 0 <= settings.gold_rate < 1 or not 0 <= settings.gold_accuracy_threshold <= 1:

@@ -17,10 +17,12 @@ from backend.intents import service
 from components.access import endpoint, listen
 from components.common import TabHandle, caller, esc, ui_errors
 from components.feedback import refused
+from components.player import build_player, empty_value, player_value, watched_share_js
 from components.study_status import study_end, study_line
 
 INSTRUCTIONS = INTENT_INSTRUCTIONS.markdown()  # the text a study qualification shows too (backend/campaigns)
-KEY_HINT = '<p id="intent-key-hint-text" role="status" aria-live="polite"></p>'  # filled by APP_JS (app.py)
+PLAYER_ID = "intent-video"
+SUBMIT_LABEL = "Submit"  # "(Ctrl+Enter)" is added by CSS where there is a keyboard (web/look.py's CSS)
 
 
 def _progress_line(progress: dict[str, int]) -> str:
@@ -54,10 +56,21 @@ def _task_markdown(task: dict[str, Any]) -> str:
         lines.append("> ⚠️ **No video file for this sequence**: judge from the action timeline only.")
     if task.get("guidance"):
         lines.append(f"> **Reviewer guidance from the previous round:** {esc(task['guidance'])}")
-    lines.append("")
-    lines.append("**Actions in this sequence** (start–end in seconds):")
-    lines.extend(f"{i}. {esc(line)}" for i, line in enumerate(task["timeline"], start=1))
+    # the actions are the player's timeline, each a button with its name and times (components/player.py)
     return "\n".join(lines)
+
+
+def task_player(task: dict[str, Any], username: str | None, need_share: float | None) -> str:
+    """The player's value for a task: its video, its actions on the timeline, Ctrl+Enter on Submit."""
+    actions = [(a["name"], a["start"], a["end"]) for a in task["actions"]]
+    return player_value(
+        task["video"],
+        actions,
+        user=username,
+        submit="#intent-submit",
+        need_share=need_share,
+        key=f"{task['sequence_id']}/{task['round']}",
+    )
 
 
 @dataclass
@@ -66,7 +79,7 @@ class IntentsView:
     current: gr.Textbox  # held by the page (not gr.State), so a submit after a server restart still knows it
     start: gr.Button
     player: gr.Column
-    video: gr.Video
+    video: gr.HTML  # the player (components/player.py)
     details: gr.Markdown
     form: gr.Column
     concrete: gr.Textbox
@@ -76,6 +89,7 @@ class IntentsView:
     draft_status: gr.Markdown
     last_saved: gr.Markdown
     typed_at: gr.Number
+    watched: gr.Number
     skip_box: gr.Accordion
     reason: gr.Textbox
     skip_message: gr.Markdown
@@ -102,37 +116,42 @@ class IntentsView:
 
 
 def _layout() -> IntentsView:
-    gr.Markdown(INSTRUCTIONS, elem_id="intent-instructions")
+    """The work first (player and timeline beside the fields, all on a 1280×800 screen), then the instructions,
+    folded (issue 27 §8); on a phone the columns stack in the same order."""
     progress = gr.Markdown(elem_id="intent-progress")
     current = gr.Textbox(visible=False, elem_id="intent-current")
     # reviewers and admins land on other tabs; here they ask for a sequence when they mean to annotate
     start = gr.Button("Get a sequence to annotate", elem_id="intent-start", visible=False)
-    with gr.Row():
-        with gr.Column(scale=3, min_width=240) as player:
-            video = gr.Video(label="Video", elem_id="intent-video", interactive=False, autoplay=False, loop=False)
-        with gr.Column(scale=2, min_width=240):
+    with gr.Row(elem_id="intent-work"):
+        with gr.Column(scale=3, min_width=300) as player:
+            video = build_player(PLAYER_ID)
+        with gr.Column(scale=2, min_width=280):
             details = gr.Markdown(elem_id="intent-task")
-    with gr.Column() as form:
-        concrete = gr.Textbox(
-            label="Concrete activity", placeholder="S/He wants to …", elem_id="concrete-intent", max_length=500
-        )
-        high_level = gr.Textbox(
-            label="High-level goal",
-            placeholder="S/He is … / S/He wants to …",
-            elem_id="high-level-intent",
-            max_length=500,
-        )
-        message = gr.Markdown(elem_id="intent-message")  # why the last submit was refused, next to the fields
-        gr.HTML(KEY_HINT, elem_id="intent-key-hint")
-        with gr.Row():
-            submit = gr.Button("Submit (Ctrl+Enter)", variant="primary", elem_id="intent-submit", interactive=False)
-            draft_status = gr.Markdown(elem_id="intent-draft-status")
+            with gr.Column() as form:
+                concrete = gr.Textbox(
+                    label="Concrete activity", placeholder="S/He wants to …", elem_id="concrete-intent", max_length=500
+                )
+                high_level = gr.Textbox(
+                    label="High-level goal",
+                    placeholder="S/He is … / S/He wants to …",
+                    elem_id="high-level-intent",
+                    max_length=500,
+                )
+                message = gr.Markdown(elem_id="intent-message")  # why the last submit was refused, by the fields
+                with gr.Row():
+                    submit = gr.Button(
+                        SUBMIT_LABEL, variant="primary", elem_id="intent-submit", elem_classes=["cs-ctrl-enter"]
+                    )
+                    draft_status = gr.Markdown(elem_id="intent-draft-status")
     last_saved = gr.Markdown(elem_id="intent-last-saved")
     typed_at = gr.Number(visible=False)  # the browser's clock when a draft was typed (set by js below)
+    watched = gr.Number(visible=False)  # the player's watched share, set by the submit's js
     with gr.Accordion("Skip this sequence", open=False, elem_id="intent-skip-box") as skip_box:
         reason = gr.Textbox(label="Why do you skip it?", elem_id="intent-skip-reason", max_length=500)
         skip_message = gr.Markdown(elem_id="intent-skip-message")
         skip = gr.Button("Skip", elem_id="intent-skip")
+    with gr.Accordion("Instructions", open=False, elem_id="intent-instructions-box"):
+        gr.Markdown(INSTRUCTIONS, elem_id="intent-instructions")
     return IntentsView(
         progress,
         current,
@@ -148,6 +167,7 @@ def _layout() -> IntentsView:
         draft_status,
         last_saved,
         typed_at,
+        watched,
         skip_box,
         reason,
         skip_message,
@@ -155,8 +175,11 @@ def _layout() -> IntentsView:
     )
 
 
-def render(v: IntentsView, payload: dict[str, Any]) -> dict:
-    """The tab's outputs, by component, for a ``next_intent_task`` / ``submit_intents`` payload."""
+def render(
+    v: IntentsView, payload: dict[str, Any], username: str | None = None, need_share: float | None = None
+) -> dict:
+    """The tab's outputs, by component, for a ``next_intent_task`` / ``submit_intents`` payload; ``need_share``:
+    the watch check's share, shown by the player (None: no check)."""
     task, study = payload["task"], payload.get("study")
     base = {
         v.progress: study_line(study) if study else _progress_line(payload["progress"]),
@@ -174,7 +197,7 @@ def render(v: IntentsView, payload: dict[str, Any]) -> dict:
         return {
             **base,
             v.current: None,
-            v.video: None,
+            v.video: empty_value(),
             v.concrete: "",
             v.high_level: "",
             v.details: study_end(study, "intents")
@@ -195,18 +218,17 @@ def render(v: IntentsView, payload: dict[str, Any]) -> dict:
         v.player: gr.update(visible=True),
         v.form: gr.update(visible=True),
         v.skip_box: gr.update(visible=True),
-        v.video: task["video"],
+        v.video: task_player(task, username, need_share if task["must_view"] else None),
         v.concrete: draft.get("concrete_intent", ""),
         v.high_level: draft.get("high_level_intent", ""),
-        v.submit: gr.update(
-            interactive=not task["must_view"],
-            value="Submit (Ctrl+Enter)" if not task["must_view"] else "Watch the video to the end first",
-        ),
+        # always usable: a short watch is refused by the server with "Watched N%" beside the fields
+        v.submit: gr.update(interactive=True, value=SUBMIT_LABEL),
     }
 
 
 def build_intents_tab(ctx: AppContext) -> TabHandle:
     db, settings = ctx.database, ctx.settings
+    need = settings.full_view_share if settings.require_full_view else None
 
     with gr.Tab("Annotate intents", id="intents") as tab:
         v = _layout()
@@ -224,10 +246,10 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
         if user is None:
             return {v.progress: "Your account cannot annotate." if caller(ctx, request) else "Sign in to annotate."}
         if user.role == "annotator":
-            return render(v, service.next_intent_task(db, settings, user.username))
+            return render(v, service.next_intent_task(db, settings, user.username), user.username, need)
         held = service.held_intent_task(db, settings, user.username)
         if held["task"] is not None:
-            return render(v, held)
+            return render(v, held, user.username, need)
         return {
             v.progress: _progress_line(held["progress"]),
             v.start: gr.update(visible=True),
@@ -243,7 +265,7 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
         user = annotator(request)
         if user is None or sequence_id:  # a task is on the page already: keep it, and what was typed
             return {v.progress: gr.update()}  # (an empty dict would read as one output value)
-        return render(v, service.next_intent_task(db, settings, user.username))
+        return render(v, service.next_intent_task(db, settings, user.username), user.username, need)
 
     listen(ctx, v.start.click, on_start, [v.current], v.outputs, api_name="intents_ui_start", api_visibility="private")
     _wire_work(ctx, v)
@@ -255,17 +277,20 @@ def _wire_work(ctx: AppContext, v: IntentsView) -> None:
     """Submit and Skip. A refusal changes only the message next to the fields: the person's text and video stay
     usable (no status badge over them: show_progress="minimal"), and the server logs one line."""
     db, settings = ctx.database, ctx.settings
+    need = settings.full_view_share if settings.require_full_view else None
 
-    def on_submit(sequence_id: str | None, concrete_text: str, high_text: str, request: gr.Request) -> dict:
+    def on_submit(
+        sequence_id: str | None, concrete_text: str, high_text: str, watched: float | None, request: gr.Request
+    ) -> dict:
         name = caller(ctx, request)
         try:
             if not sequence_id:
                 raise ValidationError("There is no task to submit.")
-            result = service.submit_intents(db, settings, name, sequence_id, concrete_text, high_text)
+            result = service.submit_intents(db, settings, name, sequence_id, concrete_text, high_text, watched)
         except CompStudioError as exc:
             refused("intent submit", name, exc)
             return {v.message: _problems_markdown(exc)}
-        view = render(v, result)
+        view = render(v, result, name, need)
         stored = result["stored"]
         typed = ((concrete_text or "").strip(), (high_text or "").strip())
         if result["duplicate"] and typed != (stored["concrete_intent"], stored["high_level_intent"]):
@@ -284,7 +309,7 @@ def _wire_work(ctx: AppContext, v: IntentsView) -> None:
         except CompStudioError as exc:
             refused("intent skip", name, exc)
             return {v.skip_message: _problems_markdown(exc)}
-        return {**render(v, result), v.reason: "", v.skip_message: ""}
+        return {**render(v, result, name, need), v.reason: "", v.skip_message: ""}
 
     def on_check(sequence_id: str | None, concrete_text: str, high_text: str, request: gr.Request) -> Any:
         """The text's problems beside the fields at once (issue 17): this event skips the queue, which the
@@ -313,9 +338,10 @@ def _wire_work(ctx: AppContext, v: IntentsView) -> None:
         ctx,
         v.submit.click,
         on_submit,
-        [v.current, v.concrete, v.high_level],
+        [v.current, v.concrete, v.high_level, v.watched],
         v.outputs,
         api_name="intents_ui_submit",
+        js=watched_share_js(PLAYER_ID, 4),  # the share the player's played ranges cover, checked by the server
         show_progress="minimal",
         api_visibility="private",
     )
@@ -333,13 +359,6 @@ def _wire_work(ctx: AppContext, v: IntentsView) -> None:
 
 def _wire_drafts(ctx: AppContext, v: IntentsView) -> None:
     @ui_errors
-    def on_viewed(sequence_id: str | None, request: gr.Request) -> Any:
-        if not sequence_id:
-            return gr.update()
-        service.mark_viewed(ctx.database, caller(ctx, request), sequence_id)
-        return gr.update(interactive=True, value="Submit (Ctrl+Enter)")
-
-    @ui_errors
     def on_draft(
         sequence_id: str | None, concrete_text: str, high_text: str, typed_ms: float | None, request: gr.Request
     ) -> Any:
@@ -348,16 +367,6 @@ def _wire_drafts(ctx: AppContext, v: IntentsView) -> None:
         saved = service.save_draft(ctx.database, caller(ctx, request), sequence_id, concrete_text, high_text, typed_ms)
         return f"Draft saved at {saved[11:19]} UTC" if saved else gr.update()
 
-    listen(
-        ctx,
-        v.video.end,
-        on_viewed,
-        [v.current],
-        v.submit,
-        api_name="intents_ui_viewed",
-        show_progress="hidden",
-        api_visibility="private",
-    )
     for field, box in (("concrete", v.concrete), ("high_level", v.high_level)):  # typing, and leaving the field
         # the browser stamps each save with its clock, so a save still queued when the page's closing flush
         # (APP_JS in app.py) has landed cannot overwrite the newer text
@@ -387,7 +396,8 @@ def api_endpoints(ctx: AppContext) -> dict[str, Callable[..., dict]]:
 
     @ui_errors
     def intent_submit(sequence_id: str, concrete_intent: str, high_level_intent: str, request: gr.Request) -> dict:
-        """Store your two intents for the sequence you were handed; returns the stored row and your next task."""
+        """Store your two intents for the sequence you were handed; returns the stored row and your next task.
+        With require_full_view on, report the share you watched with intent_viewed first."""
         return service.submit_intents(
             db, settings, caller(ctx, request), sequence_id, concrete_intent, high_level_intent
         )
@@ -408,9 +418,10 @@ def api_endpoints(ctx: AppContext) -> dict[str, Callable[..., dict]]:
         return {"sequence_id": sequence_id, "saved_at": saved}
 
     @ui_errors
-    def intent_viewed(sequence_id: str, request: gr.Request) -> dict:
-        """Report that the video was watched to its end (needed before submitting when require_full_view is on)."""
-        service.mark_viewed(db, caller(ctx, request), sequence_id)
+    def intent_viewed(sequence_id: str, watched_share: float, request: gr.Request) -> dict:
+        """Report the share of the video you played (0–1, from the player's played ranges; seeking ahead covers
+        nothing): at least full_view_share lets you submit when require_full_view is on."""
+        service.mark_viewed(db, settings, caller(ctx, request), sequence_id, watched_share)
         return {"sequence_id": sequence_id, "viewed": True}
 
     return {

@@ -28,6 +28,7 @@ from components.access import endpoint, listen
 from components.common import TabHandle, caller, esc, ui_errors
 from components.feedback import refusal
 from components.model_choices import offer_models_on_open
+from components.player import build_player, empty_value, player_value
 
 NONE_LABEL = "None is plausible"
 CHECK_HELP = PLANNING_INSTRUCTIONS.markdown()  # the text a study qualification shows too (backend/campaigns)
@@ -56,9 +57,15 @@ def is_reviewer(ctx: AppContext, name: str | None) -> bool:
     return bool(user and not user.disabled and user.has_role("reviewer"))
 
 
-def clip_update(view: service.QuestionView) -> Any:
-    """The observed-window player, hidden for a text-only question (the question says why)."""
-    return gr.update(value=view.clip, visible=view.clip is not None)
+def clip_update(view: service.QuestionView, username: str | None = None, submit: str | None = None) -> Any:
+    """The observed-window player (components/player.py), hidden for a text-only question (the question says
+    why): it plays the window's clip, cannot go past its end, and its timeline shows only the observed actions."""
+    if view.clip is None:
+        return gr.update(value=empty_value(), visible=False)
+    value = player_value(
+        view.clip, view.actions, user=username, window=view.window, submit=submit, key=view.question.id
+    )
+    return gr.update(value=value, visible=True)
 
 
 def _leaderboard_frames(board: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -99,7 +106,7 @@ def _browse_panel(ctx: AppContext) -> tuple[gr.Dropdown, gr.Column, gr.Dropdown]
         qid = gr.Dropdown(label="Question", choices=[], allow_custom_value=True, elem_id="planning-question-id")
         show = gr.Button("Show", elem_id="planning-show")
     with gr.Row():
-        clip = gr.Video(label="Observed window (first 20%)", interactive=False, elem_id="planning-clip", visible=False)
+        clip = build_player("planning-clip", visible=False)  # the observed window (first 20%)
         text = gr.Markdown(elem_id="planning-question")
     with gr.Column(visible=False, elem_id="planning-reviewer-tools") as tools:
         picker = reviewer_tools(ctx, qid)
@@ -108,7 +115,7 @@ def _browse_panel(ctx: AppContext) -> tuple[gr.Dropdown, gr.Column, gr.Dropdown]
     def on_show(question_id: str, request: gr.Request) -> dict:
         name = caller(ctx, request)
         view = service.view_question(ctx, name, question_id)
-        return {clip: clip_update(view), text: question_markdown(view, show_key=is_reviewer(ctx, name))}
+        return {clip: clip_update(view, name), text: question_markdown(view, show_key=is_reviewer(ctx, name))}
 
     listen(ctx, show.click, on_show, [qid], [clip, text], api_visibility="private", api_name="planning_ui_show")
     return qid, tools, picker
@@ -224,7 +231,7 @@ def _check_panel(ctx: AppContext) -> dict[str, Any]:
     progress = gr.Markdown(elem_id="planning-check-progress")
     fetch = gr.Button("Next question", elem_id="planning-check-next")
     with gr.Row():
-        clip = gr.Video(label="Observed window", interactive=False, elem_id="planning-check-clip", visible=False)
+        clip = build_player("planning-check-clip", visible=False)  # the observed window
         text = gr.Markdown(elem_id="planning-check-question")
     with gr.Group(visible=False) as form:
         choice = gr.Radio([*CHOICE_LETTERS, NONE_LABEL], label="The plausible future", elem_id="planning-check-choice")
@@ -238,7 +245,7 @@ def _check_panel(ctx: AppContext) -> dict[str, Any]:
                 **counts,
                 current: None,
                 started: 0.0,
-                clip: gr.update(value=None, visible=False),
+                clip: gr.update(value=empty_value(), visible=False),
                 form: gr.update(visible=False),
                 fetch: gr.update(visible=False),
                 text: "### Nothing left for you to check. Thank you!",
@@ -248,7 +255,7 @@ def _check_panel(ctx: AppContext) -> dict[str, Any]:
             **counts,
             current: task.question.id,
             started: time.time(),
-            clip: clip_update(view),
+            clip: clip_update(view, name, "#planning-check-submit"),
             form: gr.update(visible=True),
             fetch: gr.update(visible=False),
             text: question_markdown(view, show_key=is_reviewer(ctx, name)),

@@ -34,11 +34,13 @@ def test_api_annotation_round_trip(running):
     sequence = first["task"]["sequence_id"]
     assert first["task"]["must_view"] is True
     assert client.run("intent_next")["task"]["sequence_id"] == sequence
-    with pytest.raises(ApiError, match="Watch the video"):
+    with pytest.raises(ApiError, match="Watched 0% of the video"):
         client.run("intent_submit", sequence, "S/He wants to have a drink", "S/He is thirsty")
     with pytest.raises(ApiError, match="must start with"):
         client.run("intent_submit", sequence, "have a drink", "S/He is thirsty")
-    client.run("intent_viewed", sequence)
+    with pytest.raises(ApiError, match="Watched 50% of the video"):
+        client.run("intent_viewed", sequence, 0.5)
+    client.run("intent_viewed", sequence, 1.0)
     stored = client.run("intent_submit", sequence, "S/He wants to have a drink", "S/He is thirsty")
     assert stored["stored"]["annotator"] == "ann1" and stored["duplicate"] is False
     assert stored["task"]["sequence_id"] != sequence

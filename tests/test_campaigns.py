@@ -161,7 +161,7 @@ def arrive(database, study, worker=PID, address="127.0.0.1", settings=None):
 def do_task(demo_ctx, username):
     reply = service.next_intent_task(demo_ctx.database, demo_ctx.settings, username)
     sequence = reply["task"]["sequence_id"]
-    service.mark_viewed(demo_ctx.database, username, sequence)
+    service.mark_viewed(demo_ctx.database, demo_ctx.settings, username, sequence, 1.0)
     return service.submit_intents(demo_ctx.database, demo_ctx.settings, username, sequence, *GOOD)
 
 

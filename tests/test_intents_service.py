@@ -42,9 +42,9 @@ def test_submit_needs_the_video_watched_and_valid_intents(demo):
     db, settings = demo.database, demo.settings
     task = service.next_intent_task(db, settings, "ann1")["task"]
     assert task["must_view"]
-    with pytest.raises(ValidationError, match="Watch the video"):
+    with pytest.raises(ValidationError, match="Watched 0% of the video: play at least 95%"):
         service.submit_intents(db, settings, "ann1", task["sequence_id"], *GOOD)
-    service.mark_viewed(db, "ann1", task["sequence_id"])
+    service.mark_viewed(db, settings, "ann1", task["sequence_id"], 1.0)
     with pytest.raises(ValidationError) as caught:
         service.submit_intents(db, settings, "ann1", task["sequence_id"], "drink water", "drink water")
     assert len(caught.value.problems) == 3  # two bad forms + not different
@@ -64,7 +64,7 @@ def test_intent_problems_says_what_submit_would_refuse_and_stores_nothing(demo):
     db, settings = demo.database, demo.settings
     task = service.next_intent_task(db, settings, "ann1")["task"]
     problems = service.intent_problems(db, settings, "ann1", task["sequence_id"], "drink water", "drink water")
-    service.mark_viewed(db, "ann1", task["sequence_id"])
+    service.mark_viewed(db, settings, "ann1", task["sequence_id"], 1.0)
     with pytest.raises(ValidationError) as caught:
         service.submit_intents(db, settings, "ann1", task["sequence_id"], "drink water", "drink water")
     assert problems == caught.value.problems and len(problems) == 3
@@ -72,6 +72,25 @@ def test_intent_problems_says_what_submit_would_refuse_and_stores_nothing(demo):
     assert db.scalar("SELECT count(*) FROM annotations WHERE source='live'") == 0
     with pytest.raises(PermissionDenied):
         service.intent_problems(db, settings, None, task["sequence_id"], *GOOD)
+
+
+def test_the_watched_share_sent_with_the_submit_is_checked_by_the_server(demo):
+    """Issue 27 §4: the player's played ranges (a share of the video) come with the submit; too little is refused
+    with how much was watched, and reporting too little through intent_viewed records nothing."""
+    db, settings = demo.database, demo.settings
+    task = service.next_intent_task(db, settings, "ann1")["task"]
+    with pytest.raises(ValidationError, match="Watched 62% of the video: play at least 95%"):
+        service.submit_intents(db, settings, "ann1", task["sequence_id"], *GOOD, watched_share=0.62)
+    with pytest.raises(ValidationError, match="Watched 40%"):
+        service.mark_viewed(db, settings, "ann1", task["sequence_id"], 0.4)
+    with pytest.raises(ValidationError, match="from 0 to 1"):
+        service.submit_intents(db, settings, "ann1", task["sequence_id"], *GOOD, watched_share=7)
+    assert db.scalar("SELECT viewed_at FROM assignments WHERE item_id = ?", (task["sequence_id"],)) is None
+    stored = service.submit_intents(db, settings, "ann1", task["sequence_id"], *GOOD, watched_share=0.96)
+    assert stored["duplicate"] is False
+    lower = settings.replace(full_view_share=0.5)
+    second = stored["task"]
+    assert service.submit_intents(db, lower, "ann1", second["sequence_id"], *GOOD, watched_share=0.5)["stored"]
 
 
 def test_require_full_view_can_be_turned_off(demo):

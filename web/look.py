@@ -6,21 +6,7 @@ import gradio as gr
 
 APP_JS = """
 () => {
-  // Ctrl+Enter (Cmd+Enter) submits the intents
-  document.addEventListener('keydown', (event) => {
-    if ((event.ctrlKey || event.metaKey) && event.key === 'Enter') {
-      const button = document.querySelector('#intent-submit');
-      if (!button || button.offsetParent === null) return;
-      event.preventDefault();
-      const hint = document.querySelector('#intent-key-hint-text');
-      if (button.disabled) {  // say why nothing happened (the button reads "Watch the video to the end first")
-        if (hint) hint.textContent = 'Nothing was submitted: watch the video to its end first; then Ctrl+Enter submits.';
-        return;
-      }
-      if (hint) hint.textContent = '';
-      button.click();
-    }
-  });
+  // Ctrl+Enter submits: the player's script does it (assets/player/player.js, components/player.py)
   // Drafts are saved while typing; the last keystrokes before a reload or a closed tab would still be in
   // flight, so the page sends them once more as it goes away (sendBeacon survives the page).
   const fields = '#concrete-intent textarea, #concrete-intent input, #high-level-intent textarea, #high-level-intent input';
@@ -79,10 +65,9 @@ APP_JS = """
 """
 CSS = """
 #intent-progress {font-size: 0.95em} footer {visibility: hidden} #intent-sequence {display: none}
-#intent-key-hint:has(#intent-key-hint-text:empty), #intent-message:not(:has(p)), #intent-skip-message:not(:has(p)) {
-  display: none
-}
-#intent-key-hint-text, #intent-message p, #intent-skip-message p {color: #9a3412; font-weight: 600}
+#intent-message:not(:has(p)), #intent-skip-message:not(:has(p)) {display: none}
+#intent-message p, #intent-skip-message p {color: #9a3412; font-weight: 600}
+@media (hover: hover) and (pointer: fine) {.cs-ctrl-enter::after {content: "\\00a0(Ctrl+Enter)"}}
 #session-ended {position: fixed; top: 0; left: 0; right: 0; z-index: 10000; padding: .8em 1.2em;
   background: #fef3c7; color: #78350f; border-bottom: 2px solid #b45309; font-weight: 600; font-size: 1.05em}
 #session-ended a {color: #1e3a8a; text-decoration: underline} body.session-ended {padding-top: 3em}

@@ -47,7 +47,6 @@ EVENTS: dict[str, str] = {
     "intents_ui_submit": "annotator",
     "intents_ui_skip": "annotator",
     "intents_ui_check": "annotator",
-    "intents_ui_viewed": "annotator",
     "intents_ui_draft_concrete": "annotator",
     "intents_ui_draft_high_level": "annotator",
     # -- Review (components/review/)
@@ -64,6 +63,7 @@ EVENTS: dict[str, str] = {
     "review_ui_high_from": "reviewer",
     "review_ui_submit": "reviewer",
     "review_ui_skip": "reviewer",
+    "review_ui_queue_poll": "reviewer",
     "review_ui_dashboard": "reviewer",
     "review_ui_dashboard_open": "reviewer",
     "review_ui_inspection_start": "reviewer",

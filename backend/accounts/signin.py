@@ -15,7 +15,7 @@ throttle between the check and the hash. Wrong passwords and locks go to the aud
 (``signin.failed``, ``signin.locked``), as do sign-ins and sign-outs.
 
 A disabled account is told it is disabled only when the password was right (anyone else hears "wrong user
-name or password"). All of this runs on a worker thread (scrypt takes ~50 ms): see components/signin.py.
+name or password"). All of this runs on a worker thread (scrypt takes ~50 ms): see web/signin.py.
 """
 
 from __future__ import annotations

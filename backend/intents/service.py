@@ -120,12 +120,40 @@ def save_draft(
     return now if written else None
 
 
-def mark_viewed(database: Database, username: str | None, sequence_id: str) -> None:
-    """The video was played to its end (the browser reports it; submitting may require it)."""
+def watch_problem(settings: Settings, watched_share: float | None) -> str | None:
+    """Why ``watched_share`` (the share of the video the browser's played ranges cover, 0–1) is too little for
+    ``full_view_share``, or None when it is enough. Played ranges are in the video's time, so watching at 2×
+    covers it all, and a seek ahead covers nothing.
+
+    >>> from backend.settings import Settings
+    >>> watch_problem(Settings(full_view_share=0.95), 0.62)
+    'Watched 62% of the video: play at least 95% of it (any speed from 0.5×; seeking ahead does not count), then submit.'
+    >>> watch_problem(Settings(full_view_share=0.95), 0.95) is None
+    True
+    """
+    share = 0.0 if watched_share is None else float(watched_share)
+    if share != share or share < 0 or share > 1:  # NaN or out of range: a broken or forged report
+        raise ValidationError("watched_share must be a number from 0 to 1 (the share of the video played).")
+    if share + 1e-9 >= settings.full_view_share:
+        return None
+    return (
+        f"Watched {int(share * 100 + 1e-9)}% of the video: play at least {round(settings.full_view_share * 100)}% "
+        "of it (any speed from 0.5×; seeking ahead does not count), then submit."
+    )
+
+
+def mark_viewed(
+    database: Database, settings: Settings, username: str | None, sequence_id: str, watched_share: float | None
+) -> None:
+    """The browser reports the share of the video played (``watched_share``); enough of it (``full_view_share``)
+    is recorded as viewed, and submitting may require that (or the share sent with the submit)."""
     username = auth.require_role(database, username, "annotator").username
+    problem = watch_problem(settings, watched_share)
+    if problem:
+        raise ValidationError(problem)
     with database.write() as db:
         assignment.mark_viewed(db, KIND, sequence_id, username)
-        audit(db, username, "intent.viewed", sequence_id)
+        audit(db, username, "intent.viewed", sequence_id, {"watched_share": watched_share})
 
 
 def _stored(db: sqlite_utils.Database, sequence_id: str, username: str) -> dict[str, Any]:
@@ -163,8 +191,11 @@ def submit_intents(
     sequence_id: str,
     concrete_intent: str,
     high_level_intent: str,
+    watched_share: float | None = None,
 ) -> dict[str, Any]:
-    """Store one annotation and lease the next task, in one transaction.
+    """Store one annotation and lease the next task, in one transaction. With ``require_full_view`` (and a video
+    to watch), ``watched_share`` (the share of the video the page's player played) must reach
+    ``full_view_share``, unless :func:`mark_viewed` recorded that already.
 
     A repeated submit of the same sequence (a client retry after a lost reply) returns the stored
     annotation with ``"duplicate": true`` and writes nothing.
@@ -177,6 +208,7 @@ def submit_intents(
     must_view = (
         settings.require_full_view and servable_video(settings, sequence.video_id, sequence.video_path) is not None
     )
+    watch = watch_problem(settings, watched_share) if must_view else None
     with database.write() as db:
         row, already = assignment.claim_for_submit(db, KIND, sequence_id, username)
         if already:
@@ -184,8 +216,8 @@ def submit_intents(
         else:
             if problems:
                 raise ValidationError(problems)
-            if must_view and row["viewed_at"] is None:
-                raise ValidationError("Watch the video to its end before submitting.")
+            if watch and row["viewed_at"] is None:
+                raise ValidationError(watch)
             now = utcnow()
             spent = (datetime.fromisoformat(now) - datetime.fromisoformat(row["leased_at"])).total_seconds()
             db.conn.execute(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,10 @@ class QuestionView:
     checks: list[str]
     clip: str | None
     text_only_reason: str | None
+    # the observed window (start, end s in the source video) and the sequence's actions, for the player's
+    # timeline (backend/vilpact/timeline.py keeps only what the window shows)
+    window: tuple[float, float] | None = None
+    actions: tuple[tuple[str, float, float], ...] = ()
 
 
 def question_ids(ctx: AppContext, username: str | None) -> list[str]:
@@ -44,22 +49,27 @@ def build_view(ctx: AppContext, question: PlanningQuestion, with_clip: bool = Tr
     catalog = load_catalog(ctx.database)
     checks = [c.describe(catalog) for c in check_question(question, catalog)]
     clip, reason = None, None
-    row = ctx.database.query_one("SELECT video_path FROM sequences WHERE id = ?", (question.sequence_id,))
+    row = ctx.database.query_one("SELECT video_path, actions FROM sequences WHERE id = ?", (question.sequence_id,))
+    window = observed_window_seconds(question.ob_start_frame, question.ob_end_frame)
     if not row or not row["video_path"]:
         reason = "No video file for this question (Charades videos are not bundled): text only."
     elif with_clip:
         try:
-            clip = str(
-                observed_window_clip(
-                    ctx.settings,
-                    row["video_path"],
-                    *observed_window_seconds(question.ob_start_frame, question.ob_end_frame),
-                )
-            )
+            clip = str(observed_window_clip(ctx.settings, row["video_path"], *window))
         except MediaError as exc:
             reason = f"{exc} — text only."
+    actions = tuple(
+        (a["name"], float(a["start"]), float(a["end"])) for a in (json.loads(row["actions"]) if row else [])
+    )
     return QuestionView(
-        question, catalog.names(question.observed), [catalog.names(c) for c in question.choices], checks, clip, reason
+        question,
+        catalog.names(question.observed),
+        [catalog.names(c) for c in question.choices],
+        checks,
+        clip,
+        reason,
+        window,
+        actions,
     )
 
 

@@ -137,6 +137,7 @@ def item_view(
         "max_rounds": settings.review_max_rounds,
         "scene": sequence.scene,
         "timeline": sequence.timeline(),
+        "actions": [{"name": a.name, "start": a.start, "end": a.end} for a in sequence.actions],
         "video": str(video) if video else None,
         "video_missing": video is None,
         "guidance": task["guidance"] if task and review_round > 1 else None,

@@ -8,8 +8,10 @@ across file systems) into ``media/videos/`` so that nothing outside the media fo
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from backend.settings import Settings
@@ -39,3 +41,43 @@ def servable_video(settings: Settings, video_id: str, source_path: str | None) -
         shutil.copyfile(source, tmp)
     os.replace(tmp, target)
     return target
+
+
+@dataclass(frozen=True)
+class VideoFacts:
+    """What the player needs from the file itself: its frame rate (for one-frame steps) and duration."""
+
+    fps: float | None
+    duration: float | None
+
+
+def video_facts(path: Path | str | None) -> VideoFacts:
+    """The frame rate and duration read from the file's video stream (PyAV), not assumed; None for what cannot
+    be read. Cached per file (path, size and modification time), so a task costs one open per video."""
+    if not path:
+        return VideoFacts(None, None)
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return VideoFacts(None, None)
+    return _read_facts(str(path), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_facts(path: str, _size: int, _mtime_ns: int) -> VideoFacts:
+    import av  # lazily: importing backend must stay light
+
+    try:
+        with av.open(path) as container:
+            stream = container.streams.video[0]
+            rate = stream.average_rate or stream.guessed_rate
+            fps = float(rate) if rate else None
+            if stream.duration is not None and stream.time_base is not None:
+                duration: float | None = float(stream.duration * stream.time_base)
+            elif container.duration is not None:
+                duration = container.duration / 1_000_000
+            else:
+                duration = None
+    except (av.error.FFmpegError, IndexError, OSError):
+        return VideoFacts(None, None)
+    return VideoFacts(fps, duration)

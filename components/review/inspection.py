@@ -1,5 +1,7 @@
 """The quality-inspection panel: draw a random sample of action sequences and judge each on ViLPAct's three
-criteria (all actions occur, in order, none missing)."""
+criteria (all actions occur, in order, none missing): each an explicit, required yes / no, or answered "no" by a
+mark on the player's timeline (an action not in the video, out of order, one missing between the first and the
+last; issue 27 §5)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,11 @@ from backend.review import service as review
 from components.access import listen
 from components.common import caller, esc
 from components.feedback import shown_in
+from components.player import build_player, empty_value, marks_js, player_value
 from components.review.queue import PRIVATE_FAST
+
+PLAYER_ID = "inspection-video"
+YES_NO = ["yes", "no"]
 
 
 @dataclass
@@ -25,13 +31,14 @@ class InspectionPanel:
     chooser: gr.Dropdown
     item: gr.State
     body: gr.Markdown
-    video: gr.Video
+    video: gr.HTML  # the player, with the timeline's marks (components/player.py)
     report: gr.Markdown
-    all_occur: gr.Checkbox
-    in_order: gr.Checkbox
-    none_missing: gr.Checkbox
+    all_occur: gr.Radio
+    in_order: gr.Radio
+    none_missing: gr.Radio
     comment: gr.Textbox
     message: gr.Markdown
+    marks: gr.Textbox
 
     @property
     def outputs(self) -> list[Any]:
@@ -66,33 +73,41 @@ def _show(ctx: AppContext, p: InspectionPanel, chosen: str | None, name: str | N
         }
     report = inspection.report(ctx.database, name, int(chosen))
     lines = [
-        f"- **{esc(r['reviewer'])}**: {r['paper_form']} (all occur / in order / none missing)"
+        f"- **{esc(r['reviewer'])}**: {r['paper_form']} (all occur / in order / none missing) · marked on the "
+        f"timeline: {r['marks']['not_in_video']} actions not in the video, {r['marks']['out_of_order']} out of "
+        f"order, {r['marks']['missing_between']} sequences missing an action"
         for r in report["reviewers"]
     ]
     nxt = inspection.next_item(ctx.database, name, int(chosen))
     if nxt is None:
-        body, clip = "### You have judged every sequence of this sample.", None
+        body, player = "### You have judged every sequence of this sample.", None
     else:
         item = review.view_item(ctx.database, ctx.settings, name, nxt["sequence_id"], 1)
-        timeline = "\n".join(f"{i}. {esc(line)}" for i, line in enumerate(item["timeline"], start=1))
         body = (
             f"### Sample item {nxt['position']} · sequence {esc(item['sequence_id'])} · "
-            f"{esc(item['scene'] or 'scene unknown')}\n\n**Actions** (start–end in seconds):\n{timeline}"
+            f"{esc(item['scene'] or 'scene unknown')}"
         )
-        clip = item["video"]
-        if not clip:
+        actions = [(a["name"], a["start"], a["end"]) for a in item["actions"]]
+        key = f"{chosen}/{item['sequence_id']}"
+        player = player_value(item["video"], actions, user=name, submit="#inspection-judge", marks=True, key=key)
+        if not item["video"]:
             body += "\n\n> No video file for this sequence: judge from the action timeline."
     return {
         p.item: nxt,
         p.body: body,
-        p.video: gr.update(value=clip, visible=bool(clip)),
+        p.video: gr.update(value=player or empty_value(), visible=player is not None),
         p.message: "",
         p.report: "\n".join(lines) or "No judgments yet.",
-        p.all_occur: False,
-        p.in_order: False,
-        p.none_missing: False,
+        p.all_occur: None,
+        p.in_order: None,
+        p.none_missing: None,
         p.comment: "",
     }
+
+
+def radio(criterion: str, elem_id: str) -> gr.Radio:
+    """One criterion: an explicit yes / no, unanswered until the reviewer answers (or a timeline mark does)."""
+    return gr.Radio(YES_NO, value=None, label=inspection.CRITERIA[criterion], elem_id=elem_id)
 
 
 def build_inspection_panel(ctx: AppContext) -> InspectionPanel:
@@ -101,23 +116,28 @@ def build_inspection_panel(ctx: AppContext) -> InspectionPanel:
         "Check a random sample of action sequences on ViLPAct's three criteria "
         "(the paper: 94 / 92 / 85 of 100 test videos)."
     )
-    with gr.Row():
-        size = gr.Number(value=settings.inspection_sample_size, precision=0, label="Sample size")
-        split = gr.Textbox(value=settings.inspection_split, label="Split (empty: all)")
-        seed = gr.Number(value=None, precision=0, label="Seed (empty: random)")
-    start = gr.Button("Draw a new sample", elem_id="inspection-start")
-    chooser = gr.Dropdown(label="Inspection", elem_id="inspection-id")
+    with gr.Row(equal_height=True):  # one row, so the work below starts high on the screen
+        size = gr.Number(value=settings.inspection_sample_size, precision=0, label="Sample size", min_width=120)
+        split = gr.Textbox(value=settings.inspection_split, label="Split (empty: all)", min_width=120)
+        seed = gr.Number(value=None, precision=0, label="Seed (empty: random)", min_width=120)
+        start = gr.Button("Draw a new sample", elem_id="inspection-start", min_width=160)
+        chooser = gr.Dropdown(label="Inspection", elem_id="inspection-id", min_width=200, scale=2)
     item = gr.State(None)
-    body = gr.Markdown(elem_id="inspection-item")
-    video = gr.Video(label="Video", interactive=False, visible=False, elem_id="inspection-video")
-    all_occur = gr.Checkbox(label=inspection.CRITERIA["all_occur"], elem_id="inspection-all-occur")
-    in_order = gr.Checkbox(label=inspection.CRITERIA["in_order"], elem_id="inspection-in-order")
-    none_missing = gr.Checkbox(label=inspection.CRITERIA["none_missing"], elem_id="inspection-none-missing")
-    comment = gr.Textbox(label="Comment", max_length=2000)
-    judge = gr.Button("Save and next", variant="primary", elem_id="inspection-judge")
-    message = gr.Markdown(elem_id="inspection-message")
+    # the player and timeline beside the verdicts, so both are on a 1280×800 screen (issue 27 §8)
+    with gr.Row(elem_id="inspection-work"):
+        with gr.Column(scale=3, min_width=300):
+            video = build_player(PLAYER_ID, visible=False)
+        with gr.Column(scale=2, min_width=280):
+            body = gr.Markdown(elem_id="inspection-item")
+            all_occur = radio("all_occur", "inspection-all-occur")
+            in_order = radio("in_order", "inspection-in-order")
+            none_missing = radio("none_missing", "inspection-none-missing")
+            comment = gr.Textbox(label="Comment", max_length=2000)
+            judge = gr.Button("Save and next", variant="primary", elem_id="inspection-judge")
+            message = gr.Markdown(elem_id="inspection-message")
     report = gr.Markdown(elem_id="inspection-report")
-    p = InspectionPanel(chooser, item, body, video, report, all_occur, in_order, none_missing, comment, message)
+    marks = gr.Textbox(visible=False)  # the timeline's marks (JSON), set by the judge button's js
+    p = InspectionPanel(chooser, item, body, video, report, all_occur, in_order, none_missing, comment, message, marks)
 
     def on_start(n: float, part: str, seed_value: float | None, request: gr.Request) -> dict:
         name = caller(ctx, request)
@@ -130,13 +150,16 @@ def build_inspection_panel(ctx: AppContext) -> InspectionPanel:
     def on_choose(chosen: str | None, request: gr.Request) -> dict:
         return _show(ctx, p, chosen, caller(ctx, request))
 
-    def on_judge(data: dict, request: gr.Request) -> dict:
-        chosen, nxt = data[chooser], data[item]
+    def on_judge(chosen: str | None, nxt: dict | None, occur: str | None, order: str | None, missing: str | None,
+                 note: str | None, marked: str | None, request: gr.Request) -> dict:  # fmt: skip
         if not chosen or not nxt:
             raise ValidationError("Nothing to judge: choose an inspection with sequences left.")
         name = caller(ctx, request)
-        verdict = inspection.InspectionJudgment(
-            data[all_occur], data[in_order], data[none_missing], data[comment] or ""
+        n_actions = len(review.view_item(ctx.database, settings, name, nxt["sequence_id"], 1)["actions"])
+        verdict = inspection.judgment_from_answers(
+            {"all_occur": occur, "in_order": order, "none_missing": missing},
+            inspection.InspectionMarks.parse(marked, n_actions),
+            note or "",
         )
         inspection.judge(ctx.database, name, int(chosen), nxt["sequence_id"], verdict)
         return _show(ctx, p, chosen, name)
@@ -164,8 +187,9 @@ def build_inspection_panel(ctx: AppContext) -> InspectionPanel:
         ctx,
         judge.click,
         shown_in(message)(on_judge),
-        {chooser, item, all_occur, in_order, none_missing, comment},
+        [chooser, item, all_occur, in_order, none_missing, comment, marks],
         p.outputs,
+        js=marks_js(PLAYER_ID, 7),
         show_progress="minimal",
         **PRIVATE_FAST,
         api_name="review_ui_inspection_judge",

@@ -14,10 +14,13 @@ from backend.review import service as review
 from components.access import listen
 from components.common import EventOptions, caller, esc, ui_errors
 from components.feedback import shown_in
+from components.player import build_player, empty_value, player_value
 
 REASONABLE, NOT_REASONABLE = "reasonable", "not reasonable"
 # Database-only handlers skip the queue (milliseconds each).
 PRIVATE_FAST: EventOptions = {"api_visibility": "private", "queue": False}
+# the queue's counts follow new arrivals while the tab is open (issue 27 §8): one count query per tick
+QUEUE_POLL_SECONDS = 20.0
 
 
 @dataclass
@@ -28,7 +31,7 @@ class QueuePanel:
     next_button: gr.Button
     show_names: gr.Checkbox
     current: gr.State
-    video: gr.Video
+    video: gr.HTML  # the player (components/player.py)
     details: gr.Markdown
     columns: list[gr.Column]
     intent_views: list[gr.Markdown]
@@ -100,9 +103,15 @@ def item_markdown(item: dict[str, Any]) -> str:
         lines.append("> No video file for this sequence: judge from the action timeline.")
     if item.get("guidance"):
         lines.append("> **Guidance the annotators of this round saw:** " + esc(item["guidance"]).replace("\n", " "))
-    lines += ["", "**Actions** (start–end in seconds):"]
-    lines += [f"{i}. {esc(line)}" for i, line in enumerate(item["timeline"], start=1)]
+    # the actions are the player's timeline, each a button with its name and times (components/player.py)
     return "\n".join(lines)
+
+
+def item_player(item: dict[str, Any], username: str | None) -> str:
+    """The player's value for a review item: its video and timeline; Ctrl+Enter presses "Submit review"."""
+    actions = [(a["name"], a["start"], a["end"]) for a in item["actions"]]
+    key = f"{item['sequence_id']}/{item['round']}"
+    return player_value(item["video"], actions, user=username, submit="#review-submit", key=key)
 
 
 def intent_markdown(annotation: dict[str, Any]) -> str:
@@ -114,7 +123,7 @@ def intent_markdown(annotation: dict[str, Any]) -> str:
 
 def _slots(slots: int) -> tuple[list, list, list, list]:
     intent_views, verdicts, comments, columns = [], [], [], []
-    with gr.Row():
+    with gr.Column():
         for i in range(slots):
             with gr.Column(visible=False, elem_id=f"review-slot-{i}") as column:
                 intent_views.append(gr.Markdown(elem_id=f"review-intent-{i}"))
@@ -136,10 +145,14 @@ def _layout(slots: int) -> QueuePanel:
         next_button = gr.Button("Next item", variant="secondary", elem_id="review-next")
         show_names = gr.Checkbox(label="Show annotator names", value=False, elem_id="review-show-names")
     current = gr.State(None)
-    details = gr.Markdown(elem_id="review-item")
+    details = gr.Markdown(elem_id="review-item")  # outside the form: it also says when nothing is left
     with gr.Column(elem_id="review-item-form") as form:
-        video = gr.Video(label="Video", elem_id="review-video", interactive=False, visible=False)
-        columns, intent_views, verdicts, comments = _slots(slots)
+        # the player and timeline beside the intents and verdicts, so all are on a 1280×800 screen (issue 27 §8)
+        with gr.Row(elem_id="review-work"):
+            with gr.Column(scale=3, min_width=300):
+                video = build_player("review-video", visible=False)
+            with gr.Column(scale=2, min_width=280):
+                columns, intent_views, verdicts, comments = _slots(slots)
         gr.Markdown("**Final intents** (from a reasonable annotation; edit if needed, the original is kept)")
         with gr.Row():
             concrete_from = gr.Dropdown(label="Concrete intent from", elem_id="review-concrete-from")
@@ -192,11 +205,11 @@ def idle(p: QueuePanel, counts: dict[str, int]) -> dict:
         if left
         else nothing_left_markdown(counts["waiting"]),
         p.form: gr.update(visible=left),
-        p.video: gr.update(value=None, visible=False),
+        p.video: gr.update(value=empty_value(), visible=False),
     }
 
 
-def render(p: QueuePanel, payload: dict[str, Any]) -> dict:
+def render(p: QueuePanel, payload: dict[str, Any], username: str | None = None) -> dict:
     """The queue's outputs, by component, for a ``next_review`` / ``skip_review`` payload."""
     item = payload["item"]
     counts = {"waiting": payload["queue"], "for_you": payload["for_you"]}
@@ -204,7 +217,8 @@ def render(p: QueuePanel, payload: dict[str, Any]) -> dict:
         p.status: status_markdown(counts, holding=item is not None),
         p.current: item,
         p.details: item_markdown(item) if item else nothing_left_markdown(counts["waiting"]),
-        p.video: gr.update(value=item["video"] if item else None, visible=bool(item and item["video"])),
+        # the player shows the timeline also when the file is missing (flagged there)
+        p.video: gr.update(value=item_player(item, username) if item else empty_value(), visible=item is not None),
         p.form: gr.update(visible=item is not None),
         p.concrete_text: "",
         p.high_text: "",
@@ -250,7 +264,7 @@ def _submit(ctx: AppContext, p: QueuePanel, data: dict, name: str | None) -> dic
         db, settings, name, item["sequence_id"], item["round"], judgments, final, data[p.note] or ""
     )
     outcome = result["review"]["outcome"] or "recorded (second review)"
-    out = render(p, review.next_review(db, settings, name))
+    out = render(p, review.next_review(db, settings, name), name)
     out[p.status] = f"**Saved:** {esc(item['sequence_id'])} round {item['round']} {outcome} · {out[p.status]}"
     return out
 
@@ -273,7 +287,8 @@ def build_queue_panel(ctx: AppContext) -> QueuePanel:
     p = _layout(max(settings.annotators_per_sequence, 1))
 
     def on_next(show: bool, request: gr.Request) -> dict:
-        return render(p, review.next_review(db, settings, caller(ctx, request), show_names=show))
+        name = caller(ctx, request)
+        return render(p, review.next_review(db, settings, name, show_names=show), name)
 
     def on_names(item: dict | None, show: bool, request: gr.Request) -> dict:
         if not item:
@@ -289,8 +304,22 @@ def build_queue_panel(ctx: AppContext) -> QueuePanel:
         if not item:
             raise ValidationError("There is no item to skip; press Next item.")
         skipped = review.skip_review(db, settings, caller(ctx, request), item["sequence_id"], item["round"], why)
-        return {**render(p, skipped), p.skip_reason: ""}
+        return {**render(p, skipped, caller(ctx, request)), p.skip_reason: ""}
 
+    def on_poll(item: dict | None, request: gr.Request) -> str:
+        counts = review.review_counts(db, settings, caller(ctx, request))
+        return status_markdown(counts, holding=bool(item))
+
+    listen(
+        ctx,
+        gr.Timer(QUEUE_POLL_SECONDS).tick,
+        ui_errors(on_poll),
+        [p.current],
+        p.status,
+        show_progress="hidden",
+        **PRIVATE_FAST,
+        api_name="review_ui_queue_poll",
+    )
     listen(
         ctx,
         p.next_button.click,

@@ -4,7 +4,6 @@ person's text usable with the server's message beside it, counts stay true, and 
 from __future__ import annotations
 
 import logging
-import re
 
 import pytest
 from browser_helpers import CONCRETE, HIGH_LEVEL, current_sequence
@@ -34,8 +33,8 @@ def open_tab(browser, app, viewport: dict | None = None):
 
 
 def first_action(page) -> str:
-    """The first action's name as the page lists it ("Holding a cup (0–3 s)" -> "Holding a cup")."""
-    return re.sub(r"\s*\([^)]*s\)\s*$", "", page.locator("#intent-task li").first.inner_text()).strip()
+    """The first action's name as the player's timeline shows it (components/player.py)."""
+    return page.locator("#intent-video .csp-action").first.inner_text().strip()
 
 
 def assert_usable(page, selector: str, text: str) -> None:
@@ -114,6 +113,7 @@ def test_the_instructions_list_exactly_the_forms_the_checker_accepts(app, browse
     from backend.intents.rules import SUBJECTS, VERBS, parse_intent
 
     page = open_tab(browser, app)
+    page.locator("#intent-instructions-box").get_by_text("Instructions").click()  # folded under the work
     instructions = page.locator("#intent-instructions")
     for subject in SUBJECTS:
         for verb in VERBS:
@@ -131,7 +131,7 @@ def test_ctrl_enter_before_the_video_was_watched_says_why(watching_app, browser)
     page.locator(CONCRETE).fill("S/He wants to drink a glass of water")
     page.locator(HIGH_LEVEL).fill("S/He is thirsty")
     page.locator(HIGH_LEVEL).press("Control+Enter")
-    expect(page.locator("#intent-key-hint-text")).to_contain_text("Nothing was submitted: watch the video to its end")
+    expect(page.locator("#intent-message")).to_contain_text("Watched 0% of the video: play at least 95%")
     assert_usable(page, HIGH_LEVEL, "S/He is thirsty")
     assert watching_app.ctx.database.scalar("SELECT count(*) FROM annotations WHERE source = 'live'") == 0
 

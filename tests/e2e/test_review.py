@@ -59,7 +59,8 @@ def review_in_browser(page, decisions: dict[str, list[bool]]) -> None:
         if any(verdicts):
             label = f"Annotator {'AB'[verdicts.index(True)]}"
             for dropdown in ("#review-concrete-from", "#review-high-from"):
-                expect(page.get_by_role("option")).to_have_count(0)  # the previous list has closed
+                # the previous list has closed (the player's speed <select> has options of its own)
+                expect(page.get_by_role("listbox").get_by_role("option")).to_have_count(0)
                 page.locator(f"{dropdown} input").click()
                 page.get_by_role("option", name=label, exact=True).click()
                 expect(page.locator(f"{dropdown} input")).to_have_value(label)
@@ -115,7 +116,9 @@ def test_three_rounds_through_the_browser(app, tmp_path):
         page.get_by_role("tab", name="Inspection").click()
         page.locator("#inspection-start").click()
         expect(page.locator("#inspection-item")).to_contain_text("Sample item 1", timeout=20_000)
-        page.locator("#inspection-all-occur input").check()
+        page.locator("#inspection-all-occur").get_by_label("yes").check()  # each criterion an explicit yes/no
+        page.locator("#inspection-in-order").get_by_label("no").check()
+        page.locator("#inspection-none-missing").get_by_label("no").check()
         page.locator("#inspection-judge").click()
         expect(page.locator("#inspection-item")).to_contain_text("Sample item 2", timeout=20_000)
         expect(page.locator("#inspection-report")).to_contain_text("rev: 1 / 0 / 0 of 1")

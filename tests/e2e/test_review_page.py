@@ -81,8 +81,10 @@ def test_counts_are_right_when_the_tab_opens_and_after_a_submit(page):
 def test_submit_without_verdicts_says_why_and_keeps_the_choices(page, caplog):
     page.locator("#review-next").click()
     expect(page.locator("#review-item h3")).to_contain_text("Sequence S1", timeout=20_000)
-    # no video for these sequences: no empty video box, and the item says why
-    expect(page.locator("#review-video")).to_be_hidden()
+    # no video for these sequences: no video box, the timeline flagged, and the item says why
+    expect(page.locator("#review-video video")).to_have_count(0)
+    expect(page.locator("#review-video .csp-missing")).to_contain_text("No video file for this sequence")
+    expect(page.locator("#review-video .csp-action").first).to_be_visible()
     expect(page.locator("#review-item")).to_contain_text("No video file for this sequence")
     choose(page, 0, "not reasonable")
     page.locator("#review-comment-0 textarea").fill("too vague")
@@ -177,7 +179,9 @@ def test_inspection_item_without_video_says_why(page):
     page.locator("#inspection-start").click()
     expect(page.locator("#inspection-item")).to_contain_text("Sample item 1", timeout=20_000)
     expect(page.locator("#inspection-item")).to_contain_text("No video file for this sequence")
-    expect(page.locator("#inspection-video")).to_be_hidden()
+    expect(page.locator("#inspection-video video")).to_have_count(0)  # the timeline still shows, flagged
+    expect(page.locator("#inspection-video .csp-missing")).to_contain_text("No video file for this sequence")
+    expect(page.locator("#inspection-video .csp-action").first).to_be_visible()
     shot(page, "inspection-no-video")
 
 

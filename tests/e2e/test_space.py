@@ -100,7 +100,7 @@ def annotate(client: httpx.Client, n: int) -> list[str]:
         task, error = call(client, "intent_next")
         assert error is None, error
         sequence_id = task["task"]["sequence_id"]
-        assert call(client, "intent_viewed", sequence_id)[1] is None
+        assert call(client, "intent_viewed", sequence_id, 1.0)[1] is None
         stored, error = call(
             client, "intent_submit", sequence_id, f"S/He wants to get ready for guest number {i}.",
             "S/He is preparing the home for a visit.",

@@ -90,4 +90,12 @@ MIGRATIONS = [
             )""",
         ),
     ),
+    Migration(
+        "review_0004_inspection_marks",
+        (
+            # the reviewer's marks from the player's timeline (issue 27 §5), JSON: {"not_in_video": [i, ...],
+            # "out_of_order": [i, ...], "missing_between": bool}, action positions counted from 0
+            "ALTER TABLE inspection_judgments ADD COLUMN marks TEXT",
+        ),
+    ),
 ]
