@@ -74,7 +74,9 @@ def app_in_process(settings, port: int | None = None) -> Iterator[RunningApp]:
 
     shell, ctx = app_module.build_app(settings)
     port = port or free_port()
-    server = uvicorn.Server(uvicorn.Config(shell.app, host="127.0.0.1", port=port, log_level="warning"))
+    # a browser's open streams (queue data, heartbeat) would hold a graceful shutdown for the whole join timeout
+    config = uvicorn.Config(shell.app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=2)
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 120
