@@ -7,6 +7,10 @@ from one another, so that they can be moved or renamed on their own.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
 CONCRETE = "#concrete-intent textarea, #concrete-intent input"
 HIGH_LEVEL = "#high-level-intent textarea, #high-level-intent input"
 
@@ -22,3 +26,22 @@ def watch_video(page) -> None:
     video.wait_for(timeout=30_000)
     video.evaluate("v => { v.muted = true; return v.play(); }")
     page.wait_for_function("() => document.querySelector('#intent-video video').ended", timeout=30_000)
+
+
+@contextlib.contextmanager
+def icl_app(served_app, folder: Path, bank_lines: int, password: str) -> Iterator:
+    """The app for the in-context browser tests: a reviewer ``res`` and an annotator ``ann`` (``password``), the tiny
+    causal model ``tiny-icl``, the first ``bank_lines`` of the COGS bank and four phrareco-like test cases."""
+    from conftest import COGS_ASSETS, COGS_BANK
+    from tiny_models import tiny_spec
+
+    from backend.icl.store import import_set
+
+    bank, tests = folder / "bank.jsonl", folder / "test_phrareco_like.jsonl"
+    bank.write_text("\n".join(COGS_BANK.read_text().splitlines()[:bank_lines]) + "\n")
+    tests.write_text("\n".join(COGS_ASSETS.joinpath("test_phrareco_like.jsonl").read_text().splitlines()[:4]) + "\n")
+    with served_app.started({"res": "reviewer", "ann": "annotator"}, password=password) as running:
+        running.ctx.models.register_model(tiny_spec("causal", name="tiny-icl", max_new_tokens=4))
+        import_set(running.ctx.database, "cli", bank, "cogs-bank", "bank")
+        import_set(running.ctx.database, "cli", tests, "phrareco", "tests")
+        yield running

@@ -7,35 +7,18 @@ import json
 import re
 
 import pytest
+from browser_helpers import icl_app
 from e2e_helpers import ApiClient, ApiError, browser_login, chromium_browser
 from playwright.sync_api import expect
-from tiny_models import tiny_spec
-
-from backend.icl.store import import_set
-from tests.conftest import COGS_ASSETS, COGS_BANK
 
 pytestmark = pytest.mark.browser
 
 PASSWORD = "password1"
 
 
-@pytest.fixture(scope="module")
-def small_files(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("icl")
-    bank = folder / "bank.jsonl"
-    bank.write_text("\n".join(COGS_BANK.read_text().splitlines()[:1200]) + "\n")
-    tests = folder / "test_phrareco_like.jsonl"
-    tests.write_text("\n".join(COGS_ASSETS.joinpath("test_phrareco_like.jsonl").read_text().splitlines()[:4]) + "\n")
-    return bank, tests
-
-
 @pytest.fixture
-def app(served_app, small_files):
-    with served_app.started({"res": "reviewer", "ann": "annotator"}, password=PASSWORD) as running:
-        running.ctx.models.register_model(tiny_spec("causal", name="tiny-icl", max_new_tokens=4))
-        db = running.ctx.database
-        import_set(db, "cli", small_files[0], "cogs-bank", "bank")
-        import_set(db, "cli", small_files[1], "phrareco", "tests")
+def app(served_app, tmp_path):
+    with icl_app(served_app, tmp_path, 1200, PASSWORD) as running:
         yield running
 
 
