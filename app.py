@@ -25,9 +25,12 @@ from web import Shell, create_shell  # noqa: E402
 from web.look import APP_JS, CSS, HEAD, app_theme  # noqa: E402,F401  (kept importable from app)
 
 
-def build_app(settings: Settings, *, notices: tuple[str, ...] = (), hf_api: Any = None) -> tuple[Shell, AppContext]:
-    """The web app (web.create_shell: a FastAPI app with one mounted Blocks per audience) and its context
-    (whose backup service ``main`` starts)."""
+def build_app(
+    settings: Settings, *, notices: tuple[str, ...] = (), hf_api: Any = None, prebuild: bool = False
+) -> tuple[Shell, AppContext]:
+    """The web app (web.create_shell: a FastAPI app with one mounted Blocks per audience, each built on its first
+    request, or all in the background once serving with ``prebuild``) and its context (whose backup service
+    ``main`` starts)."""
     ctx = build_context(settings, notices=notices, hf_api=hf_api)
     if settings.demo_content:
         from backend.icl.demo import ensure_icl_demo
@@ -38,7 +41,7 @@ def build_app(settings: Settings, *, notices: tuple[str, ...] = (), hf_api: Any 
         ensure_vilpact_demo(ctx)
         ensure_vqa_demo(ctx)
         ensure_icl_demo(ctx)
-    return create_shell(ctx), ctx
+    return create_shell(ctx, prebuild=prebuild), ctx
 
 
 def login_help(ctx: AppContext) -> str:
@@ -61,6 +64,13 @@ def mark_matplotlib_absent() -> None:
     ``sys.modules`` makes that failure immediate. Nothing changes where matplotlib is installed."""
     if importlib.util.find_spec("matplotlib") is None:
         sys.modules.setdefault("matplotlib", None)  # type: ignore[arg-type]  # None: "import fails at once"
+
+
+def freeze_heap() -> None:
+    """Keep everything built so far (it lives as long as the process) out of the garbage collector's
+    generations, so that collections during requests stay short."""
+    gc.collect()
+    gc.freeze()
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> None:
@@ -86,18 +96,16 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     mark_matplotlib_absent()
     settings = load_settings(host=args.host, port=args.port, data_dir=args.data_dir)
     start = space_start.prepare_start(settings)  # data folder on a Space; Hub restore into an empty one
-    shell, ctx = build_app(start.settings, notices=tuple(start.notices()))
+    shell, ctx = build_app(start.settings, notices=tuple(start.notices()), prebuild=True)
     print(
         f"CompStudio: data in {ctx.settings.data_dir.resolve()}; listening on {ctx.settings.host}:{ctx.settings.port}"
     )
     for notice in ctx.notices:
         print(f"Notice: {notice}")
     print(login_help(ctx), flush=True)
-    # Everything built so far lives as long as the process: keep it out of the garbage collector's
-    # generations, so collections during requests stay short (full collections of the whole UI tree
-    # otherwise land in request latency).
-    gc.collect()
-    gc.freeze()
+    # full collections of the whole UI tree otherwise land in request latency
+    freeze_heap()
+    shell.blocks.on_prebuilt = freeze_heap  # and again once the pages are built, in the background
     ctx.database.start_checkpointer()
     close_interrupted_runs(ctx.database)  # batch runs a crash cut short: failed, to be resumed
     ctx.backup.start()
@@ -105,7 +113,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     stop_on_sigterm(ctx.backup)
     from backend.inference.warmup import start_warm_up
 
-    start_warm_up(ctx, ready=lambda: shell.is_running)  # the planning baselines, once the server is serving
+    # the planning baselines, once the server serves its pages
+    start_warm_up(ctx, ready=lambda: shell.is_running and len(shell.blocks.built) == len(shell.blocks))
     try:
         uvicorn.run(shell.app, host=ctx.settings.host, port=ctx.settings.port, log_level="warning")
     finally:

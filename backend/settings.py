@@ -137,14 +137,6 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "~0.8 MB, and the least recently used goes first, so this bounds the memory page loads take.",
     ),
     SettingSpec(
-        "session_idle_minutes",
-        float,
-        30.0,
-        "COMPSTUDIO_SESSION_IDLE_MINUTES",
-        "A Gradio session unused this long is evicted (its memory given back) when its tab was closed or it "
-        "never held state (API clients); open tabs are kept.",
-    ),
-    SettingSpec(
         "session_hours",
         float,
         168.0,
@@ -635,7 +627,6 @@ class Settings:
     max_action_similarity: float = 0.8
     busy_timeout_ms: int = 5000
     session_capacity: int = 1000
-    session_idle_minutes: float = 30.0
     session_hours: float = 168.0
     signin_lock_after: int = 10
     signin_address_lock_after: int = 30
@@ -747,8 +738,6 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
         raise SettingsError("annotators_per_sequence must be at least 1")
     if settings.session_capacity < 10:
         raise SettingsError("session_capacity must be at least 10 (every open browser tab holds one session)")
-    if settings.session_idle_minutes <= 0:
-        raise SettingsError("session_idle_minutes must be more than 0")
     if settings.session_hours <= 0 or settings.signin_lock_minutes <= 0:
         raise SettingsError("session_hours and signin_lock_minutes must be more than 0")
     if settings.signin_lock_after < 2 or settings.signin_address_lock_after < 2:

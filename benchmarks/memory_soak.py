@@ -95,7 +95,6 @@ def main() -> None:
     parser.add_argument("--warm", type=int, default=1_000, help="submissions before the first reading")
     parser.add_argument("--mode", default="lean", choices=["lean", "gradio", "queued"])
     parser.add_argument("--fresh-sessions", action="store_true")
-    parser.add_argument("--idle-minutes", type=float, default=None, help="the app's session_idle_minutes")
     parser.add_argument("--vilpact", type=Path, default=ROOT.parent / "shared" / "data" / "vilpact" / "data")
     args = parser.parse_args()
     per_sequence = max(3, -(-args.submissions // 2912) + 1)
@@ -104,8 +103,6 @@ def main() -> None:
     port = free_port()
     log = data_dir.parent / "app.log"
     env = {"COMPSTUDIO_DEMO_CONTENT": "false"}
-    if args.idle_minutes is not None:
-        env["COMPSTUDIO_SESSION_IDLE_MINUTES"] = str(args.idle_minutes)
     process = start_app_process(data_dir, port, env=env, log=log)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -131,8 +128,7 @@ def main() -> None:
     finally:
         kill_hard(process)
     sessions = " (a new session per call)" if args.fresh_sessions else ""
-    idle = f", session_idle_minutes {args.idle_minutes:g}" if args.idle_minutes is not None else ""
-    print(f"mode {args.mode}{sessions}{idle}, {args.annotators} annotators")
+    print(f"mode {args.mode}{sessions}, {args.annotators} annotators")
     print(f"RSS at start: {started:.0f} MiB; after the background warm-up of the planning baselines: {warmed:.0f} MiB")
     print(f"RSS after the first {readings[0][0]:,} submissions: {after_warm:.0f} MiB")
     print(f"RSS after {done:,} submissions: {final:.0f} MiB")

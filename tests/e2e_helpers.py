@@ -64,15 +64,16 @@ class RunningApp:
 
 
 @contextlib.contextmanager
-def app_in_process(settings, port: int | None = None) -> Iterator[RunningApp]:
-    """The real web app (web.create_shell, served by uvicorn) in this process, on ``port`` (default: a free one)."""
+def app_in_process(settings, port: int | None = None, prebuild: bool = False) -> Iterator[RunningApp]:
+    """The real web app (web.create_shell, served by uvicorn) in this process, on ``port`` (default: a free one).
+    Each page is built on its first request, or all in the background with ``prebuild`` (as app.py does)."""
     import threading
 
     import uvicorn
 
     import app as app_module
 
-    shell, ctx = app_module.build_app(settings)
+    shell, ctx = app_module.build_app(settings, prebuild=prebuild)
     port = port or free_port()
     # a browser's open streams (queue data, heartbeat) would hold a graceful shutdown for the whole join timeout
     config = uvicorn.Config(shell.app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=2)

@@ -98,9 +98,15 @@ def test_every_event_is_in_the_access_table(running):
 
 
 def _all_routes(app) -> list[tuple[str, set[str]]]:
+    """Every route of the shell, each page's Gradio routes included (each page built: web/mounts.py)."""
+    from web.mounts import Page
+
     def walk(routes, prefix=""):
         for route in routes:
-            if hasattr(route, "original_router"):  # FastAPI's included router (Gradio's /gradio_api routes)
+            if isinstance(route, Page):  # its own FastAPI app, with the Blocks mounted at the page's path
+                app.shell.blocks[route.path]  # noqa: B018 - reading a page builds it
+                yield from walk(route.app.routes, prefix)
+            elif hasattr(route, "original_router"):  # FastAPI's included router (Gradio's /gradio_api routes)
                 yield from walk(route.original_router.routes, prefix + route.include_context.prefix)
             elif hasattr(route, "app") and hasattr(route.app, "routes"):  # a mounted Blocks
                 yield from walk(route.app.routes, prefix + route.path)

@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import inspect
 import re
+import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import gradio as gr
 import httpx
 import pytest
-from e2e_helpers import IDENTITY_ACCOUNTS, IDENTITY_PASSWORD, ApiClient
+from e2e_helpers import IDENTITY_ACCOUNTS, IDENTITY_PASSWORD, ApiClient, app_in_process
 
 from backend.accounts import auth
 from web.audiences import all_audiences
+from web.mounts import ShellNotServing
 
 
 @pytest.fixture(scope="module")
@@ -107,3 +110,40 @@ def test_the_gradio_gaps_are_still_gaps(running):
     assert "state_session_capacity" not in inspect.signature(gr.mount_gradio_app).parameters
     assert all(blocks.state_session_capacity == 7 for blocks in running.shell.blocks.values())
     assert all(isinstance(files, set) for files in running.shell.blocks["/admin"].temp_file_sets)
+
+
+def test_a_page_is_built_on_its_first_visit_once_however_many_ask(served_app):
+    """web/mounts.py: nothing is built at start-up; the first requests to a page build it once, and only it."""
+    app = served_app(identities=True)
+    assert app.shell.blocks.built == {} and app.shell.is_running
+    cookies = ApiClient(app.url, IDENTITY_ACCOUNTS["reviewer"], IDENTITY_PASSWORD).cookies
+
+    def config(_: int) -> int:
+        return httpx.get(f"{app.url}/reviewer/config", cookies=cookies, timeout=60).status_code
+
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(config, range(4))) == [200] * 4
+    assert set(app.shell.blocks.built) == {"/reviewer"}
+    reviewer_page = app.shell.blocks.built["/reviewer"]
+    assert app.shell.blocks["/reviewer"] is reviewer_page and reviewer_page.is_running
+    # the gate still answers first: another audience's page is refused before it is built
+    assert httpx.get(f"{app.url}/admin/config", cookies=cookies).json()["session"] == "role_changed"
+    assert set(app.shell.blocks.built) == {"/reviewer"}
+
+
+def test_prebuild_builds_every_page_in_the_background_once_serving(settings):
+    with app_in_process(settings, prebuild=True) as app:
+        deadline = time.monotonic() + 120
+        while len(app.shell.blocks.built) < len(app.shell.blocks) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert set(app.shell.blocks.built) == set(app.shell.blocks)
+        assert all(blocks.is_running for blocks in app.shell.blocks.built.values())
+
+
+def test_a_page_cannot_be_built_before_the_shell_serves(settings):
+    from app import build_app
+
+    shell, _ = build_app(settings)
+    with pytest.raises(ShellNotServing, match="not serving"):
+        shell.blocks["/admin"]
+    assert not shell.is_running

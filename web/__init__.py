@@ -20,6 +20,8 @@ by components/access.py), underneath the services' ``require_role``.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,9 +35,10 @@ from backend.context import AppContext
 from web import look
 from web.assets import FrontendAssets
 from web.audiences import Audience, all_audiences, audience_of, build_audience
-from web.gate import Gate, Mount, session_state
+from web.gate import Gate, session_state
 from web.gradio_gaps import set_session_capacity
 from web.invitations import invitation_routes
+from web.mounts import Page, Pages
 from web.scripts import MOUNT as SCRIPTS
 from web.scripts import api_routes, build_scripts_blocks, old_address_routes
 from web.signin import SignIn, build_signin
@@ -59,14 +62,14 @@ class Shell:
     """What create_app made, for tests and app.py: the FastAPI app, each mount's Blocks by path, the sign-in."""
 
     app: FastAPI
-    blocks: dict[str, gr.Blocks] = field(default_factory=dict)
+    blocks: Pages  # each mount's Blocks by path, built on first use (web/mounts.py)
     audiences: dict[str, Audience] = field(default_factory=dict)
     signin: SignIn | None = None
 
     @property
     def is_running(self) -> bool:
-        """Whether the mounted Blocks are serving (their queues started with the server)."""
-        return bool(self.blocks) and all(blocks.is_running for blocks in self.blocks.values())
+        """Whether the server is serving, and the mounts built so far with it (their queues started)."""
+        return self.blocks.serving and all(blocks.is_running for blocks in self.blocks.built.values())
 
 
 def mount_kwargs(ctx: AppContext) -> dict[str, Any]:
@@ -86,14 +89,17 @@ def mount_kwargs(ctx: AppContext) -> dict[str, Any]:
     }
 
 
-def create_shell(ctx: AppContext) -> Shell:
-    """The web app of ``ctx`` (see the module's docstring), with what it is made of."""
+def create_shell(ctx: AppContext, *, prebuild: bool = False) -> Shell:
+    """The web app of ``ctx`` (see the module's docstring), with what it is made of. Each mount's Blocks is
+    built on its first request (web/mounts.py), or, with ``prebuild``, in the background once the server serves."""
     from components import intents
 
     signin = build_signin(ctx)
     identity = signin.identity
-    app = FastAPI(title="CompStudio", docs_url=None, redoc_url=None, openapi_url=None)
-    shell = Shell(app=app, signin=signin, audiences=all_audiences())
+    pages = Pages()
+    pages.prebuild = prebuild
+    app = FastAPI(title="CompStudio", docs_url=None, redoc_url=None, openapi_url=None, lifespan=pages.lifespan)
+    shell = Shell(app=app, blocks=pages, signin=signin, audiences=all_audiences())
 
     async def root(request: Request) -> Response:
         username = await anyio.to_thread.run_sync(identity.user, request)
@@ -122,23 +128,23 @@ def create_shell(ctx: AppContext) -> Shell:
     ]:
         app.router.routes.append(route)
 
-    mounts: dict[str, Mount] = {}
     kwargs = mount_kwargs(ctx)
 
-    def mount(path: str, blocks: gr.Blocks, admits: Any) -> None:
+    def page(path: str, build: Callable[[], gr.Blocks], admits: Callable[[str], bool]) -> None:
         def dependency(request: Request) -> str | None:
             username = identity.user(request)
             return username if username is not None and admits(username) else None
 
-        set_session_capacity(blocks, ctx.settings.session_capacity)
-        gr.mount_gradio_app(app, blocks, path=path, auth_dependency=dependency, **kwargs)
-        mounts[path] = Mount(path=path, admits=admits, blocks=blocks)
-        shell.blocks[path] = blocks
+        def mount(on: FastAPI, blocks: gr.Blocks) -> None:
+            set_session_capacity(blocks, ctx.settings.session_capacity)
+            gr.mount_gradio_app(on, blocks, path=path, auth_dependency=dependency, **kwargs)
+
+        app.router.routes.append(shell.blocks.add(Page(path, build, mount, admits, shell.blocks)))
 
     for audience in shell.audiences.values():
-        mount(audience.path, build_audience(ctx, audience), _admits(ctx, audience.name))
-    mount(SCRIPTS, build_scripts_blocks(ctx), lambda username: True)  # any signed-in, enabled account
-    app.add_middleware(Gate, mounts=mounts, user=identity.user, media_dir=ctx.settings.media_dir)
+        page(audience.path, functools.partial(build_audience, ctx, audience), _admits(ctx, audience.name))
+    page(SCRIPTS, functools.partial(build_scripts_blocks, ctx), lambda username: True)  # any signed-in account
+    app.add_middleware(Gate, pages=shell.blocks, user=identity.user, media_dir=ctx.settings.media_dir)
     if identity.oauth:  # its session middleware must be outside the gate, which reads the session
         from huggingface_hub import attach_huggingface_oauth
 
@@ -154,6 +160,6 @@ def _admits(ctx: AppContext, name: str) -> Any:
     return admits
 
 
-def create_app(ctx: AppContext) -> FastAPI:
+def create_app(ctx: AppContext, *, prebuild: bool = False) -> FastAPI:
     """The web app of ``ctx``: serve it with uvicorn (app.py)."""
-    return create_shell(ctx).app
+    return create_shell(ctx, prebuild=prebuild).app

@@ -24,19 +24,18 @@ mounts' ``auth_dependency`` reads the same answer.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote
 
 import anyio
-import gradio as gr
 from starlette.datastructures import MutableHeaders
 from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse, RedirectResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from web.gradio_gaps import written_by
+from web.mounts import Page, Pages
 
 FRONTEND = re.compile(
     r"^/(assets|static|svelte)/|^/(favicon\.ico|theme\.css|gradio_api/theme\.css|manifest\.json|robots\.txt)$"
@@ -44,15 +43,6 @@ FRONTEND = re.compile(
 )
 SIGNED_OUT = {"error": "You are signed out: sign in again.", "session": "signed_out", "link": "/login"}
 ROLE_CHANGED = {"error": "Your role changed: reload the page.", "session": "role_changed", "link": "/"}
-
-
-@dataclass(frozen=True)
-class Mount:
-    """One mounted Blocks: its path, who may use it (``admits(username)``), and the Blocks (for its files)."""
-
-    path: str
-    admits: Callable[[str], bool]
-    blocks: gr.Blocks
 
 
 def session_state(username: str | None, admitted: bool) -> dict[str, str] | None:
@@ -68,23 +58,23 @@ class Gate:
     def __init__(
         self,
         app: ASGIApp,
-        mounts: Mapping[str, Mount],
+        pages: Pages,
         user: Callable[[HTTPConnection], str | None],
         media_dir: Path,
     ):
         self.app = app
-        self.mounts = dict(mounts)
+        self.pages = pages
         self.user = user
         self.media_dir = str(media_dir.resolve())
 
-    def _mount(self, path: str) -> tuple[Mount, str] | None:
+    def _mount(self, path: str) -> tuple[Page, str] | None:
         first = "/" + path.split("/", 2)[1] if path.count("/") >= 1 else path
-        mount = self.mounts.get(first)
+        mount = self.pages.routes.get(first)
         if mount is None:
             return None
         return mount, path[len(first) :]
 
-    def _file_allowed(self, mount: Mount, rest: str) -> bool:
+    def _file_allowed(self, mount: Page, rest: str) -> bool:
         wanted = unquote(rest[len("/gradio_api/file=") :])
         try:
             resolved = str(Path(wanted).resolve())
@@ -92,7 +82,7 @@ class Gate:
             return False
         if resolved == self.media_dir or resolved.startswith(self.media_dir + "/"):
             return True
-        return written_by(mount.blocks, wanted)
+        return mount.blocks is not None and written_by(mount.blocks, wanted)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in {"http", "websocket"}:
