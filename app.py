@@ -113,8 +113,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     stop_on_sigterm(ctx.backup)
     from backend.inference.warmup import start_warm_up
 
-    # the planning baselines, once the server serves its pages
-    start_warm_up(ctx, ready=lambda: shell.is_running and len(shell.blocks.built) == len(shell.blocks))
+    start_warm_up(ctx, ready=lambda: shell.is_running)  # the planning baselines, once the server is serving
     try:
         uvicorn.run(shell.app, host=ctx.settings.host, port=ctx.settings.port, log_level="warning")
     finally:

@@ -141,9 +141,10 @@ def create_shell(ctx: AppContext, *, prebuild: bool = False) -> Shell:
 
         app.router.routes.append(shell.blocks.add(Page(path, build, mount, admits, shell.blocks)))
 
+    # the scripts mount first: the background build goes in this order, and scripts call as soon as the server serves
+    page(SCRIPTS, functools.partial(build_scripts_blocks, ctx), lambda username: True)  # any signed-in account
     for audience in shell.audiences.values():
         page(audience.path, functools.partial(build_audience, ctx, audience), _admits(ctx, audience.name))
-    page(SCRIPTS, functools.partial(build_scripts_blocks, ctx), lambda username: True)  # any signed-in account
     app.add_middleware(Gate, pages=shell.blocks, user=identity.user, media_dir=ctx.settings.media_dir)
     if identity.oauth:  # its session middleware must be outside the gate, which reads the session
         from huggingface_hub import attach_huggingface_oauth
