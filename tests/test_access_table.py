@@ -84,7 +84,8 @@ def test_every_event_is_in_the_access_table(running):
     missing = []
     for mount in running.shell.blocks:
         if mount == "/admin" or mount == "/scripts":
-            config = httpx.get(f"{running.url}{mount}/config", cookies=cookies).json()
+            # the first request to a page builds it (web/mounts.py): seconds on a loaded machine
+            config = httpx.get(f"{running.url}{mount}/config", cookies=cookies, timeout=120).json()
             served = {index for index, _key, _fn in _events(running, mount)}
             listed = {index for index, dependency in enumerate(config["dependencies"]) if dependency.get("backend_fn")}
             assert served == listed  # /config names exactly the events the server runs
