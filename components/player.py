@@ -29,9 +29,9 @@ from pathlib import Path
 import gradio as gr
 
 from backend.vilpact.timeline import timeline_bars
+from backend.vilpact.video import PLAYBACK_SPEEDS as SPEEDS
 from backend.vilpact.video import video_facts
 
-SPEEDS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
 FILE_ROUTE = "gradio_api/file="  # Gradio's public file route; the media folder is in launch(allowed_paths=...)
 
 KEYS = (

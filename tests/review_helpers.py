@@ -1,8 +1,10 @@
-"""Small review scenarios: sequences in the pool, people, and scripted annotators (used by test_review_*)."""
+"""Small review scenarios: sequences in the pool, people, and scripted annotators (used by test_review_*), and a
+lease moved back in time for the watch-time floor (test_intents_service, test_campaigns)."""
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 
 from backend import assignment
 from backend.accounts import auth
@@ -67,3 +69,12 @@ def judge_all(item: dict, reasonable: list[bool], comment: str = "") -> list[rev
         review.Judgment(a["annotation_id"], ok, comment if not ok else "")
         for a, ok in zip(item["annotations"], reasonable, strict=True)
     ]
+
+
+def handed_ago(db: Database, sequence_id: str, seconds: float) -> None:
+    """Move the lease of ``sequence_id`` back by ``seconds``, as if the annotator had watched that long."""
+    moment = (datetime.now(UTC) - timedelta(seconds=seconds)).isoformat(timespec="microseconds")
+    with db.write() as conn:
+        conn.execute(
+            "UPDATE assignments SET leased_at = ? WHERE item_id = ? AND status = 'leased'", (moment, sequence_id)
+        )

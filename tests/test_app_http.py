@@ -9,6 +9,7 @@ import sys
 import httpx
 import pytest
 from e2e_helpers import ROOT, ApiClient, ApiError
+from review_helpers import handed_ago
 
 from backend.accounts import auth
 from backend.campaigns.qualification import draw_quiz
@@ -40,6 +41,9 @@ def test_api_annotation_round_trip(running):
         client.run("intent_submit", sequence, "have a drink", "S/He is thirsty")
     with pytest.raises(ApiError, match="Watched 50% of the video"):
         client.run("intent_viewed", sequence, 0.5)
+    with pytest.raises(ApiError, match="after this task was handed out: playing 95% .* even at 2×"):
+        client.run("intent_viewed", sequence, 1.0)  # the share is claimed sooner than 2× could play it
+    handed_ago(running.ctx.database, sequence, 60)
     client.run("intent_viewed", sequence, 1.0)
     stored = client.run("intent_submit", sequence, "S/He wants to have a drink", "S/He is thirsty")
     assert stored["stored"]["annotator"] == "ann1" and stored["duplicate"] is False

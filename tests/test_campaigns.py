@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from review_helpers import handed_ago
 
 from backend.accounts import auth, sessions
 from backend.campaigns import links, studies, workers
@@ -161,6 +162,7 @@ def arrive(database, study, worker=PID, address="127.0.0.1", settings=None):
 def do_task(demo_ctx, username):
     reply = service.next_intent_task(demo_ctx.database, demo_ctx.settings, username)
     sequence = reply["task"]["sequence_id"]
+    handed_ago(demo_ctx.database, sequence, 60)  # as if watched for a minute
     service.mark_viewed(demo_ctx.database, demo_ctx.settings, username, sequence, 1.0)
     return service.submit_intents(demo_ctx.database, demo_ctx.settings, username, sequence, *GOOD)
 

@@ -6,6 +6,7 @@ import json
 
 import pandas as pd
 import pytest
+from review_helpers import handed_ago
 
 from backend.accounts import auth
 from backend.errors import PermissionDenied, ValidationError
@@ -44,6 +45,7 @@ def test_submit_needs_the_video_watched_and_valid_intents(demo):
     assert task["must_view"]
     with pytest.raises(ValidationError, match="Watched 0% of the video: play at least 95%"):
         service.submit_intents(db, settings, "ann1", task["sequence_id"], *GOOD)
+    handed_ago(db, task["sequence_id"], 60)
     service.mark_viewed(db, settings, "ann1", task["sequence_id"], 1.0)
     with pytest.raises(ValidationError) as caught:
         service.submit_intents(db, settings, "ann1", task["sequence_id"], "drink water", "drink water")
@@ -64,6 +66,7 @@ def test_intent_problems_says_what_submit_would_refuse_and_stores_nothing(demo):
     db, settings = demo.database, demo.settings
     task = service.next_intent_task(db, settings, "ann1")["task"]
     problems = service.intent_problems(db, settings, "ann1", task["sequence_id"], "drink water", "drink water")
+    handed_ago(db, task["sequence_id"], 60)
     service.mark_viewed(db, settings, "ann1", task["sequence_id"], 1.0)
     with pytest.raises(ValidationError) as caught:
         service.submit_intents(db, settings, "ann1", task["sequence_id"], "drink water", "drink water")
@@ -86,11 +89,39 @@ def test_the_watched_share_sent_with_the_submit_is_checked_by_the_server(demo):
     with pytest.raises(ValidationError, match="from 0 to 1"):
         service.submit_intents(db, settings, "ann1", task["sequence_id"], *GOOD, watched_share=7)
     assert db.scalar("SELECT viewed_at FROM assignments WHERE item_id = ?", (task["sequence_id"],)) is None
+    handed_ago(db, task["sequence_id"], 60)
     stored = service.submit_intents(db, settings, "ann1", task["sequence_id"], *GOOD, watched_share=0.96)
     assert stored["duplicate"] is False
     lower = settings.replace(full_view_share=0.5)
     second = stored["task"]
+    handed_ago(db, second["sequence_id"], 60)
     assert service.submit_intents(db, lower, "ann1", second["sequence_id"], *GOOD, watched_share=0.5)["stored"]
+
+
+def test_a_share_claimed_sooner_than_the_video_can_play_at_2x_is_refused(demo):
+    """The share comes from the browser; the time since the lease comes from the server. Playing 95% of a video
+    of d seconds takes 0.95 × d / 2 seconds even at 2×: a claim of 100% sooner than that is refused, for the
+    submit and for intent_viewed, and accepted once that long has passed."""
+    db, settings = demo.database, demo.settings
+    task = service.next_intent_task(db, settings, "ann1")["task"]
+    sequence_id = task["sequence_id"]
+    from backend.vilpact.video import video_facts
+
+    duration = video_facts(task["video"]).duration
+    need = 0.95 * duration / 2
+    assert need > 1  # the demo videos are long enough for the floor to bite
+    with pytest.raises(ValidationError, match=rf"Submitted 0 s after this task was handed out: playing 95% of this "
+                                              rf"{duration:.1f} s video takes at least {need:.1f} s, even at 2×"):  # fmt: skip
+        service.submit_intents(db, settings, "ann1", sequence_id, *GOOD, watched_share=1.0)
+    with pytest.raises(ValidationError, match="even at 2×"):
+        service.mark_viewed(db, settings, "ann1", sequence_id, 1.0)
+    assert db.scalar("SELECT count(*) FROM annotations WHERE source='live'") == 0
+    handed_ago(db, sequence_id, need - service.WATCH_CLOCK_SLACK_S + 0.05)
+    service.mark_viewed(db, settings, "ann1", sequence_id, 1.0)
+    assert service.submit_intents(db, settings, "ann1", sequence_id, *GOOD)["duplicate"] is False  # viewed: enough
+    off = settings.replace(require_full_view=False)
+    nxt = service.next_intent_task(db, off, "ann1")["task"]
+    assert service.submit_intents(db, off, "ann1", nxt["sequence_id"], *GOOD)["stored"]  # the check is off: no floor
 
 
 def test_require_full_view_can_be_turned_off(demo):

@@ -21,10 +21,11 @@ from backend.errors import ValidationError
 from backend.intents.rules import check_intent_pair
 from backend.settings import Settings
 from backend.storage import Database, audit, utcnow
-from backend.vilpact.sequences import get_sequence
-from backend.vilpact.video import servable_video
+from backend.vilpact.sequences import Sequence, get_sequence
+from backend.vilpact.video import PLAYBACK_SPEEDS, servable_video, video_facts
 
 KIND = "intent"
+WATCH_CLOCK_SLACK_S = 0.5  # the server's clock against the browser's: a lease time and a submit time in seconds
 
 
 def _task_view(database: Database, settings: Settings, lease: assignment.Lease, annotator: str) -> dict[str, Any]:
@@ -142,6 +143,53 @@ def watch_problem(settings: Settings, watched_share: float | None) -> str | None
     )
 
 
+def watch_time_problem(settings: Settings, duration: float | None, seconds_since_lease: float) -> str | None:
+    """Why the time since the task was handed out is too short to have played ``full_view_share`` of a video of
+    ``duration`` seconds, or None when it is long enough (or the duration cannot be read).
+
+    The share comes from the browser, so a forged request (or a console) can claim any share; time cannot be
+    saved. At the player's fastest speed (2×), covering ``full_view_share`` of the video takes
+    ``full_view_share × duration / 2`` seconds from the lease, less ``WATCH_CLOCK_SLACK_S``.
+
+    >>> from backend.settings import Settings
+    >>> watch_time_problem(Settings(full_view_share=0.95), 30.0, 5.0)
+    'Submitted 5 s after this task was handed out: playing 95% of this 30 s video takes at least 14 s, even at 2×.'
+    >>> watch_time_problem(Settings(full_view_share=0.95), 30.0, 14.0) is None  # 0.95 × 30 / 2 = 14.25, less 0.5
+    True
+    """
+    if not duration:
+        return None
+    fastest = max(PLAYBACK_SPEEDS)
+    need = settings.full_view_share * duration / fastest
+    if seconds_since_lease + WATCH_CLOCK_SLACK_S >= need:
+        return None
+    return (
+        f"Submitted {max(seconds_since_lease, 0):.0f} s after this task was handed out: playing "
+        f"{round(settings.full_view_share * 100)}% of this {_secs(duration)} s video takes at least {_secs(need)} s, "
+        f"even at {fastest:g}×."
+    )
+
+
+def _secs(seconds: float) -> str:
+    """Seconds as a person reads them: one decimal under 10 s (1.9), whole seconds above (14)."""
+    return f"{seconds:.1f}" if seconds < 10 else f"{seconds:.0f}"
+
+
+def _seconds_since(moment: str) -> float:
+    return (datetime.fromisoformat(utcnow()) - datetime.fromisoformat(moment)).total_seconds()
+
+
+def _video_to_watch(settings: Settings, sequence: Sequence) -> tuple[bool, float | None]:
+    """Whether ``require_full_view`` applies to the sequence (on, and a video to watch), and that video's duration
+    read from the file (None when it cannot be read)."""
+    if not settings.require_full_view:
+        return False, None
+    video = servable_video(settings, sequence.video_id, sequence.video_path)
+    if video is None:
+        return False, None
+    return True, video_facts(video).duration
+
+
 def mark_viewed(
     database: Database, settings: Settings, username: str | None, sequence_id: str, watched_share: float | None
 ) -> None:
@@ -151,7 +199,13 @@ def mark_viewed(
     problem = watch_problem(settings, watched_share)
     if problem:
         raise ValidationError(problem)
+    must_view, duration = _video_to_watch(settings, get_sequence(database, sequence_id))
     with database.write() as db:
+        handed = assignment.get_assignment(db, KIND, sequence_id, username)
+        if must_view and handed is not None and handed["viewed_at"] is None:
+            too_soon = watch_time_problem(settings, duration, _seconds_since(handed["leased_at"]))
+            if too_soon:
+                raise ValidationError(too_soon)
         assignment.mark_viewed(db, KIND, sequence_id, username)
         audit(db, username, "intent.viewed", sequence_id, {"watched_share": watched_share})
 
@@ -205,9 +259,7 @@ def submit_intents(
     concrete, high_level = (concrete_intent or "").strip(), (high_level_intent or "").strip()
     # Checks that need no lock run before taking it: the write lock is what every submit queues on.
     problems = check_intent_pair(concrete, high_level, sequence.action_names, settings.max_action_similarity)
-    must_view = (
-        settings.require_full_view and servable_video(settings, sequence.video_id, sequence.video_path) is not None
-    )
+    must_view, duration = _video_to_watch(settings, sequence)
     watch = watch_problem(settings, watched_share) if must_view else None
     with database.write() as db:
         row, already = assignment.claim_for_submit(db, KIND, sequence_id, username)
@@ -216,10 +268,12 @@ def submit_intents(
         else:
             if problems:
                 raise ValidationError(problems)
-            if watch and row["viewed_at"] is None:
-                raise ValidationError(watch)
             now = utcnow()
             spent = (datetime.fromisoformat(now) - datetime.fromisoformat(row["leased_at"])).total_seconds()
+            if must_view and row["viewed_at"] is None:
+                watch = watch or watch_time_problem(settings, duration, spent)
+                if watch:
+                    raise ValidationError(watch)
             db.conn.execute(
                 """INSERT INTO annotations (sequence_id, annotator, concrete_intent, high_level_intent, round, source,
                        submitted_at, seconds_spent) VALUES (?, ?, ?, ?, ?, 'live', ?, ?)""",

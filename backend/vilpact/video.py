@@ -16,6 +16,10 @@ from pathlib import Path
 
 from backend.settings import Settings
 
+PLAYBACK_SPEEDS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
+"""The player's speeds (issue 27 §3). The fastest bounds how soon a video can have been watched (the server's
+watch-time floor, backend/intents/service.py)."""
+
 
 def servable_video(settings: Settings, video_id: str, source_path: str | None) -> Path | None:
     """A path under the media folder for this video, or None when no video file exists."""

@@ -16,6 +16,7 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from e2e_helpers import browser_login
 from playwright.sync_api import expect
+from review_helpers import handed_ago
 
 from backend import assignment
 from backend.intents import service as intents
@@ -57,6 +58,7 @@ def app(served_app):
         assignment.add_tasks(conn, "intent", list(SEQUENCES), 1)
     # one submitted sequence waits for review (the layout test's Review item), whatever the tests' order
     task = intents.next_intent_task(db, settings, "ann5")["task"]
+    handed_ago(db, task["sequence_id"], 60)  # as if watched for a minute
     intents.submit_intents(db, settings, "ann5", task["sequence_id"], *GOOD, watched_share=1.0)
     return running
 
