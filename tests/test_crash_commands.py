@@ -47,7 +47,11 @@ def _kill_when_writing(process: subprocess.Popen, wal: Path, at_bytes: int, time
     command finished first."""
     deadline = time.monotonic() + timeout
     while process.poll() is None:
-        if wal.exists() and wal.stat().st_size > at_bytes:
+        try:
+            size = wal.stat().st_size
+        except FileNotFoundError:  # not yet written, or removed by the command's last checkpoint just now
+            size = 0
+        if size > at_bytes:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=10)
             return True
