@@ -13,6 +13,7 @@ import importlib
 import importlib.util
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +114,9 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     stop_on_sigterm(ctx.backup)
     from backend.inference.warmup import start_warm_up
 
-    start_warm_up(ctx, ready=lambda: shell.is_running)  # the planning baselines, once the server is serving
+    # the planning baselines, once the server is serving; the pages after /scripts are built once they are warm
+    shell.blocks.hold = threading.Event()
+    start_warm_up(ctx, ready=lambda: shell.is_running, done=shell.blocks.hold)
     try:
         uvicorn.run(shell.app, host=ctx.settings.host, port=ctx.settings.port, log_level="warning")
     finally:

@@ -64,9 +64,10 @@ class RunningApp:
 
 
 @contextlib.contextmanager
-def app_in_process(settings, port: int | None = None, prebuild: bool = False) -> Iterator[RunningApp]:
+def app_in_process(settings, port: int | None = None, prebuild: bool = False, hold: Any = None) -> Iterator[RunningApp]:
     """The real web app (web.create_shell, served by uvicorn) in this process, on ``port`` (default: a free one).
-    Each page is built on its first request, or all in the background with ``prebuild`` (as app.py does)."""
+    Each page is built on its first request, or all in the background with ``prebuild`` (as app.py does; the
+    pages after the first wait for the ``threading.Event`` ``hold``, as app.py's wait for the warm-up)."""
     import threading
 
     import uvicorn
@@ -74,6 +75,7 @@ def app_in_process(settings, port: int | None = None, prebuild: bool = False) ->
     import app as app_module
 
     shell, ctx = app_module.build_app(settings, prebuild=prebuild)
+    shell.blocks.hold = hold
     port = port or free_port()
     # a browser's open streams (queue data, heartbeat) would hold a graceful shutdown for the whole join timeout
     config = uvicorn.Config(shell.app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=2)

@@ -10,7 +10,7 @@ import pytest
 from conftest import seed_demo_media
 from e2e_helpers import ApiClient, free_port, kill_hard, start_app_process, wait_http_ok
 
-from backend.inference.warmup import warm_models
+from backend.inference.warmup import start_warm_up, warm_models
 from backend.settings import Settings
 
 pytestmark = pytest.mark.slow  # over ~10 s a file: out of the quick loop (scripts/test.sh --quick)
@@ -58,6 +58,16 @@ def test_a_failing_warm_up_logs_one_line_and_leaves_the_model_to_first_use(ctx, 
     failures = [r for r in caplog.records if "warm-up of no-such-model failed" in r.getMessage()]
     assert len(failures) == 1 and failures[0].exc_info is None
     assert "\n" not in failures[0].getMessage()
+
+
+def test_the_warm_up_says_when_it_is_done_even_when_a_model_fails(ctx):
+    """app.py's background page build waits on ``done`` after /scripts: it must be set, whatever happens."""
+    import threading
+
+    done = threading.Event()
+    thread = start_warm_up(ctx, names=("random", "no-such-model"), done=done)
+    assert done.wait(60) and ctx.pool.loaded() == ["random"]
+    thread.join(10)
 
 
 def test_embedding_cache_answers_a_restart_without_the_encoder(tmp_path, monkeypatch):

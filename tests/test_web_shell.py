@@ -140,6 +140,25 @@ def test_prebuild_builds_every_page_in_the_background_once_serving(settings):
         assert all(blocks.is_running for blocks in app.shell.blocks.built.values())
 
 
+def test_the_pages_after_the_first_wait_for_the_hold(settings):
+    """app.py holds the background build after /scripts until the planning warm-up is done, so that a script's
+    first answer does not share the CPU with building every other page."""
+    import threading
+
+    hold = threading.Event()
+    with app_in_process(settings, prebuild=True, hold=hold) as app:
+        first = next(iter(app.shell.blocks))
+        deadline = time.monotonic() + 120
+        while not app.shell.blocks.built and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1.0)  # time enough to start the next page, were it not held
+        assert set(app.shell.blocks.built) == {first} == {"/scripts"}
+        hold.set()
+        while len(app.shell.blocks.built) < len(app.shell.blocks) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert set(app.shell.blocks.built) == set(app.shell.blocks)
+
+
 def test_a_page_cannot_be_built_before_the_shell_serves(settings):
     from app import build_app
 

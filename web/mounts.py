@@ -13,8 +13,10 @@ matches ``/<audience>`` and everything under it and, on its first request:
 and then hands the request, unchanged, to that app. Later requests go straight there. All of it is public
 API: ``gr.mount_gradio_app`` and Starlette's routes and lifespans.
 
-``Pages.prebuild()`` (app.py) builds every page in the background once the server serves, so that nobody waits
-on a Space; tests leave it off and build only what they visit.
+``Pages.prebuild`` (app.py) builds every page in the background once the server serves, so that nobody waits
+on a Space; tests leave it off and build only what they visit. The first page (``/scripts``) is built first; the
+rest wait for ``Pages.hold`` (app.py: the planning warm-up), so that a script's first answer after start-up does
+not share the CPU with building every other page.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from starlette.routing import BaseRoute, Match, NoMatchFound
 from starlette.types import Receive, Scope, Send
 
 log = logging.getLogger("compstudio.pages")
+
+HOLD_LIMIT_S = 60.0  # the longest the background build waits for Pages.hold (a warm-up that hangs)
 
 
 class ShellNotServing(RuntimeError):
@@ -84,6 +88,7 @@ class Pages(Mapping[str, gr.Blocks]):
         self.routes: dict[str, Page] = {}
         self.prebuild = False  # build every page in the background once the server serves (app.py)
         self.on_prebuilt: Callable[[], None] | None = None  # then call this (app.py freezes the heap)
+        self.hold: threading.Event | None = None  # after the first page, wait for this before the rest (app.py)
         self._build_lock = threading.Lock()  # one Blocks built at a time, in the whole process
         self._locks: dict[str, anyio.Lock] = {}
         self._group: TaskGroup | None = None
@@ -142,9 +147,13 @@ class Pages(Mapping[str, gr.Blocks]):
             return blocks, app
 
     async def _prebuild(self) -> None:
-        for page in list(self.routes.values()):
+        for index, page in enumerate(list(self.routes.values())):
             if not self.serving:
                 return
+            if index == 1 and self.hold is not None:
+                with anyio.move_on_after(HOLD_LIMIT_S):
+                    while not self.hold.is_set():
+                        await anyio.sleep(0.05)
             try:
                 await self.ready(page)
             except Exception:  # noqa: BLE001 - a page that fails to build is built (and fails) again on its visit

@@ -48,19 +48,25 @@ def start_warm_up(
     ready: Callable[[], bool] = lambda: True,
     names: Sequence[str] = WARM_MODELS,
     wait_s: float = 120.0,
+    done: threading.Event | None = None,
 ) -> threading.Thread:
     """:func:`warm_models` in a daemon thread that first waits (up to ``wait_s``) until ``ready()`` is true,
-    e.g. until the web server is serving."""
+    e.g. until the web server is serving; ``done`` is set when it has finished (warmed or not)."""
 
     def run() -> None:
-        deadline = time.monotonic() + wait_s
-        while not ready() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        started = time.monotonic()
-        warmed = warm_models(ctx, names)
-        print(
-            f"CompStudio: warmed {', '.join(warmed) or 'no models'} in {time.monotonic() - started:.1f} s", flush=True
-        )
+        try:
+            deadline = time.monotonic() + wait_s
+            while not ready() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            started = time.monotonic()
+            warmed = warm_models(ctx, names)
+            print(
+                f"CompStudio: warmed {', '.join(warmed) or 'no models'} in {time.monotonic() - started:.1f} s",
+                flush=True,
+            )
+        finally:
+            if done is not None:
+                done.set()
 
     thread = threading.Thread(target=run, name="compstudio-warm-up", daemon=True)
     thread.start()
