@@ -203,3 +203,21 @@ def test_eval_benchmark_icl_prints_exact_match_per_category(ctx, settings, small
     assert kept["exact_match_by_category"]["all"] == kept["score"]
     assert main([*base, "--option", "matching"]) != 0
     assert "--option takes key=value, not 'matching'" in capsys.readouterr().err
+
+
+def test_a_file_read_again_is_parsed_once_and_a_changed_file_again(tmp_path):
+    """read_examples keeps the parsed examples of a file while its size and modification time stay the same
+    (every app start imports the demo bank); each call gets its own list, and a rewritten file is read anew."""
+    from backend.icl import data
+
+    path = tmp_path / "bank.jsonl"
+    path.write_text(json.dumps({"input": "Emma ate .", "output": "EAT ( EMMA , NONE , NONE )"}) + "\n")
+    first, second = data.read_examples(path, ""), data.read_examples(path, "")
+    assert first == second and first is not second and first[0] is second[0]  # parsed once
+    first.clear()
+    assert len(data.read_examples(path, "")) == 1  # a caller's list is its own
+    data.write_examples(second + second, path)  # rewritten: other size
+    assert len(data.read_examples(path, "")) == 2
+    path.write_text("{not json\n")
+    with pytest.raises(ImportFileError, match="line 1"):
+        data.read_examples(path, "")
