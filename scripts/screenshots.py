@@ -1,12 +1,15 @@
 """Take the screenshots of README.md and docs/usage.md: the app on its demo content, every tab, as the demo admin.
 
 ``HF_HUB_OFFLINE=1 .venv/bin/python scripts/screenshots.py`` writes docs/screenshots/<tab>.png, and the
-annotation tab at phone width (390×844) as docs/screenshots/annotate-intents-phone.png.
+annotation tab at phone width (390×844) as docs/screenshots/annotate-intents-phone.png. Review and Inspection with
+an item and the player are copied from tests/e2e/test_player.py's screenshots when that test has run.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -35,6 +38,13 @@ def main() -> None:
         page.locator("#intent-task h3").wait_for(timeout=30_000)
         labels = visit_every_tab(page, ROOT / "docs" / "screenshots")
         print("\n".join(labels))
+        # the demo has nothing waiting for review: Review and Inspection with an item and the player come from
+        # tests/e2e/test_player.py's screenshots (run it first; COMPSTUDIO_SHOTS, default the temp folder)
+        shots = Path(os.environ.get("COMPSTUDIO_SHOTS", tempfile.gettempdir())) / "player"
+        for source, target in (("review-1280.png", "review.png"), ("inspection-marks.png", "inspection.png")):
+            if (shots / source).is_file():
+                shutil.copyfile(shots / source, ROOT / "docs" / "screenshots" / target)
+                print(f"{target} from {shots / source}")
         phone = browser.new_page(viewport={"width": 390, "height": 844})
         browser_login(phone, running.url, "demo-admin", password)
         phone.get_by_role("tab", name="Annotate intents", exact=True).click()
