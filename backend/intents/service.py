@@ -25,7 +25,7 @@ from backend.vilpact.sequences import Sequence, get_sequence
 from backend.vilpact.video import PLAYBACK_SPEEDS, servable_video, video_facts
 
 KIND = "intent"
-WATCH_CLOCK_SLACK_S = 0.5  # the server's clock against the browser's: a lease time and a submit time in seconds
+WATCH_CLOCK_SLACK_S = 0.5  # rounding in the watch-time floor (the lease and the submit are both read on the server)
 
 
 def _task_view(database: Database, settings: Settings, lease: assignment.Lease, annotator: str) -> dict[str, Any]:
