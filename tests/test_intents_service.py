@@ -110,7 +110,7 @@ def test_a_share_claimed_sooner_than_the_video_can_play_at_2x_is_refused(demo):
     duration = video_facts(task["video"]).duration
     need = 0.95 * duration / 2
     assert need > 1  # the demo videos are long enough for the floor to bite
-    with pytest.raises(ValidationError, match=rf"Submitted 0 s after this task was handed out: playing 95% of this "
+    with pytest.raises(ValidationError, match=rf"Submitted 0.0 s after this task was handed out: playing 95% of this "
                                               rf"{duration:.1f} s video takes at least {need:.1f} s, even at 2×"):  # fmt: skip
         service.submit_intents(db, settings, "ann1", sequence_id, *GOOD, watched_share=1.0)
     with pytest.raises(ValidationError, match="even at 2×"):

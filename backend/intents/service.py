@@ -153,7 +153,7 @@ def watch_time_problem(settings: Settings, duration: float | None, seconds_since
 
     >>> from backend.settings import Settings
     >>> watch_time_problem(Settings(full_view_share=0.95), 30.0, 5.0)
-    'Submitted 5 s after this task was handed out: playing 95% of this 30 s video takes at least 14 s, even at 2×.'
+    'Submitted 5.0 s after this task was handed out: playing 95% of this 30 s video takes at least 14 s, even at 2×.'
     >>> watch_time_problem(Settings(full_view_share=0.95), 30.0, 14.0) is None  # 0.95 × 30 / 2 = 14.25, less 0.5
     True
     """
@@ -164,7 +164,7 @@ def watch_time_problem(settings: Settings, duration: float | None, seconds_since
     if seconds_since_lease + WATCH_CLOCK_SLACK_S >= need:
         return None
     return (
-        f"Submitted {max(seconds_since_lease, 0):.0f} s after this task was handed out: playing "
+        f"Submitted {_secs(max(seconds_since_lease, 0))} s after this task was handed out: playing "
         f"{round(settings.full_view_share * 100)}% of this {_secs(duration)} s video takes at least {_secs(need)} s, "
         f"even at {fastest:g}×."
     )
@@ -175,8 +175,9 @@ def _secs(seconds: float) -> str:
     return f"{seconds:.1f}" if seconds < 10 else f"{seconds:.0f}"
 
 
-def _seconds_since(moment: str) -> float:
-    return (datetime.fromisoformat(utcnow()) - datetime.fromisoformat(moment)).total_seconds()
+def _seconds_since(moment: str, now: str | None = None) -> float:
+    """Seconds from ``moment`` to ``now`` (default: now), both :func:`utcnow` strings."""
+    return (datetime.fromisoformat(now or utcnow()) - datetime.fromisoformat(moment)).total_seconds()
 
 
 def _video_to_watch(settings: Settings, sequence: Sequence) -> tuple[bool, float | None]:
@@ -269,7 +270,7 @@ def submit_intents(
             if problems:
                 raise ValidationError(problems)
             now = utcnow()
-            spent = (datetime.fromisoformat(now) - datetime.fromisoformat(row["leased_at"])).total_seconds()
+            spent = _seconds_since(row["leased_at"], now)
             if must_view and row["viewed_at"] is None:
                 watch = watch or watch_time_problem(settings, duration, spent)
                 if watch:
