@@ -267,10 +267,16 @@ class ApiError(Exception):
     pass
 
 
+#: how long an ``expect`` waits for what a person should see (Playwright's default is 5 s): on the 2-core machine
+#: the full run keeps both cores busy, and a save that takes 0.3 s alone has taken over 5 s there (2026-12-03)
+EXPECT_TIMEOUT_MS = 20_000
+
+
 @contextlib.contextmanager
 def chromium_browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     if not Path(CHROMIUM).exists():
         raise RuntimeError(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)")
     with sync_playwright() as playwright:

@@ -10,6 +10,7 @@ import re
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import gradio as gr
 import httpx
@@ -103,6 +104,32 @@ def test_frontend_files_are_gzipped_and_cached_for_a_year(running):
     assert reply.status_code == 200
     assert reply.headers["cache-control"] == "public, max-age=31536000, immutable"
     assert reply.headers["content-encoding"] == "gzip"
+    assert "javascript" in reply.headers["content-type"]
+
+
+def test_a_frontend_file_is_read_once_and_then_answered_from_memory(running):
+    """web/assets.py: Gradio answers a file's first request; the same bytes come from memory after it, under
+    every mount, plain or gzipped; a file Gradio does not have stays its 404; ``static/`` gets no year-long cache."""
+    page = signed_in(running, "annotator").get("/annotator/")
+    name = re.findall(r'src="[^"]*/assets/([^"]+\.js)"', page.text)[0]
+    on_disk = (Path(gr.__file__).parent / "templates" / "frontend" / "assets" / name).read_bytes()
+    kept = running.shell.app.middleware_stack
+    while not hasattr(kept, "kept"):
+        kept = kept.app
+    first = httpx.get(f"{running.url}/annotator/assets/{name}", headers={"Accept-Encoding": "identity"})
+    assert first.content == on_disk and f"/assets/{name}" in kept.kept
+    for mount in ("/reviewer", "/admin", "/scripts"):
+        again = httpx.get(f"{running.url}{mount}/assets/{name}", headers={"Accept-Encoding": "gzip"})
+        assert again.status_code == 200 and again.content == on_disk  # httpx unpacks the gzip
+        assert again.headers["content-encoding"] == "gzip" and int(again.headers["content-length"]) < len(on_disk)
+    head = httpx.head(f"{running.url}/admin/assets/{name}", headers={"Accept-Encoding": "identity"})
+    assert head.status_code == 200 and head.content == b"" and int(head.headers["content-length"]) == len(on_disk)
+    for _ in range(2):
+        missing = httpx.get(f"{running.url}/annotator/assets/no-such-file-{uuid.uuid4().hex}.js")
+        assert missing.status_code == 404
+    assert not any("no-such-file" in key for key in kept.kept)
+    font = httpx.get(f"{running.url}/annotator/static/fonts/Montserrat/Montserrat-Regular.woff2")
+    assert font.status_code == 200 and "immutable" not in font.headers.get("cache-control", "")
 
 
 def test_the_gradio_gaps_are_still_gaps(running):
