@@ -78,7 +78,12 @@ def test_a_server_that_is_down_makes_a_failed_run_never_ranked(ctx):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # nothing listens on it once closed
-    spec = ModelSpec("down", "openai", "m", options={"base_url": f"http://127.0.0.1:{port}/v1", "retries": 0})
+    spec = ModelSpec(
+        "down",
+        "openai",
+        "m",
+        options={"base_url": f"http://127.0.0.1:{port}/v1", "retries": 0, "unavailable_after_s": 1},
+    )
     write_models(ctx.settings, [spec])
     summary = run_eval(ctx, "toy-colors", "down", limit=5)
     assert summary.status == "failed" and summary.errors == 5 and summary.score is None and summary.scored == 0

@@ -24,7 +24,9 @@ pytestmark = pytest.mark.slow  # the demo content and runs on three benchmarks: 
 
 
 def _served(base_url: str | list[str], name: str = "served", **changes) -> ModelSpec:
-    options = {"base_url": base_url, "timeout_s": 2, "retries": 0, "backoff_s": 0.01} | changes.pop("options", {})
+    # a server that is down fails a run after 1 s, not the default 30 s (transport_options.py)
+    options = {"base_url": base_url, "timeout_s": 2, "retries": 0, "backoff_s": 0.01, "unavailable_after_s": 1}
+    options |= changes.pop("options", {})
     return ModelSpec(name, "openai", "fake-vlm", concurrency=4, options=options, **changes)
 
 
