@@ -69,9 +69,28 @@ def mark_matplotlib_absent() -> None:
 
 def freeze_heap() -> None:
     """Keep everything built so far (it lives as long as the process) out of the garbage collector's
-    generations, so that collections during requests stay short."""
+    generations, so that collections during requests stay short; then hand the memory that building freed back
+    to the system (glibc keeps freed heap pages otherwise; benchmarks/cold_start.py, 2026-12-04: 369 -> 343 MiB
+    resident 20 s after a cold start on the demo content)."""
     gc.collect()
     gc.freeze()
+    release_free_memory()
+
+
+def release_free_memory() -> None:
+    """glibc's ``malloc_trim(0)``: return the free pages at the top of the heap and in its arenas to the system.
+    Nothing happens where the C library is not glibc (musl, macOS)."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        trim = getattr(libc, "malloc_trim", None)
+    except OSError:
+        trim = None
+    if trim is not None:
+        trim(0)
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> None:

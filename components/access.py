@@ -144,8 +144,6 @@ def check_events(demo: gr.Blocks) -> list[str]:
         if block_fn.fn is None:  # runs in the browser only (js=...): nothing to call on the server
             continue
         name = getattr(block_fn.fn, ACCESS_NAME, None)
-        if name is None and block_fn.api_name in access.OAUTH_EVENTS:
-            continue  # Gradio's own LoginButton check (backend/accounts/access.py OAUTH_EVENTS)
         if name is None or name != block_fn.api_name:
             unguarded.append(f"{block_fn.api_name!r} (guarded as {name!r})")
         elif name not in access.EVENTS:
@@ -156,8 +154,3 @@ def check_events(demo: gr.Blocks) -> list[str]:
             + ", ".join(unguarded)
         )
     return missing
-
-
-def guard_events(ctx: AppContext, demo: gr.Blocks) -> list[str]:
-    """Kept for app.py: the guard is attached at registration now; this only runs :func:`check_events`."""
-    return check_events(demo)

@@ -268,10 +268,6 @@ EVENTS: dict[str, str] = {
     "page_load_worker_vqa": "annotator",
 }
 
-#: events only the "Sign in with Hugging Face" page has (Gradio's LoginButton checks the visitor's session);
-#: tests/e2e/test_space.py loads that page as a visitor who has not signed in
-OAUTH_EVENTS: dict[str, str] = {"_check_login_status": "anyone"}
-
 
 def allows(least: str, identity: str) -> bool:
     """Whether ``identity`` (one of IDENTITIES) may call an endpoint whose row says ``least``.
