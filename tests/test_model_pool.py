@@ -278,3 +278,20 @@ def test_a_holder_may_ask_again_without_a_second_slot(tmp_path):
 def test_at_least_one_slot():
     with pytest.raises(ValueError, match="model_concurrency >= 1"):
         FairSlots(0)
+
+
+def test_an_edited_transport_option_reloads_the_model_on_its_next_call(tmp_path):
+    """The pool keys a backend by ModelSpec.load_key: a transport option (not in the fingerprint, which keys
+    stored answers) is still what the backend was built with, so editing it builds the backend anew."""
+    import dataclasses
+
+    ctx = build_context(Settings(data_dir=tmp_path / "data"))
+    spec = ModelSpec("served", "openai", "m", options={"base_url": "http://127.0.0.1:9/v1", "timeout_s": 60})
+    first = ctx.pool.get(spec)
+    assert ctx.pool.get(dataclasses.replace(spec, description="the same model")) is first
+    edited = dataclasses.replace(spec, options={**spec.options, "timeout_s": 5})
+    assert edited.fingerprint() == spec.fingerprint()  # its stored answers stay its own
+    second = ctx.pool.get(edited)
+    assert second is not first and second.transport.options.timeout_s == 5
+    assert ctx.pool.get(dataclasses.replace(edited, concurrency=4)) is not second
+    assert ctx.pool.loaded() == ["served"]

@@ -102,6 +102,20 @@ class ModelSpec:
             keep["options"]["base_url"] = ",".join(sorted(url for url in urls if url))
         return hashlib.sha256(json.dumps(keep, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
+    def load_key(self) -> str:
+        """What :class:`ModelPool` keys a loaded backend by: every field but the name and the description. Unlike
+        :meth:`fingerprint` it includes the batch size, the concurrency and the transport options, from which a
+        backend is built, so an edit of any of them (the Models tab, the registry file) takes effect on the next
+        call instead of after a restart.
+
+        >>> spec = ModelSpec("m", "openai", "x", options={"base_url": "http://h/v1", "timeout_s": 60})
+        >>> edited = ModelSpec("m", "openai", "x", options={"base_url": "http://h/v1", "timeout_s": 5})
+        >>> spec.fingerprint() == edited.fingerprint(), spec.load_key() == edited.load_key()
+        (True, False)
+        """
+        keep = {k: v for k, v in asdict(self).items() if k not in {"name", "description"}}
+        return hashlib.sha256(json.dumps(keep, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -333,8 +347,9 @@ class ModelRegistry:
 class ModelPool:
     """Loaded backends by model name, and the one model queue of the process.
 
-    A model loads on first use and stays until :meth:`unload`; a spec edited in the registry (different
-    fingerprint) is reloaded on next use.
+    A model loads on first use and stays until :meth:`unload`; a spec edited in the registry (a different
+    :meth:`ModelSpec.load_key`: any field but the name and description, transport options included) is reloaded on
+    next use.
 
     :meth:`slot` is the model queue (:mod:`backend.inference.slots`): every model call takes a slot, whatever page,
     script route or command it comes from, so at most ``limit`` (setting ``model_concurrency``, default 1) run at
@@ -356,7 +371,7 @@ class ModelPool:
         return self.slots.slot(cancel=cancel, timeout=timeout)
 
     def get(self, spec: ModelSpec) -> Any:
-        key = spec.fingerprint() + str(spec.batch_size)
+        key = spec.load_key()
         with self._lock:
             current = self._loaded.get(spec.name)
             if current is not None and current[0] == key:
