@@ -69,7 +69,7 @@ def wants_html(request: Request) -> bool:
     return "text/html" in request.headers.get("accept", "")
 
 
-def same_origin(request: Request) -> bool:
+def same_origin(request: HTTPConnection) -> bool:
     """A browser's cross-site form post carries another site's Origin: refuse it (login CSRF). Behind a
     reverse proxy the public host is in Host (when the proxy passes it on) or X-Forwarded-Host."""
     origin = request.headers.get("origin")
@@ -77,6 +77,38 @@ def same_origin(request: Request) -> bool:
         return True
     hosts = {request.headers.get("host", ""), *request.headers.get("x-forwarded-host", "").split(",")}
     return urlsplit(origin).netloc in {host.strip() for host in hosts if host.strip()}
+
+
+#: what a refused cross-site write says (web/scripts.py, web/gate.py)
+CROSS_SITE = {
+    "error": "A request from another site was refused: use this app's own pages, or call the API from a script.",
+    "session": "cross_site",
+}
+
+
+def cross_site(connection: HTTPConnection) -> bool:
+    """Whether a browser sent this request on behalf of another site (a cross-site request forgery).
+
+    Browsers say so in ``Sec-Fetch-Site``: this app's own pages send ``same-origin`` and a typed address or a
+    bookmark ``none``; ``same-site`` (another app under the same registrable domain, e.g. another Space) and
+    ``cross-site`` are refused. A browser too old to send it is judged by ``Origin`` (:func:`same_origin`).
+    Scripts (httpx, curl, gradio_client) send neither, and pass. Sign-in by Hugging Face keeps its session in a
+    ``SameSite=None`` cookie (a Space runs in an iframe on huggingface.co), which a cross-site post would carry:
+    this check, not the cookie, is what stops such a post.
+
+    >>> from starlette.requests import Request
+    >>> def asked(*headers):
+    ...     raw = [(k.encode(), v.encode()) for k, v in (("host", "app.example"), *headers)]
+    ...     return cross_site(Request({"type": "http", "method": "POST", "headers": raw}))
+    >>> asked(("sec-fetch-site", "same-origin")), asked(("sec-fetch-site", "cross-site")), asked()
+    (False, True, False)
+    >>> asked(("sec-fetch-site", "same-site")), asked(("origin", "https://evil.example"))
+    (True, True)
+    """
+    fetch_site = connection.headers.get("sec-fetch-site")
+    if fetch_site is not None:
+        return fetch_site.strip().lower() in {"cross-site", "same-site"}
+    return not same_origin(connection)
 
 
 def set_session_cookie(response: Response, request: Request, name: str, token: str, hours: float) -> Response:
