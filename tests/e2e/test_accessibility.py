@@ -35,11 +35,14 @@ def review_app(served_app):
 
 def serious(page) -> list[str]:
     """Serious and critical violations, one line each (rule, help, the first elements). Toasts are checked
-    once they have faded in, and outputs once no event is pending (Gradio dims a pending output to opacity 0.2,
-    and half-faded text has too little contrast by construction)."""
+    once they have faded in, and outputs once no event is pending and none is fading back (Gradio dims a pending
+    output to opacity 0.2 and brings it back in 0.15 s; half-faded text has too little contrast by construction)."""
     page.wait_for_function(
         """() => {
         if (document.querySelector('.pending')) return false;  // an output still waiting for its event
+        const unfading = document.getAnimations().some(  // an output coming back from pending (transition: all .15s)
+            (a) => a.playState === 'running' && a instanceof CSSTransition && a.transitionProperty === 'opacity');
+        if (unfading) return false;
         const inToast = (e) => e && e.closest && e.closest('[data-testid="toast-body"], .toast-wrap');
         const fading = (a) => (a.effect?.getKeyframes?.() || []).some((k) => 'opacity' in k);  // not the countdown bar
         const moving = document.getAnimations().some(
