@@ -80,6 +80,12 @@ class Page(BaseRoute):
         await app(scope, receive, send)
 
 
+#: one Blocks built at a time in the whole process, whichever shell builds it: Gradio keeps the Blocks being built
+#: in process-wide class attributes (its render context), so two shells of one process (tests run several) must
+#: not build at once. A lock, not state: it guards Gradio's global, it holds nothing of ours.
+BUILD_LOCK = threading.Lock()
+
+
 class Pages(Mapping[str, gr.Blocks]):
     """Every mount by path; reading one (``pages["/admin"]``) builds it if need be, from any thread but the
     server's own."""
@@ -89,7 +95,6 @@ class Pages(Mapping[str, gr.Blocks]):
         self.prebuild = False  # build every page in the background once the server serves (app.py)
         self.on_prebuilt: Callable[[], None] | None = None  # then call this (app.py freezes the heap)
         self.hold: threading.Event | None = None  # after the first page, wait for this before the rest (app.py)
-        self._build_lock = threading.Lock()  # one Blocks built at a time, in the whole process
         self._locks: dict[str, anyio.Lock] = {}
         self._group: TaskGroup | None = None
         self._stop: anyio.Event | None = None
@@ -140,7 +145,7 @@ class Pages(Mapping[str, gr.Blocks]):
 
     def _build(self, page: Page) -> tuple[gr.Blocks, FastAPI]:
         """Build the Blocks and mount it on an app of its own (on a worker thread)."""
-        with self._build_lock:
+        with BUILD_LOCK:
             blocks = page.build()
             app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
             page.mount(app, blocks)
