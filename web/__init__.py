@@ -35,6 +35,7 @@ from backend.context import AppContext
 from web import look
 from web.assets import FrontendAssets
 from web.audiences import Audience, all_audiences, audience_of, build_audience
+from web.cross_site import CrossSiteWrites
 from web.gate import Gate, session_state
 from web.gradio_gaps import set_session_capacity
 from web.invitations import invitation_routes
@@ -151,6 +152,7 @@ def create_shell(ctx: AppContext, *, prebuild: bool = False) -> Shell:
 
         attach_huggingface_oauth(app)
     app.add_middleware(FrontendAssets)
+    app.add_middleware(CrossSiteWrites)  # outermost: a forged write is refused before anything else reads it
     return shell
 
 

@@ -14,8 +14,6 @@ path. This middleware answers every request under a mount first:
   "link": "/login"}`` or ``"Your role changed: reload the page."`` (``"role_changed"``, ``"link": "/"``);
 * ``gradio_api/file=`` serves only files of the media folder and the files this mount's Blocks wrote
   (web/gradio_gaps.written_by); others get 403;
-* a write (any method but GET, HEAD, OPTIONS) that a browser sends on another site's behalf gets 403
-  (web/signin.cross_site: ``Sec-Fetch-Site``, else ``Origin``), before anyone is looked up;
 * the page itself is sent with ``Cache-Control: no-store`` (Back after Log out asks the server again, and gets
   the login page).
 
@@ -38,14 +36,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from web.gradio_gaps import written_by
 from web.mounts import Page, Pages
-from web.signin import CROSS_SITE, cross_site
 
 FRONTEND = re.compile(
     r"^/(assets|static|svelte)/|^/(favicon\.ico|theme\.css|gradio_api/theme\.css|manifest\.json|robots\.txt)$"
     r"|^/pwa_icon|^/gradio_api/custom_component/"
 )
-#: methods that change nothing: the only ones a browser may send under a mount on another site's behalf
-SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 SIGNED_OUT = {"error": "You are signed out: sign in again.", "session": "signed_out", "link": "/login"}
 ROLE_CHANGED = {"error": "Your role changed: reload the page.", "session": "role_changed", "link": "/"}
 
@@ -105,9 +100,6 @@ class Gate:
             await self.app(scope, receive, send)
             return
         connection = HTTPConnection(scope)
-        if scope["type"] == "http" and scope.get("method") not in SAFE_METHODS and cross_site(connection):
-            await JSONResponse(CROSS_SITE, status_code=403)(scope, receive, send)
-            return
         username = await anyio.to_thread.run_sync(self.user, connection)
         admitted = username is not None and await anyio.to_thread.run_sync(mount.admits, username)
         page = rest in {"", "/"} and scope.get("method") in {"GET", "HEAD"}

@@ -21,7 +21,6 @@ import html
 import math
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 import anyio
 from starlette.requests import HTTPConnection, Request
@@ -67,48 +66,6 @@ class LazyLimiter:
 
 def wants_html(request: Request) -> bool:
     return "text/html" in request.headers.get("accept", "")
-
-
-def same_origin(request: HTTPConnection) -> bool:
-    """A browser's cross-site form post carries another site's Origin: refuse it (login CSRF). Behind a
-    reverse proxy the public host is in Host (when the proxy passes it on) or X-Forwarded-Host."""
-    origin = request.headers.get("origin")
-    if not origin or origin == "null":
-        return True
-    hosts = {request.headers.get("host", ""), *request.headers.get("x-forwarded-host", "").split(",")}
-    return urlsplit(origin).netloc in {host.strip() for host in hosts if host.strip()}
-
-
-#: what a refused cross-site write says (web/scripts.py, web/gate.py)
-CROSS_SITE = {
-    "error": "A request from another site was refused: use this app's own pages, or call the API from a script.",
-    "session": "cross_site",
-}
-
-
-def cross_site(connection: HTTPConnection) -> bool:
-    """Whether a browser sent this request on behalf of another site (a cross-site request forgery).
-
-    Browsers say so in ``Sec-Fetch-Site``: this app's own pages send ``same-origin`` and a typed address or a
-    bookmark ``none``; ``same-site`` (another app under the same registrable domain, e.g. another Space) and
-    ``cross-site`` are refused. A browser too old to send it is judged by ``Origin`` (:func:`same_origin`).
-    Scripts (httpx, curl, gradio_client) send neither, and pass. Sign-in by Hugging Face keeps its session in a
-    ``SameSite=None`` cookie (a Space runs in an iframe on huggingface.co), which a cross-site post would carry:
-    this check, not the cookie, is what stops such a post.
-
-    >>> from starlette.requests import Request
-    >>> def asked(*headers):
-    ...     raw = [(k.encode(), v.encode()) for k, v in (("host", "app.example"), *headers)]
-    ...     return cross_site(Request({"type": "http", "method": "POST", "headers": raw}))
-    >>> asked(("sec-fetch-site", "same-origin")), asked(("sec-fetch-site", "cross-site")), asked()
-    (False, True, False)
-    >>> asked(("sec-fetch-site", "same-site")), asked(("origin", "https://evil.example"))
-    (True, True)
-    """
-    fetch_site = connection.headers.get("sec-fetch-site")
-    if fetch_site is not None:
-        return fetch_site.strip().lower() in {"cross-site", "same-site"}
-    return not same_origin(connection)
 
 
 def set_session_cookie(response: Response, request: Request, name: str, token: str, hours: float) -> Response:
@@ -242,8 +199,6 @@ class SignIn:
     async def login(self, request: Request) -> Response:
         if self.identity.oauth:
             return JSONResponse({"detail": "sign in with Hugging Face: GET /oauth/huggingface/login"}, status_code=405)
-        if not same_origin(request):
-            return JSONResponse({"detail": "sign-in from another site refused"}, status_code=403)
         form = await request.form()
         username, password = str(form.get("username") or ""), str(form.get("password") or "")
         address = request.client.host if request.client else "unknown"
@@ -274,8 +229,6 @@ class SignIn:
         return set_session_cookie(response, request, self.cookie, result.token or "", self.ctx.settings.session_hours)
 
     async def logout(self, request: Request) -> Response:
-        if request.method == "POST" and not same_origin(request):
-            return JSONResponse({"detail": "sign-out from another site refused"}, status_code=403)
         html_reply = wants_html(request) or request.method == "GET"
         if self.identity.oauth:  # frees the person's leases at once (issue 13 §2), then drops the HF session
             username = (hf_userinfo(request) or {}).get("preferred_username")
