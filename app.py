@@ -81,14 +81,8 @@ def release_free_memory() -> None:
     """glibc's ``malloc_trim(0)``: return the free pages at the top of the heap and in its arenas to the system.
     Nothing happens where the C library is not glibc (musl, macOS)."""
     import ctypes
-    import ctypes.util
 
-    name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(name) if name else None
-        trim = getattr(libc, "malloc_trim", None)
-    except OSError:
-        trim = None
+    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)  # the process's own symbols: libc's, where it is glibc
     if trim is not None:
         trim(0)
 

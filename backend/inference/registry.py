@@ -62,6 +62,11 @@ PROMPT_STYLES = ("chat", "plain")
 SCORING = ("generate", "likelihood")
 
 
+def _digest(fields: dict[str, Any]) -> str:
+    """16 hex digits of SHA-256 over ``fields`` as sorted JSON (ModelSpec's fingerprint and load key)."""
+    return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """One registered model.
@@ -100,7 +105,7 @@ class ModelSpec:
         if isinstance(keep["options"].get("base_url"), list | tuple):  # replicas: their order answers nothing
             urls = {str(url).strip().rstrip("/") for url in keep["options"]["base_url"]}
             keep["options"]["base_url"] = ",".join(sorted(url for url in urls if url))
-        return hashlib.sha256(json.dumps(keep, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        return _digest(keep)
 
     def load_key(self) -> str:
         """What :class:`ModelPool` keys a loaded backend by: every field but the name and the description. Unlike
@@ -113,8 +118,7 @@ class ModelSpec:
         >>> spec.fingerprint() == edited.fingerprint(), spec.load_key() == edited.load_key()
         (True, False)
         """
-        keep = {k: v for k, v in asdict(self).items() if k not in {"name", "description"}}
-        return hashlib.sha256(json.dumps(keep, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        return _digest({k: v for k, v in asdict(self).items() if k not in {"name", "description"}})
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
