@@ -445,7 +445,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec(
         "extract_semantic_weight",
         float,
-        1.0,
+        0.0,
         "COMPSTUDIO_EXTRACT_SEMANTIC_WEIGHT",
         "Charades extraction (ViLPAct Algorithm 1): weight of the semantic relevance (TF-IDF-weighted word "
         "vectors of the action names) in an action's coherence with the sequence.",
@@ -453,7 +453,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec(
         "extract_temporal_weight",
         float,
-        1.0,
+        0.0,
         "COMPSTUDIO_EXTRACT_TEMPORAL_WEIGHT",
         "Charades extraction: weight of the temporal relevance (1 overlapping the sequence, falling to 0 at "
         "`extract_max_gap_s`).",
@@ -469,7 +469,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec(
         "extract_min_coherence",
         float,
-        0.6,
+        0.8,
         "COMPSTUDIO_EXTRACT_MIN_COHERENCE",
         "Charades extraction: an action joins the sequence when its coherence (the weighted mean of the three "
         "scores, 0-1) reaches this.",
@@ -511,6 +511,24 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "COMPSTUDIO_EXTRACT_MIN_ACTIONS",
         "Charades extraction: a video is kept when its sequence has at least this many actions (the paper: "
         "more than three).",
+    ),
+    SettingSpec(
+        "extract_fill_min_coherence",
+        float,
+        0.5,
+        "COMPSTUDIO_EXTRACT_FILL_MIN_COHERENCE",
+        "Charades extraction: while a sequence has fewer than `extract_min_actions` actions, the most coherent "
+        "remaining action joins when its coherence reaches this (lower than `extract_min_coherence`: a short "
+        "sequence is topped up, as the release does; 1 turns it off).",
+    ),
+    SettingSpec(
+        "extract_same_class_merge",
+        str,
+        "pairs",
+        "COMPSTUDIO_EXTRACT_SAME_CLASS_MERGE",
+        "Charades extraction: `pairs` merges a class annotated exactly twice in a video with overlapping "
+        "segments into one action, as the release does (2NZ5C: c148 11.1-16.7 and 15.9-33.0 -> 11.10 33.0); "
+        "`none` keeps every segment.",
     ),
     SettingSpec(
         "extract_observed_rule",
@@ -668,15 +686,17 @@ class Settings:
     invitation_days: float = 7.0
     import_dir: str = ""
     max_upload_mb: float = 50.0
-    extract_semantic_weight: float = 1.0
-    extract_temporal_weight: float = 1.0
+    extract_semantic_weight: float = 0.0
+    extract_temporal_weight: float = 0.0
     extract_task_weight: float = 1.0
-    extract_min_coherence: float = 0.6
+    extract_min_coherence: float = 0.8
     extract_max_gap_s: float = 20.0
     extract_related_task_score: float = 0.5
     extract_semantic_aggregate: str = "max"
     extract_greedy_order: str = "coherence"
     extract_min_actions: int = 4
+    extract_fill_min_coherence: float = 0.5
+    extract_same_class_merge: str = "pairs"
     extract_observed_rule: str = "frame"
     extract_word_vectors: str = ""
     extract_task_map: str = ""
@@ -780,14 +800,24 @@ def _check_extraction(settings: Settings) -> None:
     weights = (settings.extract_semantic_weight, settings.extract_temporal_weight, settings.extract_task_weight)
     if min(weights) < 0 or sum(weights) <= 0:
         raise SettingsError("the extract_*_weight settings must be 0 or more, and not all 0")
-    if not 0 <= settings.extract_min_coherence <= 1 or not 0 <= settings.extract_related_task_score <= 1:
-        raise SettingsError("extract_min_coherence and extract_related_task_score must be between 0 and 1")
+    if not all(
+        0 <= value <= 1
+        for value in (
+            settings.extract_min_coherence,
+            settings.extract_related_task_score,
+            settings.extract_fill_min_coherence,
+        )
+    ):
+        raise SettingsError(
+            "extract_min_coherence, extract_fill_min_coherence and extract_related_task_score must be between 0 and 1"
+        )
     if settings.extract_max_gap_s <= 0 or settings.extract_min_actions < 1:
         raise SettingsError("extract_max_gap_s must be more than 0 and extract_min_actions at least 1")
     for name, allowed in (
         ("extract_semantic_aggregate", ("max", "mean")),
         ("extract_greedy_order", ("coherence", "time")),
         ("extract_observed_rule", ("frame", "seconds")),
+        ("extract_same_class_merge", ("pairs", "none")),
     ):
         if getattr(settings, name) not in allowed:
             raise SettingsError(f"{name} must be {' or '.join(allowed)}, not {getattr(settings, name)!r}")

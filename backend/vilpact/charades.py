@@ -106,6 +106,7 @@ class CharadesVideo:
     columns: dict[str, str]  # every Charades column the file has, as written
     line: int
     source: str = ""  # the file it came from
+    left_out: tuple[str, ...] = ()  # actions of the row that were left out, each named (line, video, why)
 
 
 def _indexed(path: Path, what: str) -> dict[str, str]:
@@ -176,31 +177,38 @@ def _time(text: str) -> float | None:
     return value if math.isfinite(value) and value >= 0 else None
 
 
-def parse_actions(value: str, names: dict[str, str]) -> tuple[list[TimedAction], str | None]:
-    """The actions of one row, or the problem with them.
+def parse_actions(value: str, names: dict[str, str]) -> tuple[list[TimedAction], str | None, list[str]]:
+    """The actions of one row, or the problem with them, and the actions left out of it.
+
+    An action that ends before it starts is left out and named, not refused: Charades' own annotations have four
+    (00SL4, AKKWU, IOL8Q, LEOL6), and the file must be read as it is (issue 39).
 
     >>> parse_actions("c001 10.80 16.60;c002 1.5 2", {"c001": "a", "c002": "b"})[0][0]
     TimedAction(class_id='c001', start=10.8, end=16.6, start_text='10.80', end_text='16.60')
-    >>> parse_actions("c001 5 3", {"c001": "a"})[1]
-    'action c001 ends (3) before it starts (5)'
+    >>> parse_actions("c001 5 3;c001 1 2", {"c001": "a"})
+    ([TimedAction(class_id='c001', start=1.0, end=2.0, start_text='1', end_text='2')], None, ['action c001 ends (3) before it starts (5): left out'])
+    >>> parse_actions("c009 1 2", {"c001": "a"})[1]
+    "unknown action class 'c009' (not in the class file)"
     """
     actions = []
+    left_out = []
     for item in value.split(";"):
         if not item.strip():
             continue
         match = _ITEM.match(item.strip())
         if not match:
-            return [], f"action {item.strip()[:40]!r} is not 'cNNN start end'"
+            return [], f"action {item.strip()[:40]!r} is not 'cNNN start end'", []
         class_id, start_text, end_text = match.groups()
         if class_id not in names:
-            return [], f"unknown action class {class_id!r} (not in the class file)"
+            return [], f"unknown action class {class_id!r} (not in the class file)", []
         start, end = _time(start_text), _time(end_text)
         if start is None or end is None:
-            return [], f"action {class_id}: the times {start_text!r} {end_text!r} must be seconds (0 or more)"
+            return [], f"action {class_id}: the times {start_text!r} {end_text!r} must be seconds (0 or more)", []
         if end < start:
-            return [], f"action {class_id} ends ({end_text}) before it starts ({start_text})"
+            left_out.append(f"action {class_id} ends ({end_text}) before it starts ({start_text}): left out")
+            continue
         actions.append(TimedAction(class_id, start, end, start_text, end_text))
-    return actions, None
+    return actions, None, left_out
 
 
 def _video(
@@ -209,7 +217,7 @@ def _video(
     video_id = row["id"].strip()
     if not video_id:
         return None, "empty id"
-    actions, problem = parse_actions(row["actions"], names)
+    actions, problem, left_out = parse_actions(row["actions"], names)
     if problem:
         return None, f"video {video_id}: {problem}"
     length_text = row.get("length", "").strip()
@@ -217,7 +225,9 @@ def _video(
     if length_text and length is None:
         return None, f"video {video_id}: length {length_text!r} is not a number of seconds"
     columns = {c: row[c] for c in CHARADES_COLUMNS if c in row}
-    return CharadesVideo(video_id, tuple(actions), row.get("scene", "").strip(), length, columns, line, source), None
+    notes = tuple(f"line {line}: video {video_id}: {note}" for note in left_out)
+    video = CharadesVideo(video_id, tuple(actions), row.get("scene", "").strip(), length, columns, line, source, notes)
+    return video, None
 
 
 def read_videos(paths: Sequence[Path], names: dict[str, str]) -> list[CharadesVideo]:
@@ -259,9 +269,11 @@ class CharadesImportReport:
     actions: int
     with_video: int
     new_videos: int
+    left_out: tuple[str, ...] = ()  # actions left out (an end before the start), each named
 
-    def as_dict(self) -> dict[str, int]:
-        return dict(self.__dict__)
+    def as_dict(self) -> dict[str, Any]:
+        found = {k: v for k, v in self.__dict__.items() if k != "left_out"}
+        return {**found, "actions_left_out": len(self.left_out), "left_out": list(self.left_out[:MAX_LISTED])}
 
 
 def import_charades(
@@ -314,6 +326,7 @@ def import_charades(
             actions=sum(len(v.actions) for v in data.videos),
             with_video=sum(1 for r in rows if r["video_path"]),
             new_videos=new,
+            left_out=tuple(note for v in data.videos for note in v.left_out),
         )
         audit(db, actor, "import.charades", ", ".join(str(p) for p in files.videos), report.as_dict())
     return report

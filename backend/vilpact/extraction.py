@@ -70,6 +70,8 @@ class ExtractionConfig:
     semantic_aggregate: str = "max"
     greedy_order: str = "coherence"
     min_actions: int = 4
+    fill_min_coherence: float = 1.0
+    same_class_merge: str = "none"
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ExtractionConfig:
@@ -83,6 +85,8 @@ class ExtractionConfig:
             semantic_aggregate=settings.extract_semantic_aggregate,
             greedy_order=settings.extract_greedy_order,
             min_actions=settings.extract_min_actions,
+            fill_min_coherence=settings.extract_fill_min_coherence,
+            same_class_merge=settings.extract_same_class_merge,
         )
 
 
@@ -196,6 +200,7 @@ class _Growth:
         self.actions, self.pairs, self.config = actions, pairs, config
         self.members = [seed]
         self.joined: dict[int, Scores] = {}
+        self.filled: set[int] = set()
         self.start, self.end = actions[seed].start, actions[seed].end
         self.sem_best = [0.0] * len(actions)
         self.sem_sum = [0.0] * len(actions)
@@ -230,8 +235,10 @@ class _Growth:
         _mixed, semantic, temporal, task = self._parts(j)
         return coherence(semantic, temporal, task, self.config)
 
-    def add(self, j: int) -> None:
+    def add(self, j: int, filled: bool = False) -> None:
         self.joined[j] = self.scores(j)
+        if filled:
+            self.filled.add(j)
         self.members.append(j)
         self.start, self.end = min(self.start, self.actions[j].start), max(self.end, self.actions[j].end)
         self._absorb(j)
@@ -240,8 +247,11 @@ class _Growth:
         return sum(s.coherence for s in self.joined.values()) / len(self.joined) if self.joined else 0.0
 
 
-def grow(actions: list[TimedAction], seed: int, pairs: _Pairs, config: ExtractionConfig) -> _Growth:
-    """Algorithm 1's greedy step from ``seed`` over ``actions`` (sorted by start)."""
+def grow(
+    actions: list[TimedAction], seed: int, pairs: _Pairs, config: ExtractionConfig, top_up: bool = False
+) -> _Growth:
+    """Algorithm 1's greedy step from ``seed`` over ``actions`` (sorted by start); with ``top_up``, a sequence
+    shorter than ``min_actions`` also takes actions down to ``fill_min_coherence``."""
     growth = _Growth(actions, seed, pairs, config)
     threshold = config.min_coherence - 1e-9  # the coherence the scores report is rounded to 12 places
     if config.greedy_order == "time":
@@ -249,18 +259,26 @@ def grow(actions: list[TimedAction], seed: int, pairs: _Pairs, config: Extractio
             if growth._parts(j)[0] >= threshold:
                 growth.add(j)
         return growth
+    fill = min(threshold, config.fill_min_coherence - 1e-9) if top_up else threshold
     outside = [j for j in range(len(actions)) if j != seed]
     while outside:
-        best, best_at = threshold, -1
+        # below extract_min_actions the fill threshold applies (a sequence too short is topped up)
+        floor = fill if len(growth.members) < config.min_actions else threshold
+        best, best_at = floor, -1
         for j in outside:  # in time order: the earlier action wins a tie
             mixed = growth._parts(j)[0]
             if mixed > best or (mixed >= best and best_at < 0):
                 best, best_at = mixed, j
         if best_at < 0:
             break
-        growth.add(best_at)
+        growth.add(best_at, filled=best < threshold)
         outside.remove(best_at)
     return growth
+
+
+def _reason_chosen(scores: Scores) -> str:
+    task = "the same task" if scores.task >= 1 else ("a related task" if scores.task > 0 else "another task")
+    return f"coherent with the sequence: coherence {scores.coherence:.2f}, {task}"
 
 
 def _reason_left_out(scores: Scores, config: ExtractionConfig) -> str:
@@ -270,6 +288,62 @@ def _reason_left_out(scores: Scores, config: ExtractionConfig) -> str:
     if scores.coherence >= config.min_coherence:
         return "scanned before it was coherent with the sequence (extract_greedy_order = time)"
     return f"coherence {scores.coherence:.2f} below {config.min_coherence:g} (extract_min_coherence): {task}"
+
+
+def release_order(action: TimedAction) -> tuple[float, float, str]:
+    """The order of a released sequence: by start, then end, then class id (all 1,919 training rows' order).
+
+    >>> [a.class_id for a in sorted([TimedAction("c027", 2.1, 14.9), TimedAction("c030", 2.1, 9.4)], key=release_order)]
+    ['c030', 'c027']
+    """
+    return (action.start, action.end, action.class_id)
+
+
+def _longest(ordered: list[TimedAction], pairs: _Pairs, config: ExtractionConfig, top_up: bool) -> _Growth:
+    """The sequence grown from every seed in time order: the most actions, then the higher mean coherence, then
+    the earlier seed."""
+    best: tuple[tuple[int, float, int], _Growth] | None = None
+    for seed in range(len(ordered)):
+        growth = grow(ordered, seed, pairs, config, top_up)
+        rank = (len(growth.members), growth.mean_coherence(), -seed)
+        if best is None or rank > best[0]:
+            best = (rank, growth)
+    assert best is not None
+    return best[1]
+
+
+def _end_text(value: float) -> str:
+    """A merged action's end as the release writes it: Python's ``str`` of the number (``33.0``, ``15.3``)."""
+    return str(float(value))
+
+
+def merge_same_class(actions: list[TimedAction]) -> list[TimedAction]:
+    """The release's same-class merge (docs/decisions.md, "Algorithm 1 on the real annotations"): a class
+    annotated exactly twice in a video, the two segments overlapping by more than 0 s, becomes one action from
+    the earlier start (its text as written) to the later end (written as a Python float, ``33.0``). Classes
+    annotated once, or three times or more, and pairs that only touch or lie apart stay as they are. The merged
+    action takes the place of the first of the two in the file's order.
+
+    >>> acts = [TimedAction("c148", 15.9, 33.0, "15.90", "33.00"), TimedAction("c000", 11.4, 23.0, "11.40", "23.00"),
+    ...         TimedAction("c148", 11.1, 16.7, "11.10", "16.70")]
+    >>> [a.item for a in merge_same_class(acts)]   # 2NZ5C
+    ['c148 11.10 33.0', 'c000 11.40 23.00']
+    >>> [a.item for a in merge_same_class([TimedAction("c1", 0, 5, "0.00", "5.00"), TimedAction("c1", 5, 9, "5.00", "9.00")])]
+    ['c1 0.00 5.00', 'c1 5.00 9.00']
+    """
+    segments: dict[str, list[TimedAction]] = {}
+    for action in actions:
+        segments.setdefault(action.class_id, []).append(action)
+    merged: list[TimedAction] = []
+    for action in actions:
+        pair = segments[action.class_id]
+        if len(pair) != 2 or min(pair[0].end, pair[1].end) - max(pair[0].start, pair[1].start) <= 0:
+            merged.append(action)
+        elif action is pair[0]:
+            first = min(pair, key=lambda a: (a.start, a.end))
+            end = max(a.end for a in pair)
+            merged.append(TimedAction(action.class_id, first.start, end, first.start_text, _end_text(end)))
+    return merged
 
 
 def extract_sequence(
@@ -298,25 +372,28 @@ def extract_sequence(
     >>> print(result.decisions[-1].reason)   # 46 s after the sequence ends at 14 s
     more than 20 s away from the sequence (extract_max_gap_s)
     """
-    ordered = sorted(actions, key=lambda a: a.start)  # stable: simultaneous starts keep the file's order
+    if config.same_class_merge == "pairs":
+        actions = merge_same_class(actions)
+    ordered = sorted(actions, key=release_order)
     if not ordered:
         return Extraction(video_id, (), False, "the video has no annotated actions")
     pairs = _Pairs.of(ordered, relevance, config.related_task_score)
-    best: tuple[tuple[int, float, int], _Growth] | None = None
-    for seed in range(len(ordered)):
-        growth = grow(ordered, seed, pairs, config)
-        rank = (len(growth.members), growth.mean_coherence(), -seed)
-        if best is None or rank > best[0]:
-            best = (rank, growth)
-    assert best is not None
-    winner = best[1]
+    winner = _longest(ordered, pairs, config, top_up=False)
+    if len(winner.members) < config.min_actions and config.fill_min_coherence < config.min_coherence:
+        winner = _longest(ordered, pairs, config, top_up=True)  # too short to keep: top it up
     seed = winner.members[0]
     decisions = []
     for j, action in enumerate(ordered):
         if j == seed:
             decisions.append(Decision(action, True, None, "the seed: the sequence grown from it is the longest"))
+        elif j in winner.filled:
+            reason = (
+                f"joined to reach {config.min_actions} actions: coherence {winner.joined[j].coherence:.2f} "
+                f"at least {config.fill_min_coherence:g} (extract_fill_min_coherence)"
+            )
+            decisions.append(Decision(action, True, winner.joined[j], reason))
         elif j in winner.joined:
-            decisions.append(Decision(action, True, winner.joined[j], "coherent with the sequence"))
+            decisions.append(Decision(action, True, winner.joined[j], _reason_chosen(winner.joined[j])))
         else:
             scores = winner.scores(j)
             decisions.append(Decision(action, False, scores, _reason_left_out(scores, config)))

@@ -21,6 +21,8 @@ from pathlib import Path
 from backend.errors import ImportFileError
 
 BUNDLED_TASKS = Path(__file__).resolve().parents[2] / "assets" / "charades" / "tasks.json"
+#: The hand-authored map fitted to the release's training videos (backend/vilpact/task_fit.py): the default.
+FITTED_TASKS = BUNDLED_TASKS.with_name("tasks_fitted.json")
 
 
 @dataclass(frozen=True)
@@ -89,8 +91,9 @@ def parse_task_map(data: object, path: Path) -> TaskMap:
 
 
 def load_task_map(path: Path | str | None = None) -> TaskMap:
-    """The task map in ``path`` (default: the bundled ``assets/charades/tasks.json``)."""
-    source = Path(path) if path else BUNDLED_TASKS
+    """The task map in ``path`` (default: ``assets/charades/tasks_fitted.json``, the bundled map fitted to the
+    release; ``tasks.json`` is the hand-authored map it starts from)."""
+    source = Path(path) if path else FITTED_TASKS
     if not source.is_file():
         raise _fail(source, "task map not found (setting extract_task_map)")
     try:
@@ -98,3 +101,26 @@ def load_task_map(path: Path | str | None = None) -> TaskMap:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _fail(source, f"not a JSON task map ({exc})") from None
     return parse_task_map(data, source)
+
+
+def task_map_json(tasks: TaskMap, about: dict[str, str]) -> dict[str, object]:
+    """``tasks`` in the JSON shape :func:`parse_task_map` reads (``about``: ``_``-prefixed notes written first).
+
+    >>> m = TaskMap({"c1": "a", "c2": "b"}, {"a": frozenset({"b"}), "b": frozenset({"a"})}, {"a": "the a task"})
+    >>> task_map_json(m, {})["tasks"]["a"]
+    {'description': 'the a task', 'classes': ['c1'], 'related': ['b']}
+    >>> parse_task_map(task_map_json(m, {}), Path("m.json")).relevance("a", "b", 0.5)
+    0.5
+    """
+    names = sorted(set(tasks.task_of.values()))
+    return {
+        **about,
+        "tasks": {
+            name: {
+                "description": tasks.descriptions.get(name, ""),
+                "classes": sorted(c for c, t in tasks.task_of.items() if t == name),
+                "related": sorted(tasks.related.get(name, frozenset())),
+            }
+            for name in names
+        },
+    }
