@@ -77,7 +77,7 @@ def test_import_preview_accept_and_an_annotator_gets_the_sequence(running, brows
     assert chosen.count() + left_out.count() == extraction["actions"].count('"c')
     assert chosen.count() >= 4 and left_out.count() >= 2
     table = page.locator("#charades-decisions")
-    expect(table).to_contain_text("below 0.6 (extract_min_coherence)")
+    expect(table).to_contain_text("below 0.8 (extract_min_coherence)")
     expect(table).to_contain_text("more than 20 s away")
     expect(table).to_contain_text("seed")
     page.screenshot(path=str(tmp_path / "charades-preview.png"), full_page=True)
