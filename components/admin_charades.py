@@ -19,7 +19,7 @@ import pandas as pd
 
 from backend.context import AppContext
 from backend.vilpact.charades import import_charades_folder
-from backend.vilpact.charades_pool import Preview, admin_accept, admin_export, admin_preview
+from backend.vilpact.charades_pool import Preview, admin_accept, admin_export, admin_preview, kept_without_video
 from backend.vilpact.extraction import Extraction
 from backend.vilpact.layout import FPS
 from components.access import listen
@@ -27,19 +27,40 @@ from components.common import EventOptions, caller, esc
 from components.feedback import QUIET, Mistake, shown_in
 
 PRIVATE: EventOptions = {"api_visibility": "private"}
-DECISION_COLUMNS = ["in", "action", "start", "end", "task", "semantic", "temporal", "task rel.", "coherence", "why"]
-COLUMN_WIDTHS: list[str | int] = ["4%", "15%", "6%", "6%", "12%", "8.5%", "8.5%", "7%", "8.5%", "24.5%"]
+DECISION_COLUMNS = [
+    "in",
+    "action",
+    "start",
+    "end",
+    "task",
+    "sem.",
+    "temp.",
+    "task rel.",
+    "coh.",
+    "decided by",
+    "why",
+]
+COLUMN_WIDTHS: list[str | int] = ["4%", "15%", "6%", "6%", "12%", "6%", "6%", "6%", "6%", "13%", "20%"]
 MAX_CHOICES = 1000  # videos listed in the picker; any other id can be typed
 
 
-def summary_text(preview: Preview) -> str:
+def summary_text(preview: Preview, missing: list[str]) -> str:
+    """The counts, and a warning when kept sequences have no video file (``missing``: their ids)."""
     counts = preview.summary
     if not counts["videos"]:
         return "No Charades videos imported yet."
-    return (
+    text = (
         f"**{counts['videos']} videos imported**: {counts['kept']} with a sequence of at least "
         f"{preview.extractor.config.min_actions} actions (kept), {counts['left_out']} left out."
     )
+    if missing:
+        named = ", ".join(esc(m) for m in missing[:5]) + (" ..." if len(missing) > 5 else "")
+        text += (
+            f"\n\n⚠ **{len(missing)} kept sequences have no video file** ({named}): annotators would write "
+            "intents from the action names alone. Import with a video folder, or tick "
+            "'Accept sequences without a video file' to accept them anyway."
+        )
+    return text
 
 
 def video_choices(preview: Preview) -> list[tuple[str, str]]:
@@ -66,6 +87,17 @@ def _lane(label: str, left: float, width: float, chosen: bool, tip: str) -> str:
     )
 
 
+def _short(term: str) -> str:
+    """A left-out action's deciding term, short enough for its lane label ("task", "gap", "order" ...).
+
+    >>> _short("temporal relevance (extract_max_gap_s)"), _short("task relevance")
+    ('gap', 'task')
+    """
+    if "max_gap" in term:
+        return "gap"
+    return "order" if "order" in term else term.split()[0]
+
+
 def timeline_html(extraction: Extraction, names: dict[str, str], length: float | None) -> str:
     """The video's actions as bars on its timeline (one lane each, in time order, named on the left): chosen in
     green with their coherence, left out in grey; the observed window (first 20% of the sequence) shaded."""
@@ -76,7 +108,7 @@ def timeline_html(extraction: Extraction, names: dict[str, str], length: float |
     lanes = []
     for d in extraction.decisions:
         a = d.action
-        mark = f"{d.scores.coherence:.2f}" if d.scores else "seed"
+        mark = "seed" if not d.scores else f"{d.scores.coherence:.2f}" if d.chosen else _short(d.term)
         label = f"{'✓' if d.chosen else '✗'} {names.get(a.class_id, a.class_id)} · {mark}"
         tip = f"{a.class_id} {a.start:g}–{a.end:g} s: {d.reason}"
         lanes.append(_lane(label, 100 * a.start / span, 100 * (a.end - a.start) / span, d.chosen, tip))
@@ -98,8 +130,8 @@ def timeline_html(extraction: Extraction, names: dict[str, str], length: float |
     )
     return (
         f'<div id="charades-timeline-view"><p><strong>{esc(extraction.video_id)}</strong>: {esc(extraction.verdict)}'
-        f" · ✓ chosen (green), ✗ left out (grey), the number is the action's coherence; shaded: the observed "
-        f'window. Hover a bar for the reason.</p><div style="position:relative">{window}{"".join(lanes)}</div>'
+        f" · ✓ chosen (green) with its coherence, ✗ left out (grey) with the term that decided it; shaded: the "
+        f'observed window. Hover a bar for the reason.</p><div style="position:relative">{window}{"".join(lanes)}</div>'
         f"{axis}</div>"
     )
 
@@ -120,6 +152,7 @@ def decisions_frame(preview: Preview, extraction: Extraction) -> pd.DataFrame:
                     if s
                     else [""] * 4
                 ),
+                d.term,
                 d.reason,
             ]
         )
@@ -159,6 +192,9 @@ def build_charades_panel(ctx: AppContext) -> None:
             "Accept kept sequences into the intent pool", variant="primary", elem_id="charades-accept"
         )
         export_button = gr.Button("Export CSV (released layout)", elem_id="charades-export")
+    allow_missing = gr.Checkbox(
+        label="Accept sequences without a video file", value=False, elem_id="charades-allow-missing"
+    )
     export_file = gr.File(label="Download", interactive=False, visible=False)
 
     @shown_in(message)
@@ -169,9 +205,12 @@ def build_charades_panel(ctx: AppContext) -> None:
         report = import_charades_folder(ctx.database, ctx.settings, me, typed.strip(), video_folder.strip() or None)
         found = admin_preview(ctx.database, ctx.settings, me, None, ctx.embeddings)
         first = found.items[0][0].id if found.items else None
+        notes = report["left_out"]
+        left_out = f"; {report['actions_left_out']} actions left out ({esc(notes[0])} ...)" if notes else ""
         return {
-            message: f"Imported {report['videos']} videos ({report['new_videos']} new, {report['actions']} actions).",
-            summary: summary_text(found),
+            message: f"Imported {report['videos']} videos ({report['new_videos']} new, {report['actions']} actions"
+            f"{left_out}).",
+            summary: summary_text(found, kept_without_video(ctx.database, found)),
             video: gr.Dropdown(choices=video_choices(found), value=first),
         }
 
@@ -186,7 +225,7 @@ def build_charades_panel(ctx: AppContext) -> None:
                 raise Mistake("No Charades videos imported yet: import a folder first.")
             video_id = everything.items[0][0].id
             listed = {
-                summary: summary_text(everything),
+                summary: summary_text(everything, kept_without_video(ctx.database, everything)),
                 video: gr.Dropdown(choices=video_choices(everything), value=video_id),
             }
         found = admin_preview(ctx.database, ctx.settings, me, [video_id], ctx.embeddings)
@@ -199,8 +238,8 @@ def build_charades_panel(ctx: AppContext) -> None:
         }
 
     @shown_in(message)
-    def on_accept(request: gr.Request) -> dict:
-        report = admin_accept(ctx.database, ctx.settings, caller(ctx, request), None, ctx.embeddings)
+    def on_accept(allowed: bool, request: gr.Request) -> dict:
+        report = admin_accept(ctx.database, ctx.settings, caller(ctx, request), None, ctx.embeddings, bool(allowed))
         return {
             message: f"Accepted {report['accepted']} sequences into the intent pool "
             f"({report['annotators_per_sequence']} annotators each); {report['already_there']} were already there; "
@@ -233,7 +272,7 @@ def build_charades_panel(ctx: AppContext) -> None:
         **QUIET,
         **PRIVATE,
     )
-    listen(ctx, accept_button.click, on_accept, None, [message], api_name="admin_charades_accept", **PRIVATE)
+    listen(ctx, accept_button.click, on_accept, [allow_missing], [message], api_name="admin_charades_accept", **PRIVATE)
     listen(
         ctx, export_button.click, on_export, None, [export_file, message], api_name="admin_charades_export", **PRIVATE
     )

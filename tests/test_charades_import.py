@@ -17,7 +17,15 @@ from backend.accounts.auth import add_user
 from backend.cli import main as cli_main
 from backend.errors import ImportFileError, NotFound, PermissionDenied
 from backend.vilpact.charades import CharadesFiles, CharadesRowsError, import_charades, import_charades_folder
-from backend.vilpact.charades_pool import accept_stored, admin_accept, admin_export, admin_preview, export_stored
+from backend.vilpact.charades_pool import (
+    MissingVideos,
+    accept_stored,
+    admin_accept,
+    admin_export,
+    admin_preview,
+    export_stored,
+    kept_without_video,
+)
 from backend.vilpact.importer import import_vilpact
 
 pytestmark = pytest.mark.slow  # over ~10 s a file: out of the quick loop (scripts/test.sh --quick)
@@ -174,7 +182,11 @@ def test_the_admin_calls_check_the_role_and_the_import_folder(ctx, tmp_path):
             call(None)
     preview = admin_preview(database, settings, "boss")
     assert preview.summary == {"videos": 1, "kept": 1, "left_out": 0}
-    assert admin_accept(database, settings, "boss")["accepted"] == 1
+    with pytest.raises(MissingVideos, match="1 of the 1 sequences to accept have no video file"):
+        admin_accept(database, settings, "boss")  # no video folder: refused until the admin accepts knowingly
+    assert database.scalar("SELECT count(*) FROM sequences") == 0
+    assert kept_without_video(database, preview) == [preview.items[0][0].id]
+    assert admin_accept(database, settings, "boss", allow_missing_videos=True)["accepted"] == 1
     audit = database.query("SELECT actor, action FROM audit_log WHERE action LIKE '%charades%' ORDER BY id")
     assert audit == [{"actor": "boss", "action": "import.charades"}, {"actor": "boss", "action": "charades.accept"}]
 

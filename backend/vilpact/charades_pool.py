@@ -20,7 +20,7 @@ from typing import Any
 
 from backend import assignment
 from backend.accounts import auth
-from backend.errors import NotFound
+from backend.errors import NotFound, ValidationError
 from backend.settings import Settings
 from backend.storage import Database, audit, utcnow
 from backend.vilpact.charades import CharadesFiles, CharadesVideo, read_charades
@@ -30,6 +30,26 @@ from backend.vilpact.sequences import insert_sequences
 from backend.vilpact.tasks import load_task_map
 
 SOURCE = "charades"
+MAX_NAMED = 5
+
+
+class MissingVideos(ValidationError):
+    """Kept sequences whose video file is missing, refused until the admin accepts them knowingly."""
+
+    def __init__(self, missing: Sequence[str], total: int):
+        self.missing = list(missing)
+        named = ", ".join(self.missing[:MAX_NAMED]) + (" ..." if len(self.missing) > MAX_NAMED else "")
+        super().__init__(
+            f"{len(self.missing)} of the {total} sequences to accept have no video file ({named}): annotators would "
+            "write intents from the action names alone. Import the video folder first, or tick 'Accept sequences "
+            "without a video file' to accept them anyway."
+        )
+
+
+def kept_without_video(database: Database, preview: Preview) -> list[str]:
+    """The kept videos of ``preview`` that have no video file (none was found when they were imported)."""
+    with_file = {r["id"] for r in database.query("SELECT id FROM charades_videos WHERE video_path IS NOT NULL")}
+    return [v.id for v, e in preview.items if e.kept and v.id not in with_file]
 
 
 @dataclass(frozen=True)
@@ -92,6 +112,7 @@ def decision_record(extraction: Extraction, extractor: Extractor) -> dict[str, A
                 "chosen": d.chosen,
                 "scores": d.scores.as_dict() if d.scores else None,
                 "reason": d.reason,
+                "decided_by": d.term,
             }
             for d in extraction.decisions
         ],
@@ -117,6 +138,7 @@ def extract_files(
         "kept": len(kept),
         "left_out": len(extractions) - len(kept),
         "actions_chosen": sum(len(e.chosen) for _v, e in kept),
+        "actions_left_out_of_the_file": [note for video in data.videos for note in video.left_out][:10],
         "out": str(out),
         **({"explain": str(explain)} if explain else {}),
     }
@@ -198,9 +220,11 @@ def accept_stored(
     actor: str,
     video_ids: Sequence[str] | None = None,
     embeddings: Any = None,
+    allow_missing_videos: bool = True,
 ) -> dict[str, Any]:
     """Put the kept sequences of the imported videos (all, or ``video_ids``) into the intent pool, N annotators
-    each, in one transaction. Sequences already stored are left as they are."""
+    each, in one transaction. Sequences already stored are left as they are. Without ``allow_missing_videos``,
+    sequences whose video file is missing raise :class:`MissingVideos` and nothing is accepted."""
     found = extract_stored(database, settings, video_ids, embeddings)
     kept = [(v, e) for v, e in found.items if e.kept]
     now = utcnow()
@@ -212,6 +236,9 @@ def accept_stored(
             for r in db.conn.execute("SELECT id, video_path FROM charades_videos WHERE video_path IS NOT NULL")
         }
         rows = [{**_sequence_row(v, e, found.extractor, now), "video_path": paths.get(v.id)} for v, e in new]
+        missing = [r["id"] for r in rows if not r["video_path"]]
+        if missing and not allow_missing_videos:
+            raise MissingVideos(missing, len(rows))
         insert_sequences(db.conn, rows)
         added = assignment.add_tasks(db, "intent", [r["id"] for r in rows], settings.annotators_per_sequence)
         report = {
@@ -252,9 +279,11 @@ def admin_accept(
     username: str | None,
     video_ids: Sequence[str] | None = None,
     embeddings: Any = None,
+    allow_missing_videos: bool = False,
 ) -> dict[str, Any]:
+    """The admin's accept: sequences without a video file are refused unless ``allow_missing_videos``."""
     admin = auth.require_role(database, username, "admin")
-    return accept_stored(database, settings, admin.username, video_ids, embeddings)
+    return accept_stored(database, settings, admin.username, video_ids, embeddings, allow_missing_videos)
 
 
 def admin_export(

@@ -111,6 +111,7 @@ class Decision:
     chosen: bool
     scores: Scores | None
     reason: str
+    term: str = ""  # the term that decided it: a score, the gap limit, the top-up, the seed or the search order
 
 
 @dataclass(frozen=True)
@@ -276,6 +277,34 @@ def grow(
     return growth
 
 
+SCORE_TERMS = (("task", "task relevance"), ("semantic", "semantic relevance"), ("temporal", "temporal relevance"))
+
+
+def deciding_term(scores: Scores, config: ExtractionConfig, chosen: bool) -> str:
+    """The term that decided an action: the gap limit or the search order when they did, else the score with the
+    largest weighted share of the coherence (chosen) or of what it lacks (left out); the task score on a tie.
+
+    >>> config = ExtractionConfig(semantic_weight=0.0, temporal_weight=0.0)
+    >>> deciding_term(Scores(0.9, 1.0, 0.0, 0.0), config, False), deciding_term(Scores(0.1, 1.0, 1.0, 1.0), config, True)
+    ('task relevance', 'task relevance')
+    >>> deciding_term(Scores(0.2, 1.0, 0.3, 0.5), ExtractionConfig(), False)   # lacks 0.8 semantic, 0.7 task
+    'semantic relevance'
+    >>> deciding_term(Scores(0.9, 0.0, 1.0, -1.0), ExtractionConfig(), False)
+    'temporal relevance (extract_max_gap_s)'
+    """
+    if scores.temporal <= 0 and not chosen:
+        return "temporal relevance (extract_max_gap_s)"
+    if not chosen and scores.coherence >= config.min_coherence:
+        return "search order (extract_greedy_order)"
+    weights = {"task": config.task_weight, "semantic": config.semantic_weight, "temporal": config.temporal_weight}
+    share = {
+        name: weights[name] * (getattr(scores, name) if chosen else 1.0 - getattr(scores, name))
+        for name, _label in SCORE_TERMS
+    }
+    best = max(SCORE_TERMS, key=lambda term: share[term[0]])  # max keeps the first (task) on a tie
+    return best[1]
+
+
 def _reason_chosen(scores: Scores) -> str:
     task = "the same task" if scores.task >= 1 else ("a related task" if scores.task > 0 else "another task")
     return f"coherent with the sequence: coherence {scores.coherence:.2f}, {task}"
@@ -385,18 +414,24 @@ def extract_sequence(
     decisions = []
     for j, action in enumerate(ordered):
         if j == seed:
-            decisions.append(Decision(action, True, None, "the seed: the sequence grown from it is the longest"))
+            reason = "the seed: the sequence grown from it is the longest"
+            decisions.append(Decision(action, True, None, reason, "seed (search order)"))
         elif j in winner.filled:
             reason = (
                 f"joined to reach {config.min_actions} actions: coherence {winner.joined[j].coherence:.2f} "
                 f"at least {config.fill_min_coherence:g} (extract_fill_min_coherence)"
             )
-            decisions.append(Decision(action, True, winner.joined[j], reason))
+            decisions.append(Decision(action, True, winner.joined[j], reason, "top-up (extract_fill_min_coherence)"))
         elif j in winner.joined:
-            decisions.append(Decision(action, True, winner.joined[j], _reason_chosen(winner.joined[j])))
+            scores = winner.joined[j]
+            decisions.append(
+                Decision(action, True, scores, _reason_chosen(scores), deciding_term(scores, config, True))
+            )
         else:
             scores = winner.scores(j)
-            decisions.append(Decision(action, False, scores, _reason_left_out(scores, config)))
+            decisions.append(
+                Decision(action, False, scores, _reason_left_out(scores, config), deciding_term(scores, config, False))
+            )
     count = len(winner.members)
     kept = count >= config.min_actions
     verdict = (

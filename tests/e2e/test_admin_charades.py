@@ -6,7 +6,9 @@ Text from the files is shown as text; mistakes show beside the form."""
 from __future__ import annotations
 
 import csv
+import os
 import shutil
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -68,6 +70,7 @@ def test_import_preview_accept_and_an_annotator_gets_the_sequence(running, brows
     page.locator("#charades-import").click()
     expect(message).to_contain_text("Imported 5 videos (5 new", timeout=30_000)
     expect(page.locator("#charades-summary")).to_contain_text("5 videos imported: 4 with a sequence")
+    expect(page.locator("#charades-summary")).to_contain_text("4 kept sequences have no video file")
     first = running.video_ids[0]
     page.locator("#charades-preview").click()
     view = page.locator("#charades-timeline-view")
@@ -80,7 +83,10 @@ def test_import_preview_accept_and_an_annotator_gets_the_sequence(running, brows
     expect(table).to_contain_text("below 0.8 (extract_min_coherence)")
     expect(table).to_contain_text("more than 20 s away")
     expect(table).to_contain_text("seed")
-    page.screenshot(path=str(tmp_path / "charades-preview.png"), full_page=True)
+    expect(table).to_contain_text("task relevance")  # the term that decided each action
+    expect(table).to_contain_text("temporal relevance (extract_max_gap_s)")
+    shots = Path(os.environ.get("COMPSTUDIO_SCREENSHOTS", tmp_path))
+    page.screenshot(path=str(shots / "charades-preview-light.png"), full_page=True)
 
     video = page.locator("#charades-video input")
     video.fill(HOSTILE)
@@ -94,6 +100,11 @@ def test_import_preview_accept_and_an_annotator_gets_the_sequence(running, brows
     page.locator("#charades-preview").click()
     expect(message).to_contain_text("no imported Charades video")
 
+    page.locator("#charades-accept").click()  # no video folder was given: the panel warns and accepts nothing
+    expect(message).to_contain_text("4 of the 4 sequences to accept have no video file", timeout=30_000)
+    expect(message).to_contain_text("annotators would write intents from the action names alone")
+    assert running.ctx.database.scalar("SELECT count(*) FROM sequences WHERE source = 'charades'") == 0
+    page.locator("#charades-allow-missing input").check()
     page.locator("#charades-accept").click()
     expect(message).to_contain_text("Accepted 4 sequences into the intent pool (3 annotators each)", timeout=30_000)
     db = running.ctx.database
@@ -106,11 +117,13 @@ def test_import_preview_accept_and_an_annotator_gets_the_sequence(running, brows
     expect(message).to_contain_text("Exported 4 sequences")
     expect(page.locator("a[download], a[href*='charades_sequences.csv']").first).to_be_attached()
 
-    page.reload()  # a later visit: Preview with no video chosen lists the imported ones again
-    open_panel(page)
+    page.goto(page.url.split("#")[0] + ("&" if "?" in page.url else "?") + "__theme=dark")  # a later visit, dark
+    open_panel(page)  # Preview with no video chosen lists the imported ones again
     page.locator("#charades-preview").click()
     expect(page.locator("#charades-summary")).to_contain_text("5 videos imported", timeout=30_000)
     expect(view).to_contain_text(f"{first}: kept")
+    expect(table).to_contain_text("task relevance")
+    page.screenshot(path=str(shots / "charades-preview-dark.png"), full_page=True)
     context.close()
 
     annotator = browser.new_context().new_page()
