@@ -533,11 +533,11 @@ SETTINGS: tuple[SettingSpec, ...] = (
     SettingSpec(
         "extract_observed_rule",
         str,
-        "frame",
+        "seconds",
         "COMPSTUDIO_EXTRACT_OBSERVED_RULE",
         "Charades extraction: an action is observed when it starts before the window's end `frame` "
-        "(`ob_end_frame` / 24; 2,900 of the 2,912 released rows) or before the exact `seconds` of 20% of the "
-        "span (2,911 rows).",
+        "(`ob_end_frame` / 24; 2,900 of the 2,912 released rows; `<=` would give 2,902) or before the exact "
+        "`seconds` of 20% of the span (2,911 rows: the default since issue 39).",
     ),
     SettingSpec(
         "extract_word_vectors",
@@ -697,7 +697,7 @@ class Settings:
     extract_min_actions: int = 4
     extract_fill_min_coherence: float = 0.5
     extract_same_class_merge: str = "pairs"
-    extract_observed_rule: str = "frame"
+    extract_observed_rule: str = "seconds"
     extract_word_vectors: str = ""
     extract_task_map: str = ""
     study_arrivals_per_address: int = 10
