@@ -180,8 +180,8 @@ def _time(text: str) -> float | None:
 def parse_actions(value: str, names: dict[str, str]) -> tuple[list[TimedAction], str | None, list[str]]:
     """The actions of one row, or the problem with them, and the actions left out of it.
 
-    An action that ends before it starts is left out and named, not refused: Charades' own annotations have four
-    (00SL4, AKKWU, IOL8Q, LEOL6), and the file must be read as it is (issue 39).
+    An action that ends before it starts is left out and named, not refused: Charades' own annotations have seven,
+    in four videos (00SL4, AKKWU, IOL8Q, LEOL6), and the file must be read as it is (issue 39).
 
     >>> parse_actions("c001 10.80 16.60;c002 1.5 2", {"c001": "a", "c002": "b"})[0][0]
     TimedAction(class_id='c001', start=10.8, end=16.6, start_text='10.80', end_text='16.60')
