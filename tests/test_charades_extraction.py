@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import replace
 
 import pytest
 from conftest import ROOT, VILPACT_DATA
@@ -115,6 +116,28 @@ def test_the_three_scores_worked_by_hand():
     assert "another task" in next(d.reason for d in result.decisions if d.action.class_id == "m1")
 
 
+def test_the_top_up_worked_by_hand():
+    # The reading fitted to the release: task score only (weights 0, 0, 1), join at 0.8, top up at 0.5. The book
+    # task has 3 actions, fewer than 4: the search reruns letting an action join at 0.5 while the sequence is
+    # short. t1 (a related task) scores 0.5 and joins; m1 and m2 (another task) score 0 and stay out.
+    fitted = ExtractionConfig(semantic_weight=0.0, temporal_weight=0.0, min_coherence=0.8, fill_min_coherence=0.5)
+    acts = [
+        TimedAction("b1", 0, 4),
+        TimedAction("m1", 1, 3),
+        TimedAction("b2", 2, 6),
+        TimedAction("m2", 3, 8),
+        TimedAction("t1", 5, 9),
+        TimedAction("b3", 6, 10),
+    ]
+    result = extract_sequence("v", acts, relevance(), fitted)
+    assert [a.class_id for a in result.chosen] == ["b1", "b2", "t1", "b3"] and result.kept
+    decided = {d.action.class_id: (d.scores.coherence if d.scores else None, d.term) for d in result.decisions}
+    assert decided["t1"] == (0.5, "top-up (extract_fill_min_coherence)")
+    assert decided["b2"] == (1.0, "task relevance") and decided["m1"] == (0.0, "task relevance")
+    assert decided["b1"] == (None, "seed (search order)")
+    assert not extract_sequence("v", acts, relevance(), replace(fitted, fill_min_coherence=1.0)).kept
+
+
 def test_too_short_a_sequence_leaves_the_video_out_and_says_why():
     result = extract_sequence("v", [TimedAction("b1", 0, 4), TimedAction("b2", 2, 6)], relevance(), ExtractionConfig())
     assert not result.kept and "has 2 actions" in result.verdict and "extract_min_actions" in result.verdict
@@ -174,6 +197,8 @@ def test_extraction_settings_are_checked():
         ("COMPSTUDIO_EXTRACT_MIN_COHERENCE", "1.5"),
         ("COMPSTUDIO_EXTRACT_OBSERVED_RULE", "minutes"),
         ("COMPSTUDIO_EXTRACT_TASK_WEIGHT", "-1"),
+        ("COMPSTUDIO_EXTRACT_FILL_MIN_COHERENCE", "2"),
+        ("COMPSTUDIO_EXTRACT_SAME_CLASS_MERGE", "chains"),
     ):
         with pytest.raises(SettingsError):
             load_settings({name: value})
