@@ -38,6 +38,8 @@ from backend.vilpact.extraction import (  # noqa: E402
     TimedAction,
     coherence,
     gap_to_span,
+    merge_same_class,
+    release_order,
     temporal_relevance,
 )
 from backend.vilpact.fixture import check_set  # noqa: E402
@@ -49,14 +51,19 @@ RELEASE = ROOT / "assets" / "vilpact" / "gt_act_seq" / "all_gt_seq.csv"
 
 
 def plain_chosen(actions: list[TimedAction], relevance: Relevance, config: ExtractionConfig) -> list[TimedAction]:
-    """Algorithm 1 (greedy order ``coherence``) with every score recomputed from scratch."""
-    ordered = sorted(actions, key=lambda a: a.start)
-    best: tuple[tuple[int, float, int], list[int]] | None = None
-    for seed in range(len(ordered)):
+    """Algorithm 1 (greedy order ``coherence``) with every score recomputed from scratch: the same-class merge,
+    the release's order, and the top-up when the longest sequence is shorter than ``min_actions``."""
+    if config.same_class_merge == "pairs":
+        actions = merge_same_class(actions)
+    ordered = sorted(actions, key=release_order)
+
+    def grow(seed: int, top_up: bool) -> tuple[list[int], list[float]]:
         members, joined = [seed], []
         while True:
             start = min(ordered[m].start for m in members)
             end = max(ordered[m].end for m in members)
+            short = top_up and len(members) < config.min_actions
+            floor = min(config.min_coherence, config.fill_min_coherence) if short else config.min_coherence
             pick: tuple[float, int] | None = None
             for j in range(len(ordered)):
                 if j in members:
@@ -69,17 +76,26 @@ def plain_chosen(actions: list[TimedAction], relevance: Relevance, config: Extra
                     for m in members
                 )
                 score = coherence(semantic, temporal, task, config).coherence
-                if temporal > 0 and score >= config.min_coherence and (pick is None or score > pick[0]):
+                if temporal > 0 and score >= floor - 1e-9 and (pick is None or score > pick[0]):
                     pick = (score, j)
             if pick is None:
-                break
+                return members, joined
             members.append(pick[1])
             joined.append(pick[0])
-        rank = (len(members), sum(joined) / len(joined) if joined else 0.0, -seed)
-        if best is None or rank > best[0]:
-            best = (rank, members)
-    assert best is not None or not ordered
-    return [ordered[i] for i in sorted(best[1])] if best else []
+
+    def longest(top_up: bool) -> list[int]:
+        best: tuple[tuple[int, float, int], list[int]] | None = None
+        for seed in range(len(ordered)):
+            members, joined = grow(seed, top_up)
+            rank = (len(members), sum(joined) / len(joined) if joined else 0.0, -seed)
+            if best is None or rank > best[0]:
+                best = (rank, members)
+        return best[1] if best else []
+
+    chosen = longest(False)
+    if ordered and len(chosen) < config.min_actions and config.fill_min_coherence < config.min_coherence:
+        chosen = longest(True)
+    return [ordered[i] for i in sorted(chosen)]
 
 
 def build_videos(count: int, folder: Path) -> CharadesFiles:
