@@ -18,8 +18,20 @@ Greedy search (:func:`grow`): from a seed action, add the most coherent remainin
 (``extract_greedy_order = coherence``), or scan the later actions in time order and add each that passes
 (``= time``). Every action is tried as the seed; the sequence with the most actions wins, then the higher mean
 coherence, then the earlier seed. The video is kept when it has more than three actions
-(``extract_min_actions = 4``, paper §3). Ties between actions keep the order of the time sort, which is stable:
-actions starting together stay in the file's order, as in the release.
+(``extract_min_actions = 4``, paper §3).
+
+Fitted to the release on the real Charades annotations (issue 39; docs/decisions.md, "Algorithm 1 on the real
+Charades annotations"), three rules the paper does not name:
+
+* **same-class merge** (:func:`merge_same_class`, ``extract_same_class_merge = pairs``): a class annotated exactly
+  twice with overlapping segments is one action, written as the release writes it (``c148 11.10 33.0``);
+* **the release's order** (:func:`release_order`): actions sorted by start, then end, then class id;
+* **top-up** (``extract_fill_min_coherence``): when the longest sequence has fewer than ``extract_min_actions``
+  actions, the search runs again letting the most coherent action join down to that coherence while the
+  sequence is short (a related task: the release tops up a short task with one done beside it).
+
+The default weights (task 1, semantic 0, temporal 0) and the fitted task map (backend/vilpact/task_fit.py) are
+what the release supports; the semantic and temporal scores are still computed and shown in the preview.
 """
 
 from __future__ import annotations
