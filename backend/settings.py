@@ -464,7 +464,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         1.0,
         "COMPSTUDIO_EXTRACT_TASK_WEIGHT",
         "Charades extraction: weight of the task relevance (1 same task, `extract_related_task_score` a related "
-        "one, 0 otherwise; the 22-task map).",
+        "one, 0 otherwise; the task map).",
     ),
     SettingSpec(
         "extract_min_coherence",
@@ -553,7 +553,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "",
         "COMPSTUDIO_EXTRACT_TASK_MAP",
         "Charades extraction: a JSON task map (the shape of `assets/charades/tasks.json`). Empty: the bundled "
-        "22-task map.",
+        "map fitted to the release (`assets/charades/tasks_fitted.json`, from the hand-authored 22-task `tasks.json`).",
     ),
     SettingSpec(
         "study_arrivals_per_address",
