@@ -131,7 +131,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     shell.blocks.hold = threading.Event()
     start_warm_up(ctx, ready=lambda: shell.is_running, done=shell.blocks.hold)
     try:
-        uvicorn.run(shell.app, host=ctx.settings.host, port=ctx.settings.port, log_level="warning")
+        # no uvicorn proxy handling: X-Forwarded-For is believed only from `trusted_proxies` (web/client_address.py)
+        uvicorn.run(shell.app, host=ctx.settings.host, port=ctx.settings.port, log_level="warning", proxy_headers=False)
     finally:
         ctx.webhooks.stop()
         ctx.backup.stop()

@@ -355,6 +355,7 @@ def _register_api(ctx: AppContext) -> None:
             "passed": done.result.passed,
             "tries_left": done.tries_left,
             "mistakes": done.mistakes,
+            "full": done.worker.turned_away_at is not None,  # passed when the last place had gone: screened out
         }
 
     @ui_errors

@@ -24,6 +24,7 @@ import html
 from dataclasses import dataclass
 
 import anyio
+import httpx
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -31,12 +32,22 @@ from starlette.routing import Route
 from backend.accounts import sessions
 from backend.campaigns import prolific, workers
 from backend.campaigns.links import verify_visit
+from backend.campaigns.prolific_api import ProlificApi, participant_check
 from backend.campaigns.studies import Study, get_study
 from backend.campaigns.workers import StudyWorker
 from backend.context import AppContext
-from backend.errors import CompStudioError, NotFound, PermissionDenied, StudyFull, TooManyArrivals, WebhookRefused
+from backend.errors import (
+    CompStudioError,
+    NotFound,
+    ParticipantUnknown,
+    PermissionDenied,
+    StudyFull,
+    TooManyArrivals,
+    WebhookRefused,
+)
 from web import page as template
 from web import study_views
+from web.client_address import client_address
 from web.signin import set_session_cookie
 
 MTURK_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
@@ -96,6 +107,8 @@ def final_page(study: Study, worker: StudyWorker) -> HTMLResponse:
             "Return to the platform",
         )
         return page("Study complete", body + form, state="finished", form_hosts=hosts)
+    if worker.status == "screened_out" and worker.turned_away_at:  # passed, but the last place had gone
+        return page("This study is full", study_views.full_body(study), state="full")
     if worker.status == "screened_out":
         body = study_views.screened_out_body(study, worker) + _code_block(
             "Your screen-out code:",
@@ -149,6 +162,7 @@ def _working_page(study: Study, worker: StudyWorker, done: int) -> HTMLResponse:
 class StudyPages:
     ctx: AppContext
     cookie: str
+    prolific: ProlificApi | None = None  # asks Prolific about new ids of studies with a token
 
     def _user(self, request: Request) -> str | None:
         return sessions.user_for(self.ctx.database, request.cookies.get(self.cookie))
@@ -162,20 +176,27 @@ class StudyPages:
 
     async def arrive(self, request: Request) -> Response:
         db, study_id = self.ctx.database, int(request.path_params["study_id"])
-        address = request.client.host if request.client else "unknown"
+        address = client_address(request, self.ctx.settings.trusted_proxies)
+        check = participant_check(db, self.prolific)
         try:
             study = get_study(db, study_id)
             visit = verify_visit(db, study, dict(request.query_params))
             if visit.preview:
                 body = f"<p>{html.escape(study.name)}: accept the HIT to start. You will first take a short qualification.</p>"
                 return page("Preview", body, state="preview")
-            arrival = await anyio.to_thread.run_sync(workers.arrive, db, self.ctx.settings, study, visit, address)
+            arrival = await anyio.to_thread.run_sync(
+                workers.arrive, db, self.ctx.settings, study, visit, address, check
+            )
         except NotFound as exc:
             return refused(str(exc)[:1].upper() + str(exc)[1:] + ".", 404)
-        except StudyFull as exc:
-            return page("This study is full", study_views.full_body(str(exc), exc.return_link), state="full")
+        except StudyFull:
+            return page("This study is full", study_views.full_body(study), state="full")
+        except ParticipantUnknown as exc:
+            return page(
+                "Not a participant of this study", study_views.message_body(str(exc)), state="unknown", status=403
+            )
         except TooManyArrivals as exc:
-            reply = page("Please come back later", study_views.full_body(str(exc), ""), state="limited", status=429)
+            reply = page("Please come back later", study_views.message_body(str(exc)), state="limited", status=429)
             reply.headers["Retry-After"] = str(int(exc.retry_after) + 1)
             return reply
         except PermissionDenied as exc:
@@ -225,7 +246,7 @@ class StudyPages:
         if int(request.headers.get("content-length") or 0) > 65536:
             return JSONResponse({"detail": "too large for a submission event"}, status_code=413)
         body = await request.body()
-        address = request.client.host if request.client else "unknown"
+        address = client_address(request, self.ctx.settings.trusted_proxies)
         try:
             done = await anyio.to_thread.run_sync(
                 prolific.handle, self.ctx.database, self.ctx.settings, dict(request.headers), body, address
@@ -244,5 +265,7 @@ class StudyPages:
         ]
 
 
-def study_routes(ctx: AppContext) -> list[Route]:
-    return StudyPages(ctx, sessions.cookie_name(ctx.database)).routes()
+def study_routes(ctx: AppContext, prolific_client: httpx.Client | None = None) -> list[Route]:
+    """The study routes; ``prolific_client`` stands in for the HTTP client that asks Prolific (tests)."""
+    api = ProlificApi(ctx.settings.prolific_api_url, prolific_client or httpx.Client())
+    return StudyPages(ctx, sessions.cookie_name(ctx.database), api).routes()

@@ -120,9 +120,25 @@ def screened_out_body(study: Study, worker: StudyWorker) -> str:
     )
 
 
-def full_body(message: str, link: str) -> str:
+def full_body(study: Study) -> str:
+    """The "study full" page, worded for a real worker: what happened and that it is not their doing, the
+    screen-out code that pays them for the minute it took, and the way back to the platform."""
+    from backend.campaigns.arrivals import full_link, full_message
+
+    code = (
+        '<p>Your screen-out code:</p><p><span class="code" id="study-code">'
+        f"{html.escape(study.screenout_code)}</span></p>"
+        if study.screenout_code
+        else ""
+    )
+    link = full_link(study)
     back = f'<p><a class="button" id="study-return" href="{html.escape(link)}">Return to the platform</a></p>'
-    return f'<p role="alert" id="study-message">{html.escape(message)}</p>' + (back if link else "")
+    return f'<p role="alert" id="study-message">{html.escape(full_message(study))}</p>' + code + (back if link else "")
+
+
+def message_body(message: str) -> str:
+    """A page that only says why (come back later, not a participant of this study)."""
+    return f'<p role="alert" id="study-message">{html.escape(message)}</p>'
 
 
 def signed_out_body(study: Study, worker: StudyWorker, link: str) -> str:

@@ -8,7 +8,8 @@ study's workers. Active time is the union of the worker's task intervals (lease 
 end when not submitted), so two kinds worked at once count once.
 
 The state (:func:`worker_state`) is what pays: ``qualifying`` (in the quiz), ``working`` (doing tasks),
-``finished`` (pay: completion code shown), ``screened out`` (pay the screen-out fee), ``returned`` (left, ran
+``finished`` (pay: completion code shown), ``screened out`` (pay the screen-out fee), ``study full`` (passed
+when the last place had gone: shown the screen-out code, pay the screen-out fee; issue 40), ``returned`` (left, ran
 out of time, or the platform reported the submission returned, timed out or rejected: ``platform_status``),
 ``blocked`` (by an admin, or the account disabled). ``quality`` says whether the quality rule paused them.
 """
@@ -105,7 +106,7 @@ def worker_state(study_status: str | None, quality_state: str, disabled: bool) -
 
 
 _PEOPLE = """SELECT u.username, u.disabled, w.study_id, s.name AS study, w.platform_worker_id, w.status AS study_status,
-                    w.platform_status, w.started_at, w.finished_at, s.kind AS study_kind
+                    w.platform_status, w.started_at, w.finished_at, s.kind AS study_kind, w.turned_away_at
              FROM users u LEFT JOIN study_workers w ON w.username = u.username LEFT JOIN studies s ON s.id = w.study_id"""
 
 
@@ -159,7 +160,9 @@ def _worker_row(database: Database, person: dict[str, Any], now: str) -> dict[st
         "study": person["study"] or "",
         "platform_worker_id": person["platform_worker_id"] or "",
         "username": name,
-        "state": worker_state(study_status, quality_state, bool(person["disabled"])),
+        "state": "study full"
+        if person["turned_away_at"]
+        else worker_state(study_status, quality_state, bool(person["disabled"])),
         "platform_status": person["platform_status"] or "",
         "quality": quality_state,
         "tasks_done": len(submitted),

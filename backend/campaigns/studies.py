@@ -11,10 +11,14 @@ reveals a study checks the admin role, except when called by the operator's own 
 A study that cannot pay nobody (issue 26 §3): it has a completion code, a screen-out code when it has a
 qualification, and a name no other open study has (checked here, and by a unique index on open names).
 
-Places (issue 26 §5): at most ``places`` workers are started and not yet finished, screened out or returned.
-With no number given (``places`` NULL) the limit is *what the quota needs*: a new worker is let in only while
-the open slots of the study's pool are more than the tasks the workers already in it still owe
-(:func:`places_free`), so a script making up ids cannot hold the whole pool.
+Places (issue 26 §5, issue 40 §1): a place is held by a worker who works, not by a visit. Opening the link,
+reading the instructions or sitting in the qualification takes none; a worker takes one when they start work
+(passing the qualification, or their first task where there is none: :func:`take_place`, inside the same
+``BEGIN IMMEDIATE`` transaction, so exactly ``places`` workers start), and holds it until they finish, are
+screened out or return. With no number given (``places`` NULL) the limit is *what the quota needs*: one more
+worker may start only while the open slots of the study's pool are more than the tasks the placed workers still
+owe (:func:`places_free`). Who passes when the last place is gone is *turned away*: screened out (they are paid
+the screen-out code) and counted apart (``full``).
 """
 
 from __future__ import annotations
@@ -102,6 +106,7 @@ class Study:
     created_by: str
     created_at: str
     closed_at: str | None
+    prolific_study_id: str = ""  # with the owner's API token: new ids are checked against Prolific (issue 40 §1)
 
     @property
     def pool_kind(self) -> str:
@@ -174,6 +179,29 @@ def _check_codes(completion: str, screenout: str, size: int) -> None:
         raise ValidationError(problems)
 
 
+def _check_prolific(platform: str, token: str, study_id: str) -> tuple[str, str]:
+    """The Prolific check's token and study id: both or neither, for a Prolific study only."""
+    token, study_id = (token or "").strip(), (study_id or "").strip().lower()
+    if not token and not study_id:
+        return "", ""
+    if platform != "prolific":
+        raise ValidationError("a Prolific API token checks Prolific participants: choose the platform prolific")
+    if not token or len(token) > 500 or any(ch.isspace() for ch in token):
+        raise ValidationError("give the Prolific API token (Prolific: Settings, API tokens) without spaces")
+    if not re.fullmatch(r"[0-9a-f]{24}", study_id):
+        raise ValidationError(
+            "give the study's id on Prolific (24 letters and digits, in the study's address on Prolific) beside the "
+            "token: arrivals are checked against that study's submissions"
+        )
+    return token, study_id
+
+
+def prolific_token(db: sqlite_utils.Database, study_id: int) -> str:
+    """The owner's Prolific API token for this study ("" when none): for the arrival check only."""
+    row = db.conn.execute("SELECT prolific_token FROM studies WHERE id = ?", (int(study_id),)).fetchone()
+    return str(row[0]) if row else ""
+
+
 def _open_name_taken(db: sqlite_utils.Database, name: str) -> bool:
     return (
         db.conn.execute(
@@ -199,10 +227,14 @@ def create_study(
     pass_mark: float = 0.8,
     qualification_attempts: int = 2,
     places: int | None = None,
+    prolific_token: str = "",
+    prolific_study_id: str = "",
     operator: bool = False,
 ) -> Study:
     """Create an open study with a fresh secret. ``return_url`` None takes the platform's default; ``places``
-    None (or 0) means what the quota needs."""
+    None (or 0) means what the quota needs. ``prolific_token`` (a Prolific API token) with ``prolific_study_id``
+    (the study's id on Prolific): every new worker id is checked against Prolific's submissions of that study
+    (backend/campaigns/prolific_api.py); the token is kept but never shown."""
     admin = acting_admin(database, username, operator)
     name = (name or "").strip()
     if not name or len(name) > 200:
@@ -223,6 +255,7 @@ def create_study(
         _clean_code("screen-out code", screenout_code),
     )
     _check_codes(completion, screenout, int(qualification_size))
+    token, prolific_study = _check_prolific(platform, prolific_token, prolific_study_id)
     preset = PLATFORMS[platform]
     row = {
         "name": name,
@@ -240,6 +273,8 @@ def create_study(
         "pass_mark": float(pass_mark),
         "qualification_attempts": attempts,
         "places": places,
+        "prolific_token": token,
+        "prolific_study_id": prolific_study,
         "secret": secrets.token_urlsafe(32),
         "created_by": admin,
         "created_at": utcnow(),
@@ -330,24 +365,39 @@ WORKER_STATUSES = ("started", "qualified", "screened_out", "finished", "returned
 
 
 def places_free(db: sqlite_utils.Database, study: Study) -> bool:
-    """Whether one more worker may start the study now (inside ``write()``, with the arrival).
+    """Whether one more worker may take a place now (inside ``write()``, with the taking).
 
-    With ``places`` set: fewer than ``places`` workers are started and not yet finished, screened out or returned.
-    Without: what the quota needs, i.e. the open slots of the pool (N minus the submissions of each open task of the
-    study's kind) are more than the tasks the workers in the study still owe (``tasks_per_worker`` minus what each
-    submitted). By hand: 10 open slots, tasks_per_worker 4, two workers in, one with 1 task done: they owe 3 + 4 = 7
-    < 10, so a third may start; once the third is in they owe 11 >= 10, and a fourth waits.
+    Only placed workers count (``placed_at`` set, still working): a visit or a worker in the qualification holds
+    nothing. With ``places`` set: fewer than ``places`` of them. Without: what the quota needs, i.e. the open slots
+    of the pool (N minus the submissions of each open task of the study's kind) are more than the tasks the placed
+    workers still owe (``tasks_per_worker`` minus what each submitted). By hand: 10 open slots, tasks_per_worker 4,
+    two workers placed, one with 1 task done: they owe 3 + 4 = 7 < 10, so a third may start; once the third is in
+    they owe 11 >= 10, and a fourth is turned away.
     """
+    if study.places is not None:
+        return placed_count(db, study) < study.places
+    return open_slots(db, study.pool_kind) > owed_by_placed(db, study)
+
+
+def placed_count(db: sqlite_utils.Database, study: Study) -> int:
+    """Workers of the study holding a place now."""
+    return int(
+        db.conn.execute(
+            "SELECT count(*) FROM study_workers WHERE study_id = ? AND status = 'qualified' AND placed_at IS NOT NULL",
+            (study.id,),
+        ).fetchone()[0]
+    )
+
+
+def owed_by_placed(db: sqlite_utils.Database, study: Study) -> int:
+    """Tasks the placed workers of the study still owe (their quota minus what each submitted)."""
     rows = db.conn.execute(
-        """SELECT w.username, (SELECT count(*) FROM assignments a WHERE a.annotator = w.username AND a.kind = ?
-                                AND a.status = 'submitted') AS done
-           FROM study_workers w WHERE w.study_id = ? AND w.status IN ('started', 'qualified')""",
+        """SELECT (SELECT count(*) FROM assignments a WHERE a.annotator = w.username AND a.kind = ?
+                   AND a.status = 'submitted') AS done
+           FROM study_workers w WHERE w.study_id = ? AND w.status = 'qualified' AND w.placed_at IS NOT NULL""",
         (study.pool_kind, study.id),
     ).fetchall()
-    if study.places is not None:
-        return len(rows) < study.places
-    owed = sum(max(study.tasks_per_worker - int(row["done"]), 0) for row in rows)
-    return open_slots(db, study.pool_kind) > owed
+    return sum(max(study.tasks_per_worker - int(row["done"]), 0) for row in rows)
 
 
 def open_slots(db: sqlite_utils.Database, pool_kind: str) -> int:
@@ -364,7 +414,9 @@ def open_slots(db: sqlite_utils.Database, pool_kind: str) -> int:
 
 def _counts(database: Database, study_id: int) -> dict[str, Any]:
     rows = database.query(
-        "SELECT status, qualified_at, started_at, finished_at FROM study_workers WHERE study_id = ?", (study_id,)
+        "SELECT status, qualified_at, started_at, finished_at, placed_at, turned_away_at FROM study_workers "
+        "WHERE study_id = ?",
+        (study_id,),
     )
     minutes = [
         (datetime.fromisoformat(r["finished_at"]) - datetime.fromisoformat(r["started_at"])).total_seconds() / 60
@@ -374,6 +426,8 @@ def _counts(database: Database, study_id: int) -> dict[str, Any]:
     return {
         "started": len(rows),
         "qualifying": sum(r["status"] == "started" for r in rows),
+        "placed": sum(r["placed_at"] is not None for r in rows),
+        "full": sum(r["turned_away_at"] is not None for r in rows),
         "working": sum(r["status"] == "qualified" for r in rows),
         "qualified": sum(r["qualified_at"] is not None for r in rows),
         "screened_out": sum(r["status"] == "screened_out" for r in rows),
@@ -384,9 +438,10 @@ def _counts(database: Database, study_id: int) -> dict[str, Any]:
 
 
 def study_stats(database: Database, username: str | None, study_id: int, operator: bool = False) -> dict[str, Any]:
-    """Per study: workers started (everyone who arrived), qualifying (in the quiz now), working (doing tasks now),
-    qualified (passed the quiz), screened out, finished, returned (left, ran out of time, or returned on the platform),
-    and the median minutes from first visit to finishing."""
+    """Per study: workers started (everyone who arrived), qualifying (in the quiz now), placed (took a place:
+    started work), full (passed when the last place was gone: turned away with the screen-out code), working (doing
+    tasks now), qualified (passed the quiz), screened out (turned-away ones included), finished, returned (left, ran
+    out of time, or returned on the platform), and the median minutes from first visit to finishing."""
     acting_admin(database, username, operator)
     study = get_study(database, study_id)
     return {"study_id": study.id, "name": study.name, "status": study.status, **_counts(database, study.id)}

@@ -95,4 +95,23 @@ MIGRATIONS = [
             ) WITHOUT ROWID""",
         ),
     ),
+    # issue 40: a place is held by a worker who works, not by a visit
+    Migration(
+        "campaigns_0003_places_taken_at_work_prolific_check",
+        (
+            # placed_at: when the worker took one of the study's places (passing the qualification, or their first
+            # task where there is none); turned_away_at: they passed when the last place was gone (screened out,
+            # paid the screen-out code, counted apart in the report). Workers already qualified hold their place.
+            "ALTER TABLE study_workers ADD COLUMN placed_at TEXT",
+            "ALTER TABLE study_workers ADD COLUMN turned_away_at TEXT",
+            "UPDATE study_workers SET placed_at = coalesce(qualified_at, started_at) "
+            "WHERE status IN ('qualified', 'finished')",
+            # the owner's Prolific API token and their Prolific study id: new ids are checked against Prolific's
+            # submissions (backend/campaigns/prolific_api.py); the token is never shown again
+            "ALTER TABLE studies ADD COLUMN prolific_token TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE studies ADD COLUMN prolific_study_id TEXT NOT NULL DEFAULT ''",
+            # every arrival of a new worker id counts toward the address's limit, refused ones too
+            "ALTER TABLE study_arrivals ADD COLUMN outcome TEXT NOT NULL DEFAULT 'admitted'",
+        ),
+    ),
 ]
