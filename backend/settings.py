@@ -548,6 +548,14 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "address.",
     ),
     SettingSpec(
+        "study_wait_minutes",
+        float,
+        10.0,
+        "COMPSTUDIO_STUDY_WAIT_MINUTES",
+        "How long a study worker who finds no task free waits on a page that checks again by itself before they "
+        "are finished and given the study's partial-pay code (or its completion code) for the tasks done.",
+    ),
+    SettingSpec(
         "trusted_proxies",
         str,
         "",
@@ -700,6 +708,7 @@ class Settings:
     extract_task_map: str = ""
     study_arrivals_per_address: int = 10
     study_arrival_window_minutes: float = 60.0
+    study_wait_minutes: float = 10.0
     trusted_proxies: str = ""
     prolific_api_url: str = "https://api.prolific.com"
     prolific_webhook_secret: str = ""
@@ -785,6 +794,8 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
     _check_extraction(settings)
     if settings.study_arrivals_per_address < 0 or settings.study_arrival_window_minutes <= 0:
         raise SettingsError("study_arrivals_per_address must be 0 or more and study_arrival_window_minutes more than 0")
+    if settings.study_wait_minutes < 0:
+        raise SettingsError("study_wait_minutes must be 0 or more")
     if settings.webhook_timeout_seconds <= 0 or settings.webhook_retry_base_seconds <= 0:
         raise SettingsError("webhook_timeout_seconds and webhook_retry_base_seconds must be more than 0")
     if settings.webhook_retry_max_seconds < settings.webhook_retry_base_seconds or settings.webhook_max_attempts < 1:

@@ -10,7 +10,14 @@ import json
 import time
 
 import pytest
-from campaign_helpers import add_people, context_from_template, last_sequences, release_as_reference, template_database
+from campaign_helpers import (
+    add_people,
+    archived_mturk_study,
+    context_from_template,
+    last_sequences,
+    release_as_reference,
+    template_database,
+)
 
 from backend.accounts import sessions
 from backend.campaigns import gold, links, prolific, quality, report, studies, workers
@@ -38,7 +45,8 @@ def make(template, tmp_path, **settings):
 
 def new_study(ctx, **overrides):
     fields = {"name": "Pilot", "kind": "intents", "tasks_per_worker": 3, "completion_code": "DONE42",
-              "screenout_code": "OUT7", "qualification_size": 0, **overrides}  # fmt: skip
+              "screenout_code": "OUT7", "qualification_size": 0, "gold_rate": ctx.settings.gold_rate,
+              **overrides}  # fmt: skip
     return studies.create_study(ctx.database, "boss", **fields)
 
 
@@ -245,7 +253,7 @@ def test_worker_ids_must_have_the_platforms_shape(template, tmp_path):
     for bad in ("PID1", "5f00aa11bb22cc33dd44ee5", "5f00aa11bb22cc33dd44ee555", "5f00aa11bb22cc33dd44ee5g"):
         with pytest.raises(StudyLinkRefused, match="24 letters and digits"):
             visit(ctx, study, bad)
-    hit = new_study(ctx, name="HIT", platform="mturk")
+    hit = archived_mturk_study(ctx.database)
     assert visit(ctx, hit, "A1B2C3D4E5F6G7").worker_id == "A1B2C3D4E5F6G7"
     for bad in ("a1b2c3d4", "B1B2C3D4", "A", "A" + "1" * 64, "A12 34"):
         with pytest.raises(StudyLinkRefused, match="Worker ID"):

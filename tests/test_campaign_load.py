@@ -37,7 +37,6 @@ pytestmark = pytest.mark.load
 WORKERS, TASKS, N, GOLD_RATE, GOLD_ITEMS, QUIZ, LIMIT, MADE_UP = 50, 10, 3, 0.2, 10, 2, 5, 500
 ENV = {
     "COMPSTUDIO_DEMO_CONTENT": "false",
-    "COMPSTUDIO_GOLD_RATE": str(GOLD_RATE),
     "COMPSTUDIO_SPEED_FLOOR_SHARE": "0",  # scripted workers answer at once; the floor is tested elsewhere
     "COMPSTUDIO_STUDY_ARRIVALS_PER_ADDRESS": str(LIMIT),
     "COMPSTUDIO_TRUSTED_PROXIES": "127.0.0.1",  # the workers' addresses come as X-Forwarded-For, as from a proxy
@@ -60,7 +59,7 @@ def campaign(tmp_path, vilpact_dir):
     gold.add_gold(ctx.database, "rev", "intent", gold_ids)
     study = studies.create_study(
         ctx.database, "boss", name="Load", kind="intents", tasks_per_worker=TASKS, completion_code="LOAD-OK",
-        screenout_code="LOAD-OUT", qualification_size=QUIZ, pass_mark=1.0,
+        screenout_code="LOAD-OUT", qualification_size=QUIZ, pass_mark=1.0, gold_rate=GOLD_RATE,
     )  # fmt: skip
     ctx.database.close()
     return settings.data_dir, set(gold_ids), study

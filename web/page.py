@@ -34,7 +34,7 @@ legend {font-weight: 600; padding: 0 .3rem} fieldset label {display: block; marg
   color: #fff; background: #4338ca; border: 0; border-radius: 6px; cursor: pointer; text-decoration: none; width: auto}
 .secondary {background: #fff; color: #374151; border: 1px solid #9ca3af; font-weight: 400}
 .code {font-size: 1.6rem; font-weight: 700; letter-spacing: .05em; background: #f3f4f6; padding: .3rem .8rem;
-  border-radius: 6px; display: inline-block}
+  border-radius: 6px; display: inline-block; user-select: all; -webkit-user-select: all}
 .instructions {background: #f9fafb; border: 1px solid #e5e7eb; border-radius: 8px; padding: .2rem 1rem; margin: 1rem 0}
 h2 {font-size: 1.15rem; margin: 1rem 0 .3rem} details {margin: 1rem 0} summary {cursor: pointer; font-weight: 600}
 .mistake {margin-bottom: .8rem} .rules {margin: .2rem 0}

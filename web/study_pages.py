@@ -30,7 +30,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from backend.accounts import sessions
-from backend.campaigns import prolific, workers
+from backend.campaigns import prolific, waiting, workers
 from backend.campaigns.links import verify_visit
 from backend.campaigns.prolific_api import ProlificApi, participant_check
 from backend.campaigns.studies import Study, get_study
@@ -100,15 +100,25 @@ def final_page(study: Study, worker: StudyWorker) -> HTMLResponse:
     """The page of a worker whose part has ended (finished, screened out, returned)."""
     if worker.status == "finished":
         form, hosts = _mturk_submit(study, worker)
-        body = "<p>You have finished this study. Thank you for your work!</p>" + _code_block(
-            "Your completion code:",
-            study.completion_code,
-            study.return_link(study.completion_code),
-            "Return to the platform",
-        )
+        code = workers.earned_code(study, worker)
+        said = "<p>You have finished this study. Thank you for your work!</p>"
+        if (worker.end_reason or "").startswith("no task free"):
+            said = (
+                "<p>No task came free for you in time, so your part ends here. You are paid for the tasks you did. "
+                "Thank you for waiting!</p>"
+            )
+        body = said + _code_block("Your completion code:", code, study.return_link(code), "Return to the platform")
         return page("Study complete", body + form, state="finished", form_hosts=hosts)
     if worker.status == "screened_out" and worker.turned_away_at:  # passed, but the last place had gone
         return page("This study is full", study_views.full_body(study), state="full")
+    if worker.status == "screened_out" and worker.end_reason == workers.CLOSED_BEFORE_WORK:
+        body = "<p>This study was closed before you did a task. Thank you for your time.</p>" + _code_block(
+            "Your screen-out code (it pays you for your time):",
+            study.screenout_code,
+            study.return_link(study.screenout_code) if study.screenout_code else "",
+            "Return to the platform",
+        )
+        return page("Study closed", body, state="screened_out")
     if worker.status == "screened_out":
         body = study_views.screened_out_body(study, worker) + _code_block(
             "Your screen-out code:",
@@ -206,7 +216,32 @@ class StudyPages:
         response = RedirectResponse(f"{study_id}/here", status_code=303)
         return set_session_cookie(response, request, self.cookie, arrival.token, self.ctx.settings.session_hours)
 
+    async def waiting(self, request: Request) -> Response:
+        """The page of a worker who found no task free: reloads itself, says until when, then pays (waiting.py)."""
+        try:
+            state = await anyio.to_thread.run_sync(
+                waiting.wait,
+                self.ctx.database,
+                self.ctx.settings,
+                self._user(request),
+                int(request.path_params["study_id"]),
+            )
+        except CompStudioError as exc:
+            return refused(str(exc), 403)
+        if state.state == "go":
+            return RedirectResponse("../../", status_code=303)
+        if state.state == "paid":
+            return final_page(state.study, state.worker)
+        assert state.until is not None
+        reply = page(
+            "Waiting for a task", study_views.waiting_body(state.study, state.done, state.until), state="waiting"
+        )
+        reply.headers["Refresh"] = str(waiting.RETRY_SECONDS)
+        return reply
+
     async def here(self, request: Request) -> Response:
+        if request.query_params.get("wait") == "1":
+            return await self.waiting(request)
         try:
             study, worker = await anyio.to_thread.run_sync(
                 workers.worker_in_study, self.ctx.database, self._user(request), int(request.path_params["study_id"])

@@ -7,6 +7,7 @@ the instructions are our own Markdown rendered with raw HTML off (backend/campai
 from __future__ import annotations
 
 import html
+from datetime import datetime
 from typing import Any
 
 from backend.campaigns.instructions import INSTRUCTIONS, inline_html
@@ -134,6 +135,23 @@ def full_body(study: Study) -> str:
     link = full_link(study)
     back = f'<p><a class="button" id="study-return" href="{html.escape(link)}">Return to the platform</a></p>'
     return f'<p role="alert" id="study-message">{html.escape(full_message(study))}</p>' + code + (back if link else "")
+
+
+def waiting_body(study: Study, done: int, until: datetime) -> str:
+    """A worker who found no task free: what is happening, that the page checks by itself, until when, and what
+    they get then. The page reloads itself (a Refresh header, no script), and also has a button to check now."""
+    from backend.campaigns.waiting import RETRY_SECONDS, paid_code
+
+    code_words = "your code for the tasks you did" + (f" ({done} so far)" if done else "")
+    partial = " (a partial-pay code)" if study.partial_code and paid_code(study) != study.completion_code else ""
+    return (
+        f'<p role="status" id="study-waiting">No task of <strong>{html.escape(study.name)}</strong> is free for you '
+        "right now: other people hold the last ones, and some usually come back when they finish or leave. This page "
+        f"checks again by itself every {RETRY_SECONDS} seconds and sends you to your next task as soon as one is "
+        f'free.</p><p>It waits until <strong id="study-wait-until">{until:%H:%M} UTC</strong>. If no task is free '
+        f"by then, your part ends and you get {code_words}{partial}: you will not lose what you did.</p>"
+        '<p><a class="button" id="study-wait-now" href="here?wait=1">Check now</a></p>'
+    )
 
 
 def message_body(message: str) -> str:

@@ -77,10 +77,31 @@ PLATFORMS = {
         re.compile(r"^A[A-Z0-9]{1,63}$"),
         "your Mechanical Turk Worker ID (an A followed by capital letters and digits)",
     ),
+    # CloudResearch Connect (where MTurk Toolkit users were moved) appends participantId, assignmentId and projectId
+    # to the study URL; its completion redirect is https://connect.cloudresearch.com/participant/project/<code>/complete
+    # (Connect's help, "Project Completion"; docs/decisions.md, "Platforms as they are in December 2026")
+    "connect": Platform(
+        "participantId",
+        "projectId",
+        "assignmentId",
+        "https://connect.cloudresearch.com/participant/project/{code}/complete",
+        re.compile(r"^[A-Za-z0-9_-]{1,64}$"),
+        "your CloudResearch Connect participant ID (letters and digits)",
+    ),
+    # any other platform (SONA, Clickworker, Microworkers, a lab's own pool): the owner names the id parameter
     "generic": Platform(
         "worker", None, None, "", re.compile(r"^[A-Za-z0-9_.@:-]{1,128}$"), "a worker id of letters and digits"
     ),
 }
+# platforms that closed: their studies keep their records and reports, and no new study or worker may start
+ARCHIVED = {
+    "mturk": (
+        "Amazon Mechanical Turk closed permanently on 2026-09-30 (it took no new requesters from 2026-07-30), so "
+        "no new Mechanical Turk study can be made; existing ones keep their records and reports. Use connect "
+        "(CloudResearch Connect, where MTurk Toolkit users were moved), prolific, or generic"
+    ),
+}
+_PARAM_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,39}$")
 MAX_ATTEMPTS = 5
 
 
@@ -107,6 +128,15 @@ class Study:
     created_at: str
     closed_at: str | None
     prolific_study_id: str = ""  # with the owner's API token: new ids are checked against Prolific (issue 40 §1)
+    gold_rate: float | None = None  # the study's share of gold items (None on older studies: the server's gold_rate)
+    partial_code: str = (
+        ""  # paid to a worker who waited past study_wait_minutes with no task free ("" : the completion code)
+    )
+
+    @property
+    def archived(self) -> bool:
+        """The study's platform has closed (Mechanical Turk): records and reports only, nobody new."""
+        return self.platform in ARCHIVED
 
     @property
     def pool_kind(self) -> str:
@@ -196,6 +226,26 @@ def _check_prolific(platform: str, token: str, study_id: str) -> tuple[str, str]
     return token, study_id
 
 
+def open_platforms() -> list[str]:
+    """The platforms a new study may use (Mechanical Turk is archived)."""
+    return [name for name in PLATFORMS if name not in ARCHIVED]
+
+
+def _check_worker_param(platform: str, name: str) -> str:
+    """The generic platform's id parameter, as the owner named it ("" : the default)."""
+    name = (name or "").strip()
+    if not name:
+        return ""
+    if platform != "generic":
+        raise ValidationError(f"the id parameter is fixed by {platform}; name your own only on the generic platform")
+    if not _PARAM_NAME.match(name) or name == "sig":
+        raise ValidationError(
+            f"the id parameter must be a URL parameter name: a letter, then letters, digits, '_', '.' or '-', at most "
+            f"40 (and not 'sig'); you wrote {name[:50]!r}"
+        )
+    return name
+
+
 def prolific_token(db: sqlite_utils.Database, study_id: int) -> str:
     """The owner's Prolific API token for this study ("" when none): for the arrival check only."""
     row = db.conn.execute("SELECT prolific_token FROM studies WHERE id = ?", (int(study_id),)).fetchone()
@@ -229,18 +279,26 @@ def create_study(
     places: int | None = None,
     prolific_token: str = "",
     prolific_study_id: str = "",
+    worker_param: str = "",
+    gold_rate: float = 0.0,
+    partial_code: str = "",
     operator: bool = False,
 ) -> Study:
     """Create an open study with a fresh secret. ``return_url`` None takes the platform's default; ``places``
     None (or 0) means what the quota needs. ``prolific_token`` (a Prolific API token) with ``prolific_study_id``
     (the study's id on Prolific): every new worker id is checked against Prolific's submissions of that study
-    (backend/campaigns/prolific_api.py); the token is kept but never shown."""
+    (backend/campaigns/prolific_api.py); the token is kept but never shown. ``worker_param``: the generic
+    platform's id parameter (default ``worker``; SONA: ``survey_code``). ``gold_rate``: the share of gold items
+    among this study's tasks (lab annotators follow the server's ``gold_rate``). ``partial_code``: what a worker
+    stranded with no task free is paid with (backend/campaigns/waiting.py); empty: the completion code."""
     admin = acting_admin(database, username, operator)
     name = (name or "").strip()
     if not name or len(name) > 200:
         raise ValidationError("give the study a name (at most 200 characters)")
+    if platform in ARCHIVED:
+        raise ValidationError(ARCHIVED[platform] + ".")
     if platform not in PLATFORMS:
-        raise ValidationError(f"unknown platform {platform!r}; choose one of {', '.join(PLATFORMS)}")
+        raise ValidationError(f"unknown platform {platform!r}; choose one of {', '.join(open_platforms())}")
     attempts = int(qualification_attempts)
     _check_numbers(
         kind, int(tasks_per_worker), int(time_limit_minutes), int(qualification_size), float(pass_mark), attempts
@@ -257,6 +315,10 @@ def create_study(
     _check_codes(completion, screenout, int(qualification_size))
     token, prolific_study = _check_prolific(platform, prolific_token, prolific_study_id)
     preset = PLATFORMS[platform]
+    id_param = _check_worker_param(platform, worker_param) or preset.worker_param
+    if not 0.0 <= float(gold_rate) < 1.0:
+        raise ValidationError("the gold rate is a share of the tasks, from 0 (no gold) to below 1 (e.g. 0.2)")
+    partial = _clean_code("partial-pay code", partial_code)
     row = {
         "name": name,
         "kind": kind,
@@ -266,7 +328,9 @@ def create_study(
         "screenout_code": screenout,
         "return_url": _clean_url(preset.return_url if return_url is None else return_url),
         "platform": platform,
-        "worker_param": preset.worker_param,
+        "worker_param": id_param,
+        "gold_rate": float(gold_rate),
+        "partial_code": partial,
         "study_param": preset.study_param,
         "session_param": preset.session_param,
         "qualification_size": int(qualification_size),
@@ -312,17 +376,35 @@ def closing_preview(database: Database, username: str | None, study_id: int, ope
     study = get_study(database, study_id)
     counts = _counts(database, study.id)
     mid = counts["qualifying"] + counts["working"]
+    with_work = int(
+        database.scalar(
+            """SELECT count(*) FROM study_workers w WHERE w.study_id = ? AND w.status = 'qualified'
+               AND EXISTS (SELECT 1 FROM assignments a WHERE a.annotator = w.username AND a.kind = ?
+                           AND a.status = 'submitted')""",
+            (study.id, study.pool_kind),
+        )
+        or 0
+    )
+    without_work = mid - with_work
+    screenout = (
+        f"the screen-out code {study.screenout_code}"
+        if study.screenout_code
+        else "no code (the study has no screen-out code: pay them on the platform if you wish)"
+    )
     effect = (
         f"Closing study {study.id} (“{study.name}”) cannot be undone: nobody new may start. "
-        f"{counts['working']} worker(s) doing tasks will be shown the completion code on their next page or task "
-        f"and count as finished (pay them); a task they hold can still be submitted. {counts['qualifying']} "
-        "worker(s) still in the qualification get the completion code too, without tasks."
+        f"{with_work} worker(s) who did at least one task will be shown the completion code on their next page or "
+        f"task and count as finished (pay them); a task they hold can still be submitted. {without_work} worker(s) "
+        f"still in the qualification or without a task done ({counts['qualifying']} in the qualification) get "
+        f"{screenout}."
     )
     return {
         "study_id": study.id,
         "name": study.name,
         "status": study.status,
         "mid_study": mid,
+        "completion_on_close": with_work,
+        "screenout_on_close": without_work,
         "effect": effect,
         **counts,
     }

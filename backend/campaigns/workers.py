@@ -44,6 +44,8 @@ from backend.settings import Settings
 from backend.storage import Database, audit, utcnow
 
 ACTIVE = ("started", "qualified")
+CLOSED_WITH_WORK = "study closed"  # finished: the completion code for the tasks done
+CLOSED_BEFORE_WORK = "study closed before their first task"  # screened out: the screen-out code
 ENDED = ("screened_out", "finished", "returned")
 _NAME_SAFE = re.compile(r"^[A-Za-z0-9_.@-]{1,48}$")
 
@@ -65,6 +67,8 @@ class StudyWorker:
     platform_status: str | None = None  # the last status the platform reported (Prolific's webhook)
     placed_at: str | None = None  # when they took a place (started work); None: in the qualification, or turned away
     turned_away_at: str | None = None  # they passed when the last place was gone (screened out, screen-out code)
+    end_reason: str | None = None  # why their part ended (quota done, study closed, no task free after waiting, ...)
+    waiting_since: str | None = None  # when they first found no task free (backend/campaigns/waiting.py)
 
 
 def _worker(row: Any) -> StudyWorker:
@@ -116,7 +120,10 @@ def submitted(db: sqlite_utils.Database, username: str, study: Study) -> int:
 def set_status(db: sqlite_utils.Database, worker: StudyWorker, status: str, reason: str) -> StudyWorker:
     """Move an active worker to an ended status. Inside ``write()``. Finishing sends ``study.worker_finished``."""
     now = utcnow()
-    db.conn.execute("UPDATE study_workers SET status = ?, finished_at = ? WHERE id = ?", (status, now, worker.id))
+    db.conn.execute(
+        "UPDATE study_workers SET status = ?, finished_at = ?, end_reason = ? WHERE id = ?",
+        (status, now, reason, worker.id),
+    )
     if status in ("screened_out", "returned"):  # out of the pool for good: no session, no lease, no sign-in
         db.conn.execute("UPDATE users SET disabled = 1 WHERE username = ?", (worker.username,))
         sessions.end_all_in(db, worker.username)
@@ -150,8 +157,10 @@ def refresh_in(db: sqlite_utils.Database, study: Study, worker: StudyWorker) -> 
     passed (returned), the quota is done (finished). Inside ``write()``."""
     if worker.status not in ACTIVE:
         return worker
-    if study.status == "closed":
-        return set_status(db, worker, "finished", "study closed")
+    if study.status == "closed":  # the completion code only for work done (issue 40 §5)
+        if worker.status == "qualified" and submitted(db, worker.username, study) >= 1:
+            return set_status(db, worker, "finished", CLOSED_WITH_WORK)
+        return set_status(db, worker, "screened_out", CLOSED_BEFORE_WORK)
     deadline = datetime.fromisoformat(worker.started_at) + timedelta(minutes=study.time_limit_minutes)
     if datetime.now(UTC) > deadline:
         return set_status(db, worker, "returned", "time limit passed")
@@ -359,12 +368,15 @@ def leave_study(database: Database, username: str | None, study_id: int) -> Stud
 
 def may_hand_out(db: sqlite_utils.Database, username: str, pool_kind: str) -> bool:
     """Whether the hand-out may lease a task of ``pool_kind`` to ``username``; call it inside the hand-out's
-    ``write()``. Anyone who is not a study worker: True. A study worker: only while qualified, in time, under
+    ``write()``. Anyone who is not a study worker: True while the open studies' reserved tasks are not touched
+    (backend/campaigns/waiting.py:lab_may_take). A study worker: only while qualified, in time, under
     the quota and in an open study, and only for their study's kind (False otherwise, and their status is
     brought up to date); before the qualification, or after screening out or returning: PermissionDenied."""
     worker = row_by_user(db, username)
-    if worker is None:
-        return True
+    if worker is None:  # a lab annotator: not into the tasks the open studies reserve (issue 40 §4)
+        from backend.campaigns.waiting import lab_may_take
+
+        return lab_may_take(db, pool_kind, username)
     row = db.conn.execute("SELECT * FROM studies WHERE id = ?", (worker.study_id,)).fetchone()
     study, before = study_from_row(row), worker.status
     worker = refresh_in(db, study, worker)  # a change made now must be kept: no raising after it
@@ -375,6 +387,14 @@ def may_hand_out(db: sqlite_utils.Database, username: str, pool_kind: str) -> bo
     if worker.status in ("screened_out", "returned") and worker.status == before:
         raise PermissionDenied("Your part in this study has ended; there are no more tasks for you.")
     return worker.status == "qualified" and study.pool_kind == pool_kind
+
+
+def earned_code(study: Study, worker: StudyWorker) -> str:
+    """The code a finished worker is paid with: the completion code, or, for one who waited out with no task free
+    (backend/campaigns/waiting.py), the owner's partial-pay code when the study has one."""
+    if worker.end_reason and worker.end_reason.startswith("no task free") and study.partial_code:
+        return study.partial_code
+    return study.completion_code
 
 
 def study_view(database: Database, username: str) -> dict[str, Any] | None:
@@ -388,6 +408,8 @@ def study_view(database: Database, username: str) -> dict[str, Any] | None:
     done = submitted(database.db, username, study)
     finished = worker.status == "finished"
     full = worker.turned_away_at is not None  # started work when the last place had gone: the screen-out code
+    closed_early = worker.status == "screened_out" and worker.end_reason == CLOSED_BEFORE_WORK
+    code = earned_code(study, worker)
     return {
         "study_id": study.id,
         "name": study.name,
@@ -396,11 +418,15 @@ def study_view(database: Database, username: str) -> dict[str, Any] | None:
         "status": worker.status,
         "done": min(done, study.tasks_per_worker),
         "quota": study.tasks_per_worker,
-        "completion_code": study.completion_code if finished else None,
-        "return_url": study.return_link(study.completion_code) if finished else None,
+        "completion_code": code if finished else None,
+        "return_url": study.return_link(code) if finished else None,
+        "end_reason": worker.end_reason,
         "full": full,
-        "screenout_code": study.screenout_code if full else None,
-        "screenout_url": study.return_link(study.screenout_code) if full and study.screenout_code else None,
+        "closed_early": closed_early,
+        "screenout_code": study.screenout_code if (full or closed_early) else None,
+        "screenout_url": study.return_link(study.screenout_code)
+        if (full or closed_early) and study.screenout_code
+        else None,
         "page": f"study/{study.id}/here",
     }
 
