@@ -145,7 +145,10 @@ def wait(database: Database, settings: Settings, username: str | None, study_id:
         now = datetime.now(UTC)
         since = datetime.fromisoformat(current.waiting_since) if current.waiting_since else now
         if current.waiting_since is None:
-            db.conn.execute("UPDATE study_workers SET waiting_since = ? WHERE id = ?", (utcnow(), current.id))
+            db.conn.execute(
+                "UPDATE study_workers SET waiting_since = ? WHERE id = ?",
+                (now.isoformat(timespec="microseconds"), current.id),
+            )
         if now - since >= limit:
             reason = WAITED_OUT.format(minutes=settings.study_wait_minutes)
             ended = set_status(db, current, "finished", reason)

@@ -179,6 +179,11 @@ class Arrival:
 
 def _new_worker(db: sqlite_utils.Database, study: Study, visit: Visit) -> StudyWorker:
     """Create the worker and their account (their arrival is already counted). Inside ``write()``."""
+    if study.archived:
+        raise PermissionDenied(
+            "This study ran on Amazon Mechanical Turk, which closed permanently on 2026-09-30, so it takes no new "
+            "workers. Nothing was recorded for you."
+        )
     if study.status != "open":
         raise PermissionDenied("This study is closed and takes no new workers. Please return it on the platform.")
     arrivals.check_places(db, study)  # every place already held: the full page now, not after the quiz
