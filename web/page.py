@@ -38,6 +38,14 @@ legend {font-weight: 600; padding: 0 .3rem} fieldset label {display: block; marg
 .instructions {background: #f9fafb; border: 1px solid #e5e7eb; border-radius: 8px; padding: .2rem 1rem; margin: 1rem 0}
 h2 {font-size: 1.15rem; margin: 1rem 0 .3rem} details {margin: 1rem 0} summary {cursor: pointer; font-weight: 600}
 .mistake {margin-bottom: .8rem} .rules {margin: .2rem 0}
+@media (prefers-color-scheme: dark) {
+  body {background: #111827; color: #e5e7eb} main {background: #1f2937; border-color: #374151}
+  .code, code {background: #374151; color: #f9fafb} .instructions {background: #111827; border-color: #374151}
+  .note {color: #9ca3af} fieldset {border-color: #374151} a {color: #a5b4fc}
+  .error {background: #450a0a; color: #fecaca; border-color: #7f1d1d} .info {background: #172554; color: #bfdbfe}
+  .button, form > button {background: #6366f1; color: #fff} .secondary {background: #1f2937; color: #e5e7eb}
+  input {background: #111827; color: #e5e7eb; border-color: #6b7280}
+}
 """
 TEMPLATE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

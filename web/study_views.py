@@ -53,8 +53,10 @@ def instructions_body(study: Study, worker: StudyWorker) -> str:
     )
 
 
-def mistakes_section(mistakes: list[dict[str, Any]]) -> str:
-    """Each mistake of a try: the question, the answer given, the right one, and the rule it tests."""
+def mistakes_section(mistakes: list[dict[str, Any]], *, folded: bool = False) -> str:
+    """Each mistake of a try: the question, the answer given, the right one, and the rule it tests. ``folded``
+    (between tries): a one-line summary the worker opens, so the new questions stay in view (issue 44: the list
+    of mistakes was ~1,500 px long on a phone and pushed them off screen)."""
     if not mistakes:
         return ""
     items = []
@@ -71,7 +73,14 @@ def mistakes_section(mistakes: list[dict[str, Any]]) -> str:
             )
             + "</li>"
         )
-    return f'<section id="study-mistakes"><h2>What went wrong</h2><ol>{"".join(items)}</ol></section>'
+    listed = f'<ol>{"".join(items)}</ol>'
+    if folded:
+        count = "1 question" if len(mistakes) == 1 else f"{len(mistakes)} questions"
+        return (
+            f'<details id="study-mistakes"><summary>What went wrong in your last try ({count}): open to see the '
+            f"right answers and the rules</summary>{listed}</details>"
+        )
+    return f'<section id="study-mistakes"><h2>What went wrong</h2>{listed}</section>'
 
 
 def quiz_body(study: Study, worker: StudyWorker, items: list[QuizItem]) -> str:
@@ -97,7 +106,8 @@ def quiz_body(study: Study, worker: StudyWorker, items: list[QuizItem]) -> str:
     if worker.quiz_feedback:
         again = (
             '<p class="error" role="status" id="study-try-again">Your last try did not reach the pass mark. '
-            "Read what went wrong below, then try these questions.</p>" + mistakes_section(worker.quiz_feedback)
+            "The new questions are below; what went wrong is folded here.</p>"
+            + mistakes_section(worker.quiz_feedback, folded=True)
         )
     return (
         again

@@ -101,15 +101,14 @@ def full_message(study: Study) -> str:
     """What a real worker reads when every place is taken: what happened, that it is not their fault, what to do
     and how they are paid for the minute it took."""
     where = PLATFORM_NAMES.get(study.platform, "the platform you came from")
-    paid = (
-        f" Your screen-out code below tells {where} to pay you for the time this took." if study.screenout_code else ""
+    sorry = (
+        "Sorry: every place in this study has just been taken by people who started before you, so there is no "
+        "work left for you in it. This is not because of anything you did."
     )
-    back = " The button below takes you back." if full_link(study) else ""
-    return (
-        f"Sorry: every place in this study has just been taken by people who started before you, so there is no "
-        f"work left for you in it. This is not because of anything you did.{paid} Please return the study on "
-        f"{where} so that it counts for you, not against you.{back}"
-    )
+    if study.screenout_code:
+        how = "The button below takes you back with it." if full_link(study) else f"Enter it on {where}."
+        return f"{sorry} Your screen-out code below tells {where} to pay you for the time this took. {how}"
+    return f"{sorry} Please return the study on {where}, so that it does not count against you."
 
 
 def check_places(db: sqlite_utils.Database, study: Study) -> None:
