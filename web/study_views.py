@@ -73,7 +73,7 @@ def mistakes_section(mistakes: list[dict[str, Any]], *, folded: bool = False) ->
             )
             + "</li>"
         )
-    listed = f'<ol>{"".join(items)}</ol>'
+    listed = f"<ol>{''.join(items)}</ol>"
     if folded:
         count = "1 question" if len(mistakes) == 1 else f"{len(mistakes)} questions"
         return (
