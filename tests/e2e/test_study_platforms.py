@@ -122,6 +122,26 @@ def test_a_squatters_ids_hold_no_place_and_then_are_told_to_come_back(app, brows
     page.context.close()
 
 
+def test_after_a_failed_try_on_a_phone_the_new_questions_are_in_view(app, browser, shots):
+    """Issue 44: the mistakes of a failed try were ~1,500 px long and pushed the new questions out of view."""
+    study = new_study(app, name="Quiz", qualification_size=5, places=5)
+    context = browser.new_context(viewport=VIEWS["phone"])
+    page = context.new_page()
+    page.goto(links.worker_link(app.ctx.database, study, app.url, "5f00aa11bb22cc33dd44ee55"))
+    page.locator("#study-quiz-start").click()
+    worker = app.ctx.database.query_one("SELECT username FROM study_workers WHERE study_id = ?", (study.id,))
+    for item in workers.quiz_for(study, workers.row_by_user(app.ctx.database.db, worker["username"])):
+        page.locator(f'input[name="{item.id}"][value="{(item.answer + 1) % len(item.options)}"]').check()
+    page.locator("#study-quiz-submit").click()
+    expect(page.locator("#study-try-again")).to_be_visible(timeout=30_000)
+    expect(page.locator("#study-quiz fieldset").first).to_be_in_viewport()
+    expect(page.locator("#study-mistakes summary")).to_contain_text("5 questions")
+    assert page.locator("#study-mistakes").evaluate("e => e.getBoundingClientRect().height") < 120
+    four_shots(browser, f"{app.url}/study/{study.id}/here?quiz=1", "study-quiz-after-a-failed-try", shots,
+               context.cookies())  # fmt: skip
+    context.close()
+
+
 def test_a_worker_who_passes_after_the_last_place_went_gets_the_full_page(app, browser, shots):
     db = app.ctx.database
     study = new_study(app, name="Full", qualification_size=2, places=1)
@@ -190,7 +210,13 @@ def test_an_archived_mturk_studys_report_keeps_its_records(app, browser, shots):
     expect(page.get_by_role("option", name="connect")).to_be_visible()
     expect(page.get_by_role("option", name="mturk")).to_have_count(0)
     page.keyboard.press("Escape")
-    page.screenshot(path=str(shots / "admin-studies-form-desktop-light.png"), full_page=True)
+    for view, size in VIEWS.items():  # the tab as it is, on a desktop and a phone, light and dark (Gradio's class)
+        page.set_viewport_size(size)
+        for scheme in ("light", "dark"):
+            page.evaluate(f"document.body.classList.toggle('dark', {str(scheme == 'dark').lower()})")
+            page.screenshot(path=str(shots / f"admin-studies-{view}-{scheme}.png"), full_page=True)
+    page.evaluate("document.body.classList.remove('dark')")
+    page.set_viewport_size({"width": 1600, "height": 1000})
     page.get_by_role("tab", name="Admin", exact=True).click()
     page.get_by_text("Crowd workers: report, payment CSV, blocking").click()
     page.locator("#report-study input").fill(str(hit.id))
