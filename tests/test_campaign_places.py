@@ -182,3 +182,50 @@ def test_when_prolific_cannot_be_asked_the_worker_is_let_in_and_it_is_audited(te
     study = new_study(ctx, prolific_token=TOKEN, prolific_study_id=PROLIFIC_STUDY)
     assert arrive(ctx, study, REAL[0], "198.51.100.1", participant_check(ctx.database, down)).first_visit
     assert ctx.database.scalar("SELECT count(*) FROM audit_log WHERE action = 'prolific.unchecked'") == 1
+
+
+@pytest.fixture
+def fake_prolific_server():
+    """Prolific's submissions list on a loopback port (the served app asks it by ``prolific_api_url``)."""
+    import json
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    known = FakeProlific(REAL[:1])
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            reply = known(httpx.Request("GET", f"https://api.prolific.test{self.path}", headers=dict(self.headers)))
+            body = json.dumps(reply.json()).encode()
+            self.send_response(reply.status_code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_the_served_app_asks_prolific_and_an_unknown_id_gets_a_clear_page(served_app, fake_prolific_server):
+    with served_app.started({"boss": "admin"}, prolific_api_url=fake_prolific_server) as app:
+        study = new_study(app.ctx, prolific_token=TOKEN, prolific_study_id=PROLIFIC_STUDY, places=5)  # an empty pool
+        sig = links.study_signature(
+            app.ctx.database.scalar("SELECT secret FROM studies WHERE id = ?", (study.id,)), study.id
+        )
+
+        def open_link(pid: str) -> httpx.Response:
+            query = {"PROLIFIC_PID": pid, "STUDY_ID": PROLIFIC_STUDY, "SESSION_ID": "S1", "sig": sig}
+            return httpx.get(f"{app.url}/study/{study.id}", params=query)
+
+        unknown = open_link(MADE_UP[0])
+        assert unknown.status_code == 403 and 'data-state="unknown"' in unknown.text
+        assert "Prolific does not list you as a participant of this study" in unknown.text
+        assert "set-cookie" not in unknown.headers  # nothing else: no session, no account
+        assert app.ctx.database.scalar("SELECT count(*) FROM study_workers") == 0
+        assert open_link(REAL[0]).status_code == 303  # Prolific knows this one
