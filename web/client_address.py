@@ -2,10 +2,11 @@
 from one of the ``trusted_proxies``, the client its ``X-Forwarded-For`` names.
 
 The study arrival limit and the sign-in throttle count by address. A header is anyone's to write: believed from
-everyone, it lets one script pose as a thousand addresses. So ``python app.py`` runs uvicorn without its own proxy
-handling (which trusts loopback by default) and the app decides here: ``X-Forwarded-For`` is read from the right
-(the entry the nearest proxy added), skipping the trusted proxies themselves; the first other address is the
-client's.
+everyone, it lets one script pose as a thousand addresses. So ``python app.py`` gives uvicorn exactly
+``trusted_proxies`` as the addresses whose forwarded headers it applies (its own default trusted loopback; with
+none, its proxy handling is off), and this function checks again for any server in front of the app:
+``X-Forwarded-For`` is read from the right (the entry the nearest proxy added), skipping the trusted proxies
+themselves; the first other address is the client's.
 
 >>> from types import SimpleNamespace as NS
 >>> req = lambda peer, xff: NS(client=NS(host=peer), headers={"x-forwarded-for": xff} if xff else {})
