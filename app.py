@@ -106,6 +106,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     from backend.inference.store import close_interrupted_runs
     from backend.operations import start as space_start
     from backend.operations.service import stop_on_sigterm
+    from web import client_address
 
     mark_matplotlib_absent()
     settings = load_settings(host=args.host, port=args.port, data_dir=args.data_dir)
@@ -131,7 +132,17 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     shell.blocks.hold = threading.Event()
     start_warm_up(ctx, ready=lambda: shell.is_running, done=shell.blocks.hold)
     try:
-        uvicorn.run(shell.app, host=ctx.settings.host, port=ctx.settings.port, log_level="warning")
+        # X-Forwarded-For/-Proto are believed only from `trusted_proxies` (none by default; uvicorn's own default
+        # trusted loopback): uvicorn applies them to the client address and the scheme, web/client_address.py checks
+        trusted = ",".join(sorted(client_address.trusted(ctx.settings.trusted_proxies)))
+        uvicorn.run(
+            shell.app,
+            host=ctx.settings.host,
+            port=ctx.settings.port,
+            log_level="warning",
+            proxy_headers=bool(trusted),
+            forwarded_allow_ips=trusted or None,
+        )
     finally:
         ctx.webhooks.stop()
         ctx.backup.stop()

@@ -93,6 +93,10 @@ class TooManyArrivals(PermissionDenied):
         super().__init__(message)
 
 
+class ParticipantUnknown(PermissionDenied):
+    """A study link's worker id that the platform does not know in this study (issue 40 §1: Prolific's API)."""
+
+
 class WebhookRefused(CompStudioError):
     """An incoming platform webhook that is not signed, forged, replayed or malformed (issue 26 §6)."""
 

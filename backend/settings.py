@@ -560,9 +560,35 @@ SETTINGS: tuple[SettingSpec, ...] = (
         int,
         10,
         "COMPSTUDIO_STUDY_ARRIVALS_PER_ADDRESS",
-        "New worker ids one client address may start in one study per `study_arrival_window_minutes` (a worker "
-        "coming back is not counted); more get a page saying when to come back. 0: no limit. Behind a reverse "
-        "proxy, let uvicorn trust its X-Forwarded-For (`FORWARDED_ALLOW_IPS`), or every worker has its address.",
+        "New worker ids one client address may open one study with per `study_arrival_window_minutes` (every "
+        "arrival counts, refused ones too; a worker coming back is not counted); more get a page saying when to "
+        "come back. 0: no limit. Behind a reverse proxy, name it in `trusted_proxies`, or every worker has its "
+        "address.",
+    ),
+    SettingSpec(
+        "study_wait_minutes",
+        float,
+        10.0,
+        "COMPSTUDIO_STUDY_WAIT_MINUTES",
+        "How long a study worker who finds no task free waits on a page that checks again by itself before they "
+        "are finished and given the study's partial-pay code (or its completion code) for the tasks done.",
+    ),
+    SettingSpec(
+        "trusted_proxies",
+        str,
+        "",
+        "COMPSTUDIO_TRUSTED_PROXIES",
+        "Addresses of your reverse proxies, comma-separated (e.g. `127.0.0.1,10.0.0.5`): only a request from one of "
+        "them has its `X-Forwarded-For` believed for the client's address (the study arrival limit, the sign-in "
+        "throttle). Empty: the connection's own address, always.",
+    ),
+    SettingSpec(
+        "prolific_api_url",
+        str,
+        "https://api.prolific.com",
+        "COMPSTUDIO_PROLIFIC_API_URL",
+        "Prolific's API, asked whether a new study worker has a submission in the study (studies with a Prolific "
+        "API token only).",
     ),
     SettingSpec(
         "study_arrival_window_minutes",
@@ -702,6 +728,9 @@ class Settings:
     extract_task_map: str = ""
     study_arrivals_per_address: int = 10
     study_arrival_window_minutes: float = 60.0
+    study_wait_minutes: float = 10.0
+    trusted_proxies: str = ""
+    prolific_api_url: str = "https://api.prolific.com"
     prolific_webhook_secret: str = ""
     prolific_webhook_tolerance_seconds: float = 300.0
     webhooks_allow_private: bool = False
@@ -785,6 +814,8 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
     _check_extraction(settings)
     if settings.study_arrivals_per_address < 0 or settings.study_arrival_window_minutes <= 0:
         raise SettingsError("study_arrivals_per_address must be 0 or more and study_arrival_window_minutes more than 0")
+    if settings.study_wait_minutes < 0:
+        raise SettingsError("study_wait_minutes must be 0 or more")
     if settings.webhook_timeout_seconds <= 0 or settings.webhook_retry_base_seconds <= 0:
         raise SettingsError("webhook_timeout_seconds and webhook_retry_base_seconds must be more than 0")
     if settings.webhook_retry_max_seconds < settings.webhook_retry_base_seconds or settings.webhook_max_attempts < 1:

@@ -168,10 +168,12 @@ def gold_frame(ctx: AppContext, me: str | None) -> pd.DataFrame:
     return pd.DataFrame(gold.pending_judgments(ctx.database, me), columns=GOLD_COLUMNS)
 
 
-def build_flags_panel(ctx: AppContext) -> None:
-    """Review tab: open quality flags and why; resume a paused worker; judge gold intents below the threshold."""
+def build_flags_panel(ctx: AppContext, opened: gr.Tab | None = None) -> None:
+    """Review tab: open quality flags and why; resume a paused worker; judge gold intents below the threshold.
+    ``opened``: the sub-tab holding the panel; opening it fills the flags and the gold answers to judge (issue 44:
+    the panel opened empty until "Show flags" was pressed)."""
     db, settings = ctx.database, ctx.settings
-    refresh = gr.Button("Show flags", elem_id="flags-refresh")
+    refresh = gr.Button("Refresh", elem_id="flags-refresh")
     flags = gr.Dataframe(headers=FLAG_COLUMNS, interactive=False, label="Open quality flags", elem_id="flags-table")
     with gr.Row():
         worker = gr.Textbox(label="Paused worker", elem_id="flags-worker")
@@ -212,6 +214,17 @@ def build_flags_panel(ctx: AppContext) -> None:
         return handler
 
     listen(ctx, refresh.click, on_refresh, None, [flags, pending, message], **PRIVATE, api_name="quality_ui_refresh")
+    if opened is not None:
+        listen(
+            ctx,
+            opened.select,
+            on_refresh,
+            None,
+            [flags, pending, message],
+            show_progress="hidden",
+            **PRIVATE,
+            api_name="quality_ui_open",
+        )
     listen(
         ctx,
         resume.click,

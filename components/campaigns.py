@@ -9,7 +9,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from backend.campaigns import links, studies, workers
+from backend.campaigns import links, studies, waiting, workers
 from backend.campaigns.qualification import pool_for
 from backend.context import AppContext
 from backend.errors import PermissionDenied, ValidationError
@@ -28,10 +28,12 @@ SHOWN = (
     ("completion code", "completion_code"),
     ("screen-out code", "screenout_code"),
     ("places", "places"),
+    ("gold rate", "gold_rate"),
     ("qualifying", "qualifying"),
     ("working", "working"),
     ("finished", "finished"),
     ("screened out", "screened_out"),
+    ("full", "full"),
     ("returned", "returned"),
     ("tasks each", "tasks_per_worker"),
     ("tries", "tries"),
@@ -40,14 +42,15 @@ SHOWN = (
 )
 COLUMNS = [label for label, _ in SHOWN]
 HELP = (
-    "A study sends crowd workers (Prolific, Mechanical Turk, or any platform that can put a worker id into a "
-    "link) straight to their tasks: the link signs them in without a password, they read the instructions, take a "
-    "short qualification, do their quota, and get the completion code. A study needs a completion code, a "
-    "screen-out code when it has a qualification, and a name no other open study has. **Places**: at most that "
-    "many workers in the study at once (0: what the pool needs). Paste the link into the platform's study page; "
-    "docs/crowd.md walks through it. Qualification questions available: "
-    + ", ".join(f"{kind} {len(pool_for(kind))}" for kind in studies.KINDS)
-    + "."
+    "A study sends crowd workers (Prolific, CloudResearch Connect, or any platform that can put a worker id into a "
+    "link: SONA, Clickworker, a lab's own pool) straight to their tasks: the link signs them in without a password, "
+    "they read the instructions, take a short qualification, do their quota, and get the completion code. A study "
+    "needs a completion code, a screen-out code when it has a qualification, and a name no other open study has. "
+    "**Places**: at most that many workers doing tasks at once (0: what the pool needs); a worker takes a place "
+    "when they start work, not when they open the link, and the study's places reserve their tasks from lab "
+    "annotators. Mechanical Turk closed on 2026-09-30: its studies stay for their records and reports, and no new "
+    "one can be made. Paste the link into the platform's study page; docs/crowd.md walks through it. "
+    "Qualification questions available: " + ", ".join(f"{kind} {len(pool_for(kind))}" for kind in studies.KINDS) + "."
 )
 
 
@@ -70,7 +73,29 @@ def _row(ctx: AppContext, study: dict[str, Any], base: str) -> dict[str, Any]:
         except ValidationError:  # an address the browser gave that is no http(s) URL: no link shown
             link = ""
     places = study["places"] if study["places"] else "auto"
-    return {**study, "places": places, "tries": study["qualification_attempts"], "link": link}
+    platform = f"{study['platform']} (archived)" if study["platform"] in studies.ARCHIVED else study["platform"]
+    if study["platform"] == "generic":
+        platform = f"generic ({study['worker_param']}=)"
+    gold = study["gold_rate"] if study["gold_rate"] is not None else "server's"
+    return {
+        **study,
+        "platform": platform,
+        "places": places,
+        "gold_rate": gold,
+        "tries": study["qualification_attempts"],
+        "link": link,
+    }
+
+
+def pool_words(ctx: AppContext) -> str:
+    """What the open studies reserve of each pool, and what is left for lab annotators."""
+    rows = waiting.reservations(ctx.database)
+    parts = [
+        f"**{row['kind']}**: {row['unclaimed']} open tasks not handed out, {row['reserved']} reserved by studies, "
+        f"{row['free']} free for lab annotators"
+        for row in rows
+    ]
+    return "Tasks now: " + " · ".join(parts) + "."
 
 
 def studies_frame(ctx: AppContext, me: str | None, base: str = "") -> pd.DataFrame:
@@ -93,12 +118,19 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
     with gr.Tab("Studies", id="studies", visible=False) as tab:
         gr.Markdown(HELP)
         table = gr.Dataframe(headers=COLUMNS, interactive=False, label="Studies", elem_id="studies-table")
+        pool = gr.Markdown(elem_id="studies-pool")
         with gr.Accordion("Create a study", open=True):
             with gr.Row():
                 name = gr.Textbox(label="Name (unique among open studies)", elem_id="study-name", max_length=200)
                 kind = gr.Dropdown(list(studies.KINDS), value="intents", label="Kind of work", elem_id="study-kind")
                 platform = gr.Dropdown(
-                    list(studies.PLATFORMS), value="prolific", label="Platform", elem_id="study-platform"
+                    studies.open_platforms(), value="prolific", label="Platform", elem_id="study-platform"
+                )
+                id_param = gr.Textbox(
+                    label="Id parameter (generic only; e.g. SONA: survey_code)",
+                    placeholder="worker",
+                    elem_id="study-id-param",
+                    max_length=40,
                 )
             with gr.Row():
                 tasks = gr.Number(value=10, precision=0, label="Tasks per worker", elem_id="study-tasks")
@@ -118,6 +150,24 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
                 return_url = gr.Textbox(
                     label="Return URL ({code} is filled in; empty: the platform's)", elem_id="study-return-url"
                 )
+            with gr.Row():
+                gold_rate = gr.Number(
+                    value=0, label="Gold rate (share of tasks; e.g. 0.2)", elem_id="study-gold-rate", minimum=0
+                )
+                partial = gr.Textbox(
+                    label="Partial-pay code (for a worker left with no task; empty: the completion code)",
+                    elem_id="study-partial-code",
+                )
+            with gr.Accordion("Check arrivals with Prolific (optional)", open=False):
+                gr.Markdown(
+                    "With your Prolific API token and the study's id on Prolific, every new id is checked: only a "
+                    "participant with a submission in that study may start. The token is kept and never shown."
+                )
+                with gr.Row():
+                    prolific_token = gr.Textbox(
+                        label="Prolific API token", type="password", elem_id="study-prolific-token"
+                    )
+                    prolific_study = gr.Textbox(label="Prolific study id", elem_id="study-prolific-study")
             create = gr.Button("Create study", variant="primary", elem_id="study-create")
         with gr.Row():
             chosen = gr.Number(label="Study id", precision=0, value=None, elem_id="study-id")
@@ -147,6 +197,11 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
         completion_code: str,
         screenout_code: str,
         url: str,
+        param: str,
+        n_gold: float | None,
+        partial_code: str,
+        token: str,
+        prolific_id: str,
         request: gr.Request,
     ) -> dict:
         me = caller(ctx, request)
@@ -165,10 +220,17 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
             completion_code=completion_code,
             screenout_code=screenout_code,
             return_url=(url or "").strip() or None,
+            worker_param=param or "",
+            gold_rate=float(n_gold or 0),
+            partial_code=partial_code or "",
+            prolific_token=token or "",
+            prolific_study_id=prolific_id or "",
         )
         base = public_address(request)
         return {
             table: studies_frame(ctx, me, base),
+            pool: pool_words(ctx),
+            prolific_token: "",
             chosen: made.id,
             address: base,
             link: links.link_for(db, me, made.id, base)["link"] if base else "",
@@ -202,24 +264,31 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
         if study_id is None:
             raise Mistake("Press “Close the study…” first and read what closing does.")
         me = caller(ctx, request)
+        preview = studies.closing_preview(db, me, int(study_id))
         closed = studies.close_study(db, me, int(study_id))
         return {
             table: studies_frame(ctx, me, (base or "").strip() or public_address(request)),
+            pool: pool_words(ctx),
             confirm_box: gr.Group(visible=False),
             closing: None,
-            message: f"Study **{closed.id}** is closed.",
+            message: (
+                f"Study **{closed.id}** is closed: {preview['completion_on_close']} worker(s) who did at least one "
+                f"task get the completion code, {preview['screenout_on_close']} still in the qualification or "
+                "without a task get the screen-out code."
+            ),
         }
 
     def on_close_cancel() -> dict:
         return {confirm_box: gr.Group(visible=False), closing: None, message: "Nothing was closed."}
 
     inputs = [name, kind, platform, tasks, minutes, places, size, mark, attempts, completion, screenout, return_url]
+    inputs += [id_param, gold_rate, partial, prolific_token, prolific_study]
     listen(
         ctx,
         create.click,
         on_create,
         inputs,
-        [table, chosen, address, link, message],
+        [table, pool, prolific_token, chosen, address, link, message],
         api_name="studies_create",
         **QUIET,
         **PRIVATE,
@@ -249,7 +318,7 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
         confirm.click,
         on_close_confirm,
         [closing, address],
-        [table, confirm_box, closing, message],
+        [table, pool, confirm_box, closing, message],
         api_name="studies_close_confirm",
         **QUIET,
         **PRIVATE,
@@ -268,12 +337,13 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
         """The studies and their counts as they are now (page load and each visit of the tab)."""
         try:
             base = public_address(request)
-            return {table: studies_frame(ctx, caller(ctx, request), base), address: base}
+            return {table: studies_frame(ctx, caller(ctx, request), base), address: base, pool: pool_words(ctx)}
         except PermissionDenied:  # not an admin: the tab is hidden
             return {table: gr.update()}
 
-    listen(ctx, tab.select, on_open, None, [table, address], show_progress="hidden", api_name="studies_open", **PRIVATE)
-    return TabHandle(tab=tab, min_role="admin", on_load=(on_open, [table, address]), filled_on_select=True)
+    shown = [table, address, pool]
+    listen(ctx, tab.select, on_open, None, shown, show_progress="hidden", api_name="studies_open", **PRIVATE)
+    return TabHandle(tab=tab, min_role="admin", on_load=(on_open, shown), filled_on_select=True)
 
 
 def _register_api(ctx: AppContext) -> None:
@@ -295,9 +365,16 @@ def _register_api(ctx: AppContext) -> None:
         request: gr.Request,
         places: int | None = None,
         qualification_attempts: int = 2,
+        worker_param: str = "",
+        gold_rate: float = 0.0,
+        partial_code: str = "",
+        prolific_token: str = "",
+        prolific_study_id: str = "",
     ) -> dict:
-        """Create a study; return_url "" takes the platform's default; places null or 0: what the pool needs.
-        Returns the study (never its secret)."""
+        """Create a study; return_url "" takes the platform's default; places null or 0: what the pool needs;
+        platform prolific, connect or generic (mturk is archived: refused); worker_param names the generic
+        platform's id parameter; prolific_token with prolific_study_id checks arrivals against Prolific.
+        Returns the study (never its secret nor the token)."""
         return studies.create_study(
             db,
             caller(ctx, request),
@@ -313,6 +390,11 @@ def _register_api(ctx: AppContext) -> None:
             pass_mark=float(pass_mark),
             places=int(places) if places else None,
             qualification_attempts=int(qualification_attempts),
+            worker_param=worker_param or "",
+            gold_rate=float(gold_rate or 0),
+            partial_code=partial_code or "",
+            prolific_token=prolific_token or "",
+            prolific_study_id=prolific_study_id or "",
         ).public()
 
     @ui_errors
@@ -355,6 +437,7 @@ def _register_api(ctx: AppContext) -> None:
             "passed": done.result.passed,
             "tries_left": done.tries_left,
             "mistakes": done.mistakes,
+            "full": done.worker.turned_away_at is not None,  # passed when the last place had gone: screened out
         }
 
     @ui_errors

@@ -58,3 +58,20 @@ def add_people(database: Database, annotators: list[str]) -> None:
             auth.insert_user(db.conn, name, "annotator")
         auth.insert_user(db.conn, "rev", "reviewer")
         auth.insert_user(db.conn, "boss", "admin")
+
+
+def archived_mturk_study(database: Database, **fields: object):
+    """A Mechanical Turk study as one made before MTurk closed (2026-09-30): new ones are refused, so it is made as a
+    Prolific study and turned into MTurk's the way an older database holds it."""
+    from backend.campaigns import studies
+
+    values: dict = {"name": "HIT", "kind": "intents", "tasks_per_worker": 2, "completion_code": "DONE42",
+                    "screenout_code": "OUT7", "qualification_size": 0, **fields}  # fmt: skip
+    made = studies.create_study(database, None, operator=True, **values)
+    with database.write() as db:
+        db.conn.execute(
+            """UPDATE studies SET platform = 'mturk', worker_param = 'workerId', study_param = 'hitId',
+                   session_param = 'assignmentId', return_url = '' WHERE id = ?""",
+            (made.id,),
+        )
+    return studies.get_study(database, made.id)

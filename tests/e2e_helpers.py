@@ -164,7 +164,8 @@ class ApiClient:
     @classmethod
     def by_link(cls, link: str, timeout: float = 30.0, forwarded_for: str | None = None) -> ApiClient:
         """Signed in as a crowd worker arriving by a study link (its 303 sets the session cookie).
-        ``forwarded_for``: the client address a reverse proxy would pass on (uvicorn trusts it from loopback)."""
+        ``forwarded_for``: the client address a reverse proxy would pass on (believed from loopback only when the app
+        is started with ``COMPSTUDIO_TRUSTED_PROXIES=127.0.0.1``)."""
         parts = urlsplit(link)
         client = cls.__new__(cls)
         client._open(f"{parts.scheme}://{parts.netloc}", timeout)

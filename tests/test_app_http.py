@@ -66,7 +66,7 @@ def test_annotator_is_refused_admin_endpoints_and_nothing_changes(running, vilpa
         ("admin_user_add", "mallory", "admin", "password1"),
         ("admin_user_set_role", "ann2", "admin"),
         ("admin_user_disable", "boss"),
-        ("study_create", "S", "intents", 1, 60, "C1", "", "", "prolific", 0, 0.8, 0, 2),
+        ("study_create", "S", "intents", 1, 60, "C1", "", "", "prolific", 0, 0.8, 0, 2, "", 0, "", "", ""),
         ("study_list",),
         ("study_link", 1, "http://example.org"),
         ("study_close", 1),
@@ -97,7 +97,9 @@ PID2 = "5f00aa11bb22cc33dd44ee02"  # a Prolific id: 24 hexadecimal characters
 def test_study_endpoints_and_a_worker_arriving_over_http(running):
     """An admin script runs a study through the named endpoints; a worker's visit signs them in (issue 16 §1)."""
     admin = ApiClient(running.url, "boss", "password1")
-    study = admin.call("study_create", "Over <i>HTTP</i>", "intents", 1, 30, "OK1", "", "", "prolific", 0, 0.8, 5, 2)
+    study = admin.call(
+        "study_create", "Over <i>HTTP</i>", "intents", 1, 30, "OK1", "", "", "prolific", 0, 0.8, 5, 2, "", 0, "", "", ""
+    )
     assert "secret" not in study and study["status"] == "open"
     link = admin.call("study_link", study["id"], running.url)["link"]
     visit = (
@@ -113,7 +115,9 @@ def test_study_endpoints_and_a_worker_arriving_over_http(running):
         forged = worker.get(visit.replace("sig=", "sig=0"))
         assert forged.status_code == 403 and "not valid" in forged.text
     assert admin.call("study_stats", study["id"])["started"] == 1
-    quiz = admin.call("study_create", "Quiz", "vqa", 1, 30, "OK2", "NO2", "", "prolific", 2, 1.0, 5, 2)
+    quiz = admin.call(
+        "study_create", "Quiz", "vqa", 1, 30, "OK2", "NO2", "", "prolific", 2, 1.0, 5, 2, "", 0, "", "", ""
+    )
     visit = admin.call("study_link", quiz["id"], running.url)["link"].replace("{{%PROLIFIC_PID%}}", PID2)
     with httpx.Client(base_url=running.url) as worker:
         assert 'data-state="started"' in worker.get(visit, follow_redirects=True).text

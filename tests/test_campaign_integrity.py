@@ -10,7 +10,14 @@ import json
 import time
 
 import pytest
-from campaign_helpers import add_people, context_from_template, last_sequences, release_as_reference, template_database
+from campaign_helpers import (
+    add_people,
+    archived_mturk_study,
+    context_from_template,
+    last_sequences,
+    release_as_reference,
+    template_database,
+)
 
 from backend.accounts import sessions
 from backend.campaigns import gold, links, prolific, quality, report, studies, workers
@@ -38,7 +45,8 @@ def make(template, tmp_path, **settings):
 
 def new_study(ctx, **overrides):
     fields = {"name": "Pilot", "kind": "intents", "tasks_per_worker": 3, "completion_code": "DONE42",
-              "screenout_code": "OUT7", "qualification_size": 0, **overrides}  # fmt: skip
+              "screenout_code": "OUT7", "qualification_size": 0, "gold_rate": ctx.settings.gold_rate,
+              **overrides}  # fmt: skip
     return studies.create_study(ctx.database, "boss", **fields)
 
 
@@ -245,7 +253,7 @@ def test_worker_ids_must_have_the_platforms_shape(template, tmp_path):
     for bad in ("PID1", "5f00aa11bb22cc33dd44ee5", "5f00aa11bb22cc33dd44ee555", "5f00aa11bb22cc33dd44ee5g"):
         with pytest.raises(StudyLinkRefused, match="24 letters and digits"):
             visit(ctx, study, bad)
-    hit = new_study(ctx, name="HIT", platform="mturk")
+    hit = archived_mturk_study(ctx.database)
     assert visit(ctx, hit, "A1B2C3D4E5F6G7").worker_id == "A1B2C3D4E5F6G7"
     for bad in ("a1b2c3d4", "B1B2C3D4", "A", "A" + "1" * 64, "A12 34"):
         with pytest.raises(StudyLinkRefused, match="Worker ID"):
@@ -260,7 +268,10 @@ def test_new_ids_are_limited_per_address_and_returning_workers_are_not(template,
     with pytest.raises(TooManyArrivals, match="come back after") as refused:
         arrive(ctx, study, pid_of(99), address="203.0.113.5")
     assert 0 < refused.value.retry_after <= 30 * 60
-    assert ctx.database.scalar("SELECT count(*) FROM study_workers") == 3  # the refused id was not recorded
+    assert ctx.database.scalar("SELECT count(*) FROM study_workers") == 3  # the refused id was not let in
+    with pytest.raises(TooManyArrivals):  # and a refused arrival counts too: trying again does not help
+        arrive(ctx, study, pid_of(98), address="203.0.113.5")
+    assert ctx.database.scalar("SELECT count(*) FROM study_arrivals WHERE outcome = 'limited'") == 2
     assert arrive(ctx, study, pid_of(0), address="203.0.113.5").token  # a worker coming back is let in
     assert arrive(ctx, study, pid_of(99), address="203.0.113.6").first_visit  # another address has its own limit
     other = new_study(ctx, name="Other", places=100)
@@ -268,24 +279,38 @@ def test_new_ids_are_limited_per_address_and_returning_workers_are_not(template,
 
 
 def test_places_hold_the_study_and_free_up_as_workers_end(template, tmp_path):
+    """Only workers who started work hold places (issue 40 §1): arriving and the quiz take none."""
     ctx = make(template, tmp_path)
     study = new_study(ctx, places=2, qualification_size=3)
-    first, _ = arrive(ctx, study, pid_of(1)).worker, arrive(ctx, study, pid_of(2))
-    with pytest.raises(StudyFull, match="full") as full:
-        arrive(ctx, study, pid_of(3))
+    waiting = [arrive(ctx, study, pid_of(n)).worker for n in (1, 2, 3)]  # three in the quiz: no place held yet
+    first, second = (qualify(ctx, study, worker) for worker in waiting[:2])
+    assert first.placed_at and second.placed_at
+    with pytest.raises(StudyFull, match="every place") as full:  # a newcomer now: the full page at the door
+        arrive(ctx, study, pid_of(4))
     assert full.value.return_link == study.return_link("OUT7")
+    late = qualify(ctx, study, waiting[2])  # passed when the last place had gone: turned away, screen-out code
+    assert (late.status, late.placed_at, bool(late.turned_away_at)) == ("screened_out", None, True)
+    assert studies.study_stats(ctx.database, "boss", study.id)["full"] == 1
     workers.leave_study(ctx.database, first.username, study.id)
-    assert arrive(ctx, study, pid_of(3)).first_visit  # a place is free again
+    assert arrive(ctx, study, pid_of(4)).first_visit  # a place is free again
+
+
+def qualify(ctx, study, worker):
+    keys = {item.id: str(item.answer) for item in workers.quiz_for(study, worker)}
+    return workers.take_qualification(ctx.database, worker.username, study.id, keys).worker
 
 
 def test_without_a_number_places_are_what_the_pool_needs(template, tmp_path):
-    """By hand: 3 open sequences with N = 2 are 6 slots; 2 tasks per worker: 3 workers owe all 6, a 4th waits."""
+    """By hand: 3 open sequences with N = 2 are 6 slots; 2 tasks per worker: 3 placed workers owe all 6, a 4th
+    waits. Without a qualification a worker takes their place with their first task."""
     ctx = make(template, tmp_path)
     with ctx.database.write() as db:
         keep = [r[0] for r in db.conn.execute("SELECT item_id FROM tasks WHERE kind = 'intent' ORDER BY rowid LIMIT 3")]
         db.conn.execute(f"DELETE FROM tasks WHERE kind = 'intent' AND item_id NOT IN ({','.join('?' * 3)})", keep)
     study = new_study(ctx, tasks_per_worker=2)
     names = [arrive(ctx, study, pid_of(n)).worker.username for n in range(3)]
+    for name in names:
+        assert service.next_intent_task(ctx.database, ctx.settings, name)["task"] is not None
     with pytest.raises(StudyFull):
         arrive(ctx, study, pid_of(3))
     do_task(ctx, names[0])  # one slot filled: the three now owe 5 of the 5 left; still full

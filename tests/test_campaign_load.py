@@ -4,7 +4,7 @@ loopback only.
 First a farming script makes up 500 Prolific ids and opens the study link with each from one address: at most
 ``study_arrivals_per_address`` of them get in, the rest are told when to come back (429), and nobody made up
 holds a lease. Then 50 workers arrive at once, each from their own address (``X-Forwarded-For``, which uvicorn
-trusts from loopback, as behind a reverse proxy), by the Prolific study link (no account beforehand), pass the
+the app believes from loopback here: trusted_proxies, as behind a reverse proxy), by the Prolific study link (no account beforehand), pass the
 qualification, and each
 does the study's quota of 10 intent tasks over the real ViLPAct pool (N = 3) with gold sequences mixed in at
 1 in 5, through the named endpoints (tests/load_driver.py). Checked afterwards in the database: every
@@ -37,9 +37,9 @@ pytestmark = pytest.mark.load
 WORKERS, TASKS, N, GOLD_RATE, GOLD_ITEMS, QUIZ, LIMIT, MADE_UP = 50, 10, 3, 0.2, 10, 2, 5, 500
 ENV = {
     "COMPSTUDIO_DEMO_CONTENT": "false",
-    "COMPSTUDIO_GOLD_RATE": str(GOLD_RATE),
     "COMPSTUDIO_SPEED_FLOOR_SHARE": "0",  # scripted workers answer at once; the floor is tested elsewhere
     "COMPSTUDIO_STUDY_ARRIVALS_PER_ADDRESS": str(LIMIT),
+    "COMPSTUDIO_TRUSTED_PROXIES": "127.0.0.1",  # the workers' addresses come as X-Forwarded-For, as from a proxy
 }
 PIDS = [f"{0x5F00AA11BB22CC33DD440000 + i:024x}" for i in range(WORKERS)]  # the platform's worker ids
 ADDRESS = {pid: f"198.18.0.{i + 1}" for i, pid in enumerate(PIDS)}  # each worker from their own address
@@ -59,7 +59,7 @@ def campaign(tmp_path, vilpact_dir):
     gold.add_gold(ctx.database, "rev", "intent", gold_ids)
     study = studies.create_study(
         ctx.database, "boss", name="Load", kind="intents", tasks_per_worker=TASKS, completion_code="LOAD-OK",
-        screenout_code="LOAD-OUT", qualification_size=QUIZ, pass_mark=1.0,
+        screenout_code="LOAD-OUT", qualification_size=QUIZ, pass_mark=1.0, gold_rate=GOLD_RATE,
     )  # fmt: skip
     ctx.database.close()
     return settings.data_dir, set(gold_ids), study
@@ -141,5 +141,5 @@ def test_fifty_workers_by_study_link_ten_tasks_each_with_gold_mixed_in(campaign,
     assert {r["status"] for r in real} == {"finished"}
     assert len(finished) - len(real) == LIMIT  # the farmer's few, still at the qualification
     assert {r["status"] for r in finished if r not in real} == {"started"}
-    assert db.scalar("SELECT count(*) FROM study_arrivals WHERE address = ?", (FARMER,)) == LIMIT
+    assert db.scalar("SELECT count(*) FROM study_arrivals WHERE address = ?", (FARMER,)) == MADE_UP  # all counted
     assert workers.study_view(db, name_of[PIDS[0]])["completion_code"] == "LOAD-OK"

@@ -123,8 +123,17 @@ def test_gold_item_refused_while_it_is_being_worked_on(template, tmp_path):
         gold.add_gold(ctx.database, "w0", "intent", [started])
 
 
+def with_videos(ctx) -> None:
+    """Every sequence gets a video file to watch (the floor applies only where there is one)."""
+    video = ctx.settings.media_dir / "watch.mp4"
+    video.write_bytes(b"\0" * 64)
+    with ctx.database.write() as db:
+        db.conn.execute("UPDATE sequences SET video_path = ?", (str(video),))
+
+
 def test_too_fast_answers_are_flagged_with_reasons_and_pause_the_worker(template, tmp_path):
     ctx = make(template, tmp_path, speed_floor_share=1.0, quality_pause_after=3)
+    with_videos(ctx)
     db, settings = ctx.database, ctx.settings
     slow = submit(ctx, "w3", seconds=120)  # longer than any sequence's video (at most ~40 s)
     fast = [submit(ctx, "w3") for _ in range(3)]
@@ -270,3 +279,15 @@ def test_planning_gold_is_scored_against_the_validated_key(tmp_path):
             "SELECT status FROM tasks WHERE kind = 'planning' AND item_id IN (?, ?, ?)", tuple(ids)
         )
     } <= {"gold", "complete"}
+
+
+def test_no_video_no_too_fast_flag(template, tmp_path):
+    """Sequences imported without a video are read from their actions: a quick answer there is no flag (issue 40)."""
+    ctx = make(template, tmp_path, speed_floor_share=1.0, quality_pause_after=3)
+    assert ctx.database.scalar("SELECT count(*) FROM sequences WHERE video_path IS NOT NULL") == 0
+    for _ in range(4):
+        submit(ctx, "w3")
+    with ctx.database.write() as db:
+        quality.check_worker(db, ctx.settings, "w3")
+    assert quality.flags(ctx.database, "rev") == []
+    assert ctx.database.scalar("SELECT state FROM worker_quality WHERE username = 'w3'") in (None, "active")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from campaign_helpers import archived_mturk_study
 from review_helpers import handed_ago
 
 from backend.accounts import auth, sessions
@@ -77,7 +78,7 @@ def test_the_link_carries_the_platform_placeholders_and_the_signature(database):
     made = links.link_for(database, "boss", study.id, "https://studio.example.org/")
     assert made["link"].startswith(f"https://studio.example.org/study/{study.id}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}")
     assert "STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}&sig=" in made["link"]
-    mturk = make_study(database, platform="mturk", name="HIT")
+    mturk = archived_mturk_study(database)  # Mechanical Turk appended its own parameters
     assert links.link_for(database, "boss", mturk.id, "http://h")["link"] == (
         f"http://h/study/{mturk.id}?sig={links.study_signature(database.scalar('SELECT secret FROM studies WHERE id = ?', (mturk.id,)), mturk.id)}"
     )
@@ -86,7 +87,7 @@ def test_the_link_carries_the_platform_placeholders_and_the_signature(database):
 
 
 def test_mturk_preview_starts_nothing(database):
-    study = make_study(database, platform="mturk", name="HIT")
+    study = archived_mturk_study(database)
     visit = links.verify_visit(database, study, query(database, study, worker="", assignmentId=links.MTURK_PREVIEW))
     assert visit.preview
 
@@ -294,7 +295,7 @@ def test_a_planning_study_worker_checks_their_quota_and_no_more(tmp_path):
 def test_the_mturk_completion_page_submits_only_to_mechanical_turk(database):
     from web.study_pages import final_page
 
-    study = make_study(database, platform="mturk", name="HIT <x>", completion_code="C1")
+    study = archived_mturk_study(database, name="HIT <x>", completion_code="C1")
     worker = workers.StudyWorker(1, study.id, "A1", "s1-A1", "finished", "t", "t", "t", 1.0, {})
     for target, shown in (("https://workersandbox.mturk.com", True), ("https://evil.example", False)):
         params = {"assignmentId": 'ASG"1', "turkSubmitTo": target}

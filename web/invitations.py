@@ -18,6 +18,7 @@ from starlette.routing import Route
 from backend.accounts import invitations
 from backend.errors import CompStudioError, PermissionDenied
 from web import page as template
+from web.client_address import client_address
 from web.signin import SignIn, set_session_cookie
 
 FORM = """<p>You are invited as <strong>{role}</strong>. Choose your user name and password; this link works once.</p>
@@ -68,7 +69,7 @@ def invitation_routes(signin: SignIn) -> list[Route]:
         form = await request.form()
         token = str(form.get("token") or request.query_params.get("token") or "")[:200]
         username, password = str(form.get("username") or "")[:200], str(form.get("password") or "")[:1024]
-        address = request.client.host if request.client else ""
+        address = client_address(request, settings.trusted_proxies)
         try:
             _, session = await anyio.to_thread.run_sync(
                 invitations.accept_invitation,

@@ -77,6 +77,10 @@ body.session-ended .toast-wrap, body.session-ended .toast-body, body.session-end
 body.session-ended [data-testid='status-tracker']:has(> span.error),
 body.session-ended .sr-only[role='status'] {display: none !important}
 #app-title h1 {font-size: 1.6em; margin: 0; overflow-wrap: normal; word-break: normal; hyphens: none}
+#study-completion-code {font-size: 1.6rem; font-weight: 700; letter-spacing: .05em; padding: .3rem .8rem;
+  border-radius: 6px; display: inline-block; background: var(--neutral-100); color: var(--body-text-color);
+  user-select: all; -webkit-user-select: all}
+.dark #study-completion-code {background: var(--neutral-800)}
 @media (max-width: 640px) {
   #app-header {flex-direction: column; gap: 0.25em}
   #app-title h1 {font-size: 1.25em}

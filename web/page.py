@@ -34,10 +34,18 @@ legend {font-weight: 600; padding: 0 .3rem} fieldset label {display: block; marg
   color: #fff; background: #4338ca; border: 0; border-radius: 6px; cursor: pointer; text-decoration: none; width: auto}
 .secondary {background: #fff; color: #374151; border: 1px solid #9ca3af; font-weight: 400}
 .code {font-size: 1.6rem; font-weight: 700; letter-spacing: .05em; background: #f3f4f6; padding: .3rem .8rem;
-  border-radius: 6px; display: inline-block}
+  border-radius: 6px; display: inline-block; user-select: all; -webkit-user-select: all}
 .instructions {background: #f9fafb; border: 1px solid #e5e7eb; border-radius: 8px; padding: .2rem 1rem; margin: 1rem 0}
 h2 {font-size: 1.15rem; margin: 1rem 0 .3rem} details {margin: 1rem 0} summary {cursor: pointer; font-weight: 600}
 .mistake {margin-bottom: .8rem} .rules {margin: .2rem 0}
+@media (prefers-color-scheme: dark) {
+  body {background: #111827; color: #e5e7eb} main {background: #1f2937; border-color: #374151}
+  .code, code {background: #374151; color: #f9fafb} .instructions {background: #111827; border-color: #374151}
+  .note {color: #9ca3af} fieldset {border-color: #374151} a {color: #a5b4fc}
+  .error {background: #450a0a; color: #fecaca; border-color: #7f1d1d} .info {background: #172554; color: #bfdbfe}
+  .button, form > button {background: #6366f1; color: #fff} .secondary {background: #1f2937; color: #e5e7eb}
+  input {background: #111827; color: #e5e7eb; border-color: #6b7280}
+}
 """
 TEMPLATE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

@@ -31,6 +31,7 @@ from backend.accounts import oauth, sessions, signin
 from backend.context import AppContext
 from backend.errors import PermissionDenied, StorageFull
 from web import page
+from web.client_address import client_address
 
 ABOUT = (
     "CompStudio is where crowd annotators build, and researchers evaluate vision-language models on, three "
@@ -201,7 +202,7 @@ class SignIn:
             return JSONResponse({"detail": "sign in with Hugging Face: GET /oauth/huggingface/login"}, status_code=405)
         form = await request.form()
         username, password = str(form.get("username") or ""), str(form.get("password") or "")
-        address = request.client.host if request.client else "unknown"
+        address = client_address(request, self.ctx.settings.trusted_proxies)
         html_reply = wants_html(request)
         try:
             result = await anyio.to_thread.run_sync(

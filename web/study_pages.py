@@ -24,19 +24,30 @@ import html
 from dataclasses import dataclass
 
 import anyio
+import httpx
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from backend.accounts import sessions
-from backend.campaigns import prolific, workers
+from backend.campaigns import prolific, waiting, workers
 from backend.campaigns.links import verify_visit
+from backend.campaigns.prolific_api import ProlificApi, participant_check
 from backend.campaigns.studies import Study, get_study
 from backend.campaigns.workers import StudyWorker
 from backend.context import AppContext
-from backend.errors import CompStudioError, NotFound, PermissionDenied, StudyFull, TooManyArrivals, WebhookRefused
+from backend.errors import (
+    CompStudioError,
+    NotFound,
+    ParticipantUnknown,
+    PermissionDenied,
+    StudyFull,
+    TooManyArrivals,
+    WebhookRefused,
+)
 from web import page as template
 from web import study_views
+from web.client_address import client_address
 from web.signin import set_session_cookie
 
 MTURK_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
@@ -89,13 +100,25 @@ def final_page(study: Study, worker: StudyWorker) -> HTMLResponse:
     """The page of a worker whose part has ended (finished, screened out, returned)."""
     if worker.status == "finished":
         form, hosts = _mturk_submit(study, worker)
-        body = "<p>You have finished this study. Thank you for your work!</p>" + _code_block(
-            "Your completion code:",
-            study.completion_code,
-            study.return_link(study.completion_code),
+        code = workers.earned_code(study, worker)
+        said = "<p>You have finished this study. Thank you for your work!</p>"
+        if (worker.end_reason or "").startswith("no task free"):
+            said = (
+                "<p>No task came free for you in time, so your part ends here. You are paid for the tasks you did. "
+                "Thank you for waiting!</p>"
+            )
+        body = said + _code_block("Your completion code:", code, study.return_link(code), "Return to the platform")
+        return page("Study complete", body + form, state="finished", form_hosts=hosts)
+    if worker.status == "screened_out" and worker.turned_away_at:  # passed, but the last place had gone
+        return page("This study is full", study_views.full_body(study), state="full")
+    if worker.status == "screened_out" and worker.end_reason == workers.CLOSED_BEFORE_WORK:
+        body = "<p>This study was closed before you did a task. Thank you for your time.</p>" + _code_block(
+            "Your screen-out code (it pays you for your time):",
+            study.screenout_code,
+            study.return_link(study.screenout_code) if study.screenout_code else "",
             "Return to the platform",
         )
-        return page("Study complete", body + form, state="finished", form_hosts=hosts)
+        return page("Study closed", body, state="screened_out")
     if worker.status == "screened_out":
         body = study_views.screened_out_body(study, worker) + _code_block(
             "Your screen-out code:",
@@ -149,6 +172,7 @@ def _working_page(study: Study, worker: StudyWorker, done: int) -> HTMLResponse:
 class StudyPages:
     ctx: AppContext
     cookie: str
+    prolific: ProlificApi | None = None  # asks Prolific about new ids of studies with a token
 
     def _user(self, request: Request) -> str | None:
         return sessions.user_for(self.ctx.database, request.cookies.get(self.cookie))
@@ -162,20 +186,27 @@ class StudyPages:
 
     async def arrive(self, request: Request) -> Response:
         db, study_id = self.ctx.database, int(request.path_params["study_id"])
-        address = request.client.host if request.client else "unknown"
+        address = client_address(request, self.ctx.settings.trusted_proxies)
+        check = participant_check(db, self.prolific)
         try:
             study = get_study(db, study_id)
             visit = verify_visit(db, study, dict(request.query_params))
             if visit.preview:
                 body = f"<p>{html.escape(study.name)}: accept the HIT to start. You will first take a short qualification.</p>"
                 return page("Preview", body, state="preview")
-            arrival = await anyio.to_thread.run_sync(workers.arrive, db, self.ctx.settings, study, visit, address)
+            arrival = await anyio.to_thread.run_sync(
+                workers.arrive, db, self.ctx.settings, study, visit, address, check
+            )
         except NotFound as exc:
             return refused(str(exc)[:1].upper() + str(exc)[1:] + ".", 404)
-        except StudyFull as exc:
-            return page("This study is full", study_views.full_body(str(exc), exc.return_link), state="full")
+        except StudyFull:
+            return page("This study is full", study_views.full_body(study), state="full")
+        except ParticipantUnknown as exc:
+            return page(
+                "Not a participant of this study", study_views.message_body(str(exc)), state="unknown", status=403
+            )
         except TooManyArrivals as exc:
-            reply = page("Please come back later", study_views.full_body(str(exc), ""), state="limited", status=429)
+            reply = page("Please come back later", study_views.message_body(str(exc)), state="limited", status=429)
             reply.headers["Retry-After"] = str(int(exc.retry_after) + 1)
             return reply
         except PermissionDenied as exc:
@@ -185,7 +216,32 @@ class StudyPages:
         response = RedirectResponse(f"{study_id}/here", status_code=303)
         return set_session_cookie(response, request, self.cookie, arrival.token, self.ctx.settings.session_hours)
 
+    async def waiting(self, request: Request) -> Response:
+        """The page of a worker who found no task free: reloads itself, says until when, then pays (waiting.py)."""
+        try:
+            state = await anyio.to_thread.run_sync(
+                waiting.wait,
+                self.ctx.database,
+                self.ctx.settings,
+                self._user(request),
+                int(request.path_params["study_id"]),
+            )
+        except CompStudioError as exc:
+            return refused(str(exc), 403)
+        if state.state == "go":
+            return RedirectResponse("../../", status_code=303)
+        if state.state == "paid":
+            return final_page(state.study, state.worker)
+        assert state.until is not None
+        reply = page(
+            "Waiting for a task", study_views.waiting_body(state.study, state.done, state.until), state="waiting"
+        )
+        reply.headers["Refresh"] = str(waiting.RETRY_SECONDS)
+        return reply
+
     async def here(self, request: Request) -> Response:
+        if request.query_params.get("wait") == "1":
+            return await self.waiting(request)
         try:
             study, worker = await anyio.to_thread.run_sync(
                 workers.worker_in_study, self.ctx.database, self._user(request), int(request.path_params["study_id"])
@@ -225,7 +281,7 @@ class StudyPages:
         if int(request.headers.get("content-length") or 0) > 65536:
             return JSONResponse({"detail": "too large for a submission event"}, status_code=413)
         body = await request.body()
-        address = request.client.host if request.client else "unknown"
+        address = client_address(request, self.ctx.settings.trusted_proxies)
         try:
             done = await anyio.to_thread.run_sync(
                 prolific.handle, self.ctx.database, self.ctx.settings, dict(request.headers), body, address
@@ -244,5 +300,7 @@ class StudyPages:
         ]
 
 
-def study_routes(ctx: AppContext) -> list[Route]:
-    return StudyPages(ctx, sessions.cookie_name(ctx.database)).routes()
+def study_routes(ctx: AppContext, prolific_client: httpx.Client | None = None) -> list[Route]:
+    """The study routes; ``prolific_client`` stands in for the HTTP client that asks Prolific (tests)."""
+    api = ProlificApi(ctx.settings.prolific_api_url, prolific_client or httpx.Client())
+    return StudyPages(ctx, sessions.cookie_name(ctx.database), api).routes()

@@ -7,6 +7,7 @@ the instructions are our own Markdown rendered with raw HTML off (backend/campai
 from __future__ import annotations
 
 import html
+from datetime import datetime
 from typing import Any
 
 from backend.campaigns.instructions import INSTRUCTIONS, inline_html
@@ -52,8 +53,10 @@ def instructions_body(study: Study, worker: StudyWorker) -> str:
     )
 
 
-def mistakes_section(mistakes: list[dict[str, Any]]) -> str:
-    """Each mistake of a try: the question, the answer given, the right one, and the rule it tests."""
+def mistakes_section(mistakes: list[dict[str, Any]], *, folded: bool = False) -> str:
+    """Each mistake of a try: the question, the answer given, the right one, and the rule it tests. ``folded``
+    (between tries): a one-line summary the worker opens, so the new questions stay in view (issue 44: the list
+    of mistakes was ~1,500 px long on a phone and pushed them off screen)."""
     if not mistakes:
         return ""
     items = []
@@ -70,7 +73,14 @@ def mistakes_section(mistakes: list[dict[str, Any]]) -> str:
             )
             + "</li>"
         )
-    return f'<section id="study-mistakes"><h2>What went wrong</h2><ol>{"".join(items)}</ol></section>'
+    listed = f"<ol>{''.join(items)}</ol>"
+    if folded:
+        count = "1 question" if len(mistakes) == 1 else f"{len(mistakes)} questions"
+        return (
+            f'<details id="study-mistakes"><summary>What went wrong in your last try ({count}): open to see the '
+            f"right answers and the rules</summary>{listed}</details>"
+        )
+    return f'<section id="study-mistakes"><h2>What went wrong</h2>{listed}</section>'
 
 
 def quiz_body(study: Study, worker: StudyWorker, items: list[QuizItem]) -> str:
@@ -96,7 +106,8 @@ def quiz_body(study: Study, worker: StudyWorker, items: list[QuizItem]) -> str:
     if worker.quiz_feedback:
         again = (
             '<p class="error" role="status" id="study-try-again">Your last try did not reach the pass mark. '
-            "Read what went wrong below, then try these questions.</p>" + mistakes_section(worker.quiz_feedback)
+            "The new questions are below; what went wrong is folded here.</p>"
+            + mistakes_section(worker.quiz_feedback, folded=True)
         )
     return (
         again
@@ -120,9 +131,42 @@ def screened_out_body(study: Study, worker: StudyWorker) -> str:
     )
 
 
-def full_body(message: str, link: str) -> str:
+def full_body(study: Study) -> str:
+    """The "study full" page, worded for a real worker: what happened and that it is not their doing, the
+    screen-out code that pays them for the minute it took, and the way back to the platform."""
+    from backend.campaigns.arrivals import full_link, full_message
+
+    code = (
+        '<p>Your screen-out code:</p><p><span class="code" id="study-code">'
+        f"{html.escape(study.screenout_code)}</span></p>"
+        if study.screenout_code
+        else ""
+    )
+    link = full_link(study)
     back = f'<p><a class="button" id="study-return" href="{html.escape(link)}">Return to the platform</a></p>'
-    return f'<p role="alert" id="study-message">{html.escape(message)}</p>' + (back if link else "")
+    return f'<p role="alert" id="study-message">{html.escape(full_message(study))}</p>' + code + (back if link else "")
+
+
+def waiting_body(study: Study, done: int, until: datetime) -> str:
+    """A worker who found no task free: what is happening, that the page checks by itself, until when, and what
+    they get then. The page reloads itself (a Refresh header, no script), and also has a button to check now."""
+    from backend.campaigns.waiting import RETRY_SECONDS, paid_code
+
+    code_words = "your code for the tasks you did" + (f" ({done} so far)" if done else "")
+    partial = " (a partial-pay code)" if study.partial_code and paid_code(study) != study.completion_code else ""
+    return (
+        f'<p role="status" id="study-waiting">No task of <strong>{html.escape(study.name)}</strong> is free for you '
+        "right now: other people hold the last ones, and some usually come back when they finish or leave. This page "
+        f"checks again by itself every {RETRY_SECONDS} seconds and sends you to your next task as soon as one is "
+        f'free.</p><p>It waits until <strong id="study-wait-until">{until:%H:%M} UTC</strong>. If no task is free '
+        f"by then, your part ends and you get {code_words}{partial}: you will not lose what you did.</p>"
+        '<p><a class="button" id="study-wait-now" href="here?wait=1">Check now</a></p>'
+    )
+
+
+def message_body(message: str) -> str:
+    """A page that only says why (come back later, not a participant of this study)."""
+    return f'<p role="alert" id="study-message">{html.escape(message)}</p>'
 
 
 def signed_out_body(study: Study, worker: StudyWorker, link: str) -> str:

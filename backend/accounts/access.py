@@ -82,6 +82,7 @@ EVENTS: dict[str, str] = {
     "gold_pending": "reviewer",
     "gold_judge": "reviewer",
     "quality_ui_refresh": "reviewer",
+    "quality_ui_open": "reviewer",
     "quality_ui_resume": "reviewer",
     "quality_ui_gold_right": "reviewer",
     "quality_ui_gold_wrong": "reviewer",

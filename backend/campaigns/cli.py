@@ -29,6 +29,11 @@ def _study(args: argparse.Namespace) -> Any:
             pass_mark=args.pass_mark,
             qualification_attempts=args.qualification_attempts,
             places=args.places or None,
+            worker_param=args.id_param,
+            gold_rate=args.gold_rate,
+            partial_code=args.partial_code,
+            prolific_token=args.prolific_token,
+            prolific_study_id=args.prolific_study,
             operator=True,
         ).public()
     if args.action == "list":
@@ -39,7 +44,9 @@ def _study(args: argparse.Namespace) -> Any:
         if not args.yes:  # closing cannot be undone: say what it does, close only with --yes
             preview = studies.closing_preview(database, None, args.study_id, operator=True)
             raise ValidationError(f"{preview['effect']} Run it again with --yes to close the study.")
-        return studies.close_study(database, None, args.study_id, operator=True).public()
+        preview = studies.closing_preview(database, None, args.study_id, operator=True)
+        closed = studies.close_study(database, None, args.study_id, operator=True).public()
+        return {**closed, **{k: preview[k] for k in ("completion_on_close", "screenout_on_close")}}
     return studies.study_stats(database, None, args.study_id, operator=True)
 
 
@@ -51,13 +58,30 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
     create.add_argument("--kind", required=True, choices=studies.KINDS, help="the work: intents, planning or vqa")
     create.add_argument("--tasks", type=int, required=True, help="tasks one worker does")
     create.add_argument("--time-limit", type=int, default=60, help="minutes from the first visit (default 60)")
-    create.add_argument("--platform", default="prolific", choices=tuple(studies.PLATFORMS))
+    create.add_argument(
+        "--platform",
+        default="prolific",
+        choices=tuple(studies.PLATFORMS),
+        help="prolific, connect (CloudResearch Connect) or generic (SONA, Clickworker, your own pool); mturk is "
+        "archived: Mechanical Turk closed on 2026-09-30 and new MTurk studies are refused",
+    )
+    create.add_argument(
+        "--id-param",
+        default="",
+        help="generic only: the link's worker id parameter (default worker; SONA: survey_code)",
+    )
+    create.add_argument("--gold-rate", type=float, default=0.0, help="share of gold items among the tasks (e.g. 0.2)")
+    create.add_argument(
+        "--partial-code", default="", help="paid to a worker left with no task free (default: the completion code)"
+    )
+    create.add_argument("--prolific-token", default="", help="a Prolific API token: arrivals are checked with Prolific")
+    create.add_argument("--prolific-study", default="", help="the study's id on Prolific (with --prolific-token)")
     create.add_argument("--completion-code", required=True, help="shown when a worker finishes (required)")
     create.add_argument(
         "--screenout-code", default="", help="shown when a worker fails the qualification (required with one)"
     )
     create.add_argument(
-        "--places", type=int, default=0, help="most workers in the study at once (0: what the pool needs)"
+        "--places", type=int, default=0, help="most workers doing tasks at once (0: what the pool needs)"
     )
     create.add_argument("--qualification-attempts", type=int, default=2, help="tries at the qualification (default 2)")
     create.add_argument(

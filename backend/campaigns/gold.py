@@ -213,6 +213,16 @@ def _gold_lease(db: sqlite_utils.Database, kind: str, annotator: str, lease_minu
     return assignment.Lease(kind, row["item_id"], row["round"], annotator, now, expires, None, None)
 
 
+def gold_rate_for(db: sqlite_utils.Database, settings: Settings, annotator: str) -> float:
+    """The share of gold items in ``annotator``'s stream: a study worker's study's own ``gold_rate`` (issue 40 §4;
+    a study made before it had one follows the server's), anyone else's the server's ``gold_rate``."""
+    row = db.conn.execute(
+        "SELECT s.gold_rate FROM study_workers w JOIN studies s ON s.id = w.study_id WHERE w.username = ?",
+        (annotator,),
+    ).fetchone()
+    return float(row[0]) if row is not None and row[0] is not None else settings.gold_rate
+
+
 def next_task(db: sqlite_utils.Database, settings: Settings, kind: str, annotator: str) -> assignment.Lease | None:
     """The hand-out every worker flow calls: quality checks first (a paused or blocked worker gets nothing),
     then the task they hold, then a gold item when one is due, else the exact-N pool. Inside ``write()``."""
@@ -227,14 +237,15 @@ def next_task(db: sqlite_utils.Database, settings: Settings, kind: str, annotato
         waiting = _own_gold_lease(db, kind, annotator, settings.lease_minutes)
         if waiting is not None:
             return waiting
-    if settings.gold_rate > 0 and kind in GOLD_KINDS:
+    rate = gold_rate_for(db, settings, annotator)
+    if rate > 0 and kind in GOLD_KINDS:
         position = (
             1
             + db.conn.execute(
                 "SELECT count(*) FROM assignments WHERE annotator = ? AND kind = ?", (annotator, kind)
             ).fetchone()[0]
         )
-        if gold_due(position, settings.gold_rate, phase_of(annotator)):
+        if gold_due(position, rate, phase_of(annotator)):
             lease = _gold_lease(db, kind, annotator, settings.lease_minutes)
             if lease is not None:
                 return lease

@@ -34,8 +34,9 @@ SIGNATURE_PARAM = "sig"
 # what each platform writes into the link for the worker, study and session ids
 PLACEHOLDERS = {
     "prolific": {"PROLIFIC_PID": "{{%PROLIFIC_PID%}}", "STUDY_ID": "{{%STUDY_ID%}}", "SESSION_ID": "{{%SESSION_ID%}}"},
-    "mturk": {},  # Mechanical Turk appends workerId, assignmentId, hitId and turkSubmitTo itself
-    "generic": {"worker": "WORKER_ID"},
+    "mturk": {},  # Mechanical Turk appended workerId, assignmentId, hitId and turkSubmitTo itself (archived)
+    "connect": {},  # CloudResearch Connect appends participantId, assignmentId and projectId itself
+    "generic": {},  # the owner's own id parameter: ``<worker_param>=WORKER_ID`` (study_link)
 }
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
 _KEPT_PARAMS = ("turkSubmitTo",)  # kept beside the platform's own three (MTurk submits the HIT there)
@@ -64,7 +65,10 @@ def study_link(database: Database, study: Study, base_url: str) -> str:
     """The link to paste into the platform: the platform's placeholders and the signature."""
     if not re.match(r"^https?://[^\s?#]+$", base_url or ""):
         raise ValidationError(f"the app's public address must start with http:// or https:// (got {base_url!r})")
-    query = {**PLACEHOLDERS[study.platform], SIGNATURE_PARAM: study_signature(_secret(database, study.id), study.id)}
+    placeholders = PLACEHOLDERS[study.platform] or (
+        {study.worker_param: "WORKER_ID"} if study.platform == "generic" else {}
+    )
+    query = {**placeholders, SIGNATURE_PARAM: study_signature(_secret(database, study.id), study.id)}
     # the platform's placeholders must stay readable ({{%...%}}): only the signature needs no escaping either
     return f"{base_url.rstrip('/')}/study/{study.id}?" + "&".join(f"{k}={v}" for k, v in query.items())
 

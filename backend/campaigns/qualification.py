@@ -203,10 +203,30 @@ def pool_for(kind: str) -> tuple[QuizItem, ...]:
 
 def draw_quiz(kind: str, size: int, study_id: int, worker_id: str, attempt: int = 1) -> list[QuizItem]:
     """The worker's ``size`` items for their ``attempt``-th try: a fixed draw per study, worker and try, so a
-    reload shows the same quiz and a new try draws again."""
+    reload shows the same quiz and a new try draws again, from questions not asked in the earlier tries first
+    (issue 40 §4: a second try that repeats the first can be passed by memory). Only where the pool has too few
+    unasked questions left are some asked again; then the count starts over.
+
+    >>> first, second = (draw_quiz("intents", 3, 1, "w", n) for n in (1, 2))
+    >>> len(pool_for("intents")) >= 6, {i.id for i in first} & {i.id for i in second}
+    (True, set())
+    """
     pool = list(pool_for(kind))
-    seed = f"{study_id}:{worker_id}" if attempt <= 1 else f"{study_id}:{worker_id}:{attempt}"
-    return random.Random(seed).sample(pool, min(size, len(pool)))
+    size = min(size, len(pool))
+    asked: set[str] = set()
+    draw: list[QuizItem] = []
+    for number in range(1, max(attempt, 1) + 1):
+        rng = random.Random(f"{study_id}:{worker_id}" if number <= 1 else f"{study_id}:{worker_id}:{number}")
+        fresh = [item for item in pool if item.id not in asked]
+        if len(fresh) >= size:
+            draw = rng.sample(fresh, size)
+        else:  # every unasked one, and the rest again from the earlier tries
+            again = [item for item in pool if item.id in asked]
+            draw = fresh + rng.sample(again, size - len(fresh))
+            rng.shuffle(draw)
+            asked = set()
+        asked |= {item.id for item in draw}
+    return draw
 
 
 def explain(items: list[QuizItem], answers: dict[str, str], kind: str) -> list[dict[str, object]]:

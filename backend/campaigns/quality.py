@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import sqlite_utils
@@ -47,11 +48,15 @@ def speed_floor(db: sqlite_utils.Database, settings: Settings, kind: str, item_i
     """Seconds below which an answer is too fast (0: no floor).
 
     Intents: ``speed_floor_share`` x the length of the sequence's video (act_seq_end - act_seq_start):
-    a worker cannot have watched it. Planning checks and VQA answers: ``speed_floor_seconds``.
+    a worker cannot have watched it. Only where there is a video to watch (issue 40 §4): a sequence imported
+    without one is read from its action list, and a quick answer is no sign of skipping anything. Planning checks
+    and VQA answers: ``speed_floor_seconds``.
     """
     if kind == "intent":
-        row = db.conn.execute("SELECT act_seq_start, act_seq_end FROM sequences WHERE id = ?", (item_id,)).fetchone()
-        if row is None or row[0] is None or row[1] is None:
+        row = db.conn.execute(
+            "SELECT act_seq_start, act_seq_end, video_path FROM sequences WHERE id = ?", (item_id,)
+        ).fetchone()
+        if row is None or row[0] is None or row[1] is None or not row[2] or not Path(row[2]).is_file():
             return 0.0
         return max(0.0, (row[1] - row[0]) * settings.speed_floor_share)
     return settings.speed_floor_seconds if kind in WORKER_KINDS else 0.0

@@ -8,9 +8,12 @@ study's workers. Active time is the union of the worker's task intervals (lease 
 end when not submitted), so two kinds worked at once count once.
 
 The state (:func:`worker_state`) is what pays: ``qualifying`` (in the quiz), ``working`` (doing tasks),
-``finished`` (pay: completion code shown), ``screened out`` (pay the screen-out fee), ``returned`` (left, ran
+``finished`` (pay: completion code shown), ``screened out`` (pay the screen-out fee), ``study full`` (passed
+when the last place had gone: shown the screen-out code, pay the screen-out fee; issue 40), ``returned`` (left, ran
 out of time, or the platform reported the submission returned, timed out or rejected: ``platform_status``),
-``blocked`` (by an admin, or the account disabled). ``quality`` says whether the quality rule paused them.
+``blocked`` (by an admin, or the account disabled). ``quality`` says whether the quality rule paused them;
+``end_reason`` why their part ended (quota done, study closed, no task free after waiting, ...), ``code`` the code
+they were shown, and ``platform`` the study's platform (an archived one, Mechanical Turk, says so).
 """
 
 from __future__ import annotations
@@ -48,6 +51,9 @@ COLUMNS = (
     "flag_reasons",
     "first_at",
     "last_at",
+    "platform",
+    "end_reason",
+    "code",
 )
 
 
@@ -105,7 +111,8 @@ def worker_state(study_status: str | None, quality_state: str, disabled: bool) -
 
 
 _PEOPLE = """SELECT u.username, u.disabled, w.study_id, s.name AS study, w.platform_worker_id, w.status AS study_status,
-                    w.platform_status, w.started_at, w.finished_at, s.kind AS study_kind
+                    w.platform_status, w.started_at, w.finished_at, s.kind AS study_kind, w.turned_away_at,
+                    w.end_reason, s.platform, s.completion_code, s.screenout_code, s.partial_code
              FROM users u LEFT JOIN study_workers w ON w.username = u.username LEFT JOIN studies s ON s.id = w.study_id"""
 
 
@@ -159,7 +166,9 @@ def _worker_row(database: Database, person: dict[str, Any], now: str) -> dict[st
         "study": person["study"] or "",
         "platform_worker_id": person["platform_worker_id"] or "",
         "username": name,
-        "state": worker_state(study_status, quality_state, bool(person["disabled"])),
+        "state": "study full"
+        if person["turned_away_at"]
+        else worker_state(study_status, quality_state, bool(person["disabled"])),
         "platform_status": person["platform_status"] or "",
         "quality": quality_state,
         "tasks_done": len(submitted),
@@ -180,7 +189,29 @@ def _worker_row(database: Database, person: dict[str, Any], now: str) -> dict[st
         "flag_reasons": " ".join(reasons),
         "first_at": min((t["leased_at"] for t in tasks), default=""),
         "last_at": max((t["finished_at"] or t["leased_at"] for t in tasks), default=""),
+        "platform": _platform_words(person["platform"]),
+        "end_reason": person["end_reason"] or "",
+        "code": _code_earned(person),
     }
+
+
+def _platform_words(platform: str | None) -> str:
+    """The study's platform; an archived one says so (Mechanical Turk closed on 2026-09-30: records only)."""
+    from backend.campaigns.studies import ARCHIVED
+
+    if not platform:
+        return ""
+    return f"{platform} (archived: closed 2026-09-30)" if platform in ARCHIVED else platform
+
+
+def _code_earned(person: dict[str, Any]) -> str:
+    """The code the worker was shown, to check against the platform's: the completion code (or the partial-pay code
+    for one who waited out with no task free), the screen-out code, or nothing."""
+    status = person["study_status"]
+    if status == "finished":
+        waited = (person["end_reason"] or "").startswith("no task free")
+        return (person["partial_code"] if waited and person["partial_code"] else person["completion_code"]) or ""
+    return (person["screenout_code"] or "") if status == "screened_out" else ""
 
 
 def worker_report(database: Database, username: str | None, study_id: str | None = None) -> list[dict[str, Any]]:

@@ -11,10 +11,14 @@ reveals a study checks the admin role, except when called by the operator's own 
 A study that cannot pay nobody (issue 26 §3): it has a completion code, a screen-out code when it has a
 qualification, and a name no other open study has (checked here, and by a unique index on open names).
 
-Places (issue 26 §5): at most ``places`` workers are started and not yet finished, screened out or returned.
-With no number given (``places`` NULL) the limit is *what the quota needs*: a new worker is let in only while
-the open slots of the study's pool are more than the tasks the workers already in it still owe
-(:func:`places_free`), so a script making up ids cannot hold the whole pool.
+Places (issue 26 §5, issue 40 §1): a place is held by a worker who works, not by a visit. Opening the link,
+reading the instructions or sitting in the qualification takes none; a worker takes one when they start work
+(passing the qualification, or their first task where there is none: :func:`take_place`, inside the same
+``BEGIN IMMEDIATE`` transaction, so exactly ``places`` workers start), and holds it until they finish, are
+screened out or return. With no number given (``places`` NULL) the limit is *what the quota needs*: one more
+worker may start only while the open slots of the study's pool are more than the tasks the placed workers still
+owe (:func:`places_free`). Who passes when the last place is gone is *turned away*: screened out (they are paid
+the screen-out code) and counted apart (``full``).
 """
 
 from __future__ import annotations
@@ -73,10 +77,31 @@ PLATFORMS = {
         re.compile(r"^A[A-Z0-9]{1,63}$"),
         "your Mechanical Turk Worker ID (an A followed by capital letters and digits)",
     ),
+    # CloudResearch Connect (where MTurk Toolkit users were moved) appends participantId, assignmentId and projectId
+    # to the study URL; its completion redirect is https://connect.cloudresearch.com/participant/project/<code>/complete
+    # (Connect's help, "Project Completion"; docs/decisions.md, "Platforms as they are in December 2026")
+    "connect": Platform(
+        "participantId",
+        "projectId",
+        "assignmentId",
+        "https://connect.cloudresearch.com/participant/project/{code}/complete",
+        re.compile(r"^[A-Za-z0-9_-]{1,64}$"),
+        "your CloudResearch Connect participant ID (letters and digits)",
+    ),
+    # any other platform (SONA, Clickworker, Microworkers, a lab's own pool): the owner names the id parameter
     "generic": Platform(
         "worker", None, None, "", re.compile(r"^[A-Za-z0-9_.@:-]{1,128}$"), "a worker id of letters and digits"
     ),
 }
+# platforms that closed: their studies keep their records and reports, and no new study or worker may start
+ARCHIVED = {
+    "mturk": (
+        "Amazon Mechanical Turk closed permanently on 2026-09-30 (it took no new requesters from 2026-07-30), so "
+        "no new Mechanical Turk study can be made; existing ones keep their records and reports. Use connect "
+        "(CloudResearch Connect, where MTurk Toolkit users were moved), prolific, or generic"
+    ),
+}
+_PARAM_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,39}$")
 MAX_ATTEMPTS = 5
 
 
@@ -102,6 +127,16 @@ class Study:
     created_by: str
     created_at: str
     closed_at: str | None
+    prolific_study_id: str = ""  # with the owner's API token: new ids are checked against Prolific (issue 40 §1)
+    gold_rate: float | None = None  # the study's share of gold items (None on older studies: the server's gold_rate)
+    partial_code: str = (
+        ""  # paid to a worker who waited past study_wait_minutes with no task free ("" : the completion code)
+    )
+
+    @property
+    def archived(self) -> bool:
+        """The study's platform has closed (Mechanical Turk): records and reports only, nobody new."""
+        return self.platform in ARCHIVED
 
     @property
     def pool_kind(self) -> str:
@@ -174,6 +209,49 @@ def _check_codes(completion: str, screenout: str, size: int) -> None:
         raise ValidationError(problems)
 
 
+def _check_prolific(platform: str, token: str, study_id: str) -> tuple[str, str]:
+    """The Prolific check's token and study id: both or neither, for a Prolific study only."""
+    token, study_id = (token or "").strip(), (study_id or "").strip().lower()
+    if not token and not study_id:
+        return "", ""
+    if platform != "prolific":
+        raise ValidationError("a Prolific API token checks Prolific participants: choose the platform prolific")
+    if not token or len(token) > 500 or any(ch.isspace() for ch in token):
+        raise ValidationError("give the Prolific API token (Prolific: Settings, API tokens) without spaces")
+    if not re.fullmatch(r"[0-9a-f]{24}", study_id):
+        raise ValidationError(
+            "give the study's id on Prolific (24 letters and digits, in the study's address on Prolific) beside the "
+            "token: arrivals are checked against that study's submissions"
+        )
+    return token, study_id
+
+
+def open_platforms() -> list[str]:
+    """The platforms a new study may use (Mechanical Turk is archived)."""
+    return [name for name in PLATFORMS if name not in ARCHIVED]
+
+
+def _check_worker_param(platform: str, name: str) -> str:
+    """The generic platform's id parameter, as the owner named it ("" : the default)."""
+    name = (name or "").strip()
+    if not name:
+        return ""
+    if platform != "generic":
+        raise ValidationError(f"the id parameter is fixed by {platform}; name your own only on the generic platform")
+    if not _PARAM_NAME.match(name) or name == "sig":
+        raise ValidationError(
+            f"the id parameter must be a URL parameter name: a letter, then letters, digits, '_', '.' or '-', at most "
+            f"40 (and not 'sig'); you wrote {name[:50]!r}"
+        )
+    return name
+
+
+def prolific_token(db: sqlite_utils.Database, study_id: int) -> str:
+    """The owner's Prolific API token for this study ("" when none): for the arrival check only."""
+    row = db.conn.execute("SELECT prolific_token FROM studies WHERE id = ?", (int(study_id),)).fetchone()
+    return str(row[0]) if row else ""
+
+
 def _open_name_taken(db: sqlite_utils.Database, name: str) -> bool:
     return (
         db.conn.execute(
@@ -199,16 +277,28 @@ def create_study(
     pass_mark: float = 0.8,
     qualification_attempts: int = 2,
     places: int | None = None,
+    prolific_token: str = "",
+    prolific_study_id: str = "",
+    worker_param: str = "",
+    gold_rate: float = 0.0,
+    partial_code: str = "",
     operator: bool = False,
 ) -> Study:
     """Create an open study with a fresh secret. ``return_url`` None takes the platform's default; ``places``
-    None (or 0) means what the quota needs."""
+    None (or 0) means what the quota needs. ``prolific_token`` (a Prolific API token) with ``prolific_study_id``
+    (the study's id on Prolific): every new worker id is checked against Prolific's submissions of that study
+    (backend/campaigns/prolific_api.py); the token is kept but never shown. ``worker_param``: the generic
+    platform's id parameter (default ``worker``; SONA: ``survey_code``). ``gold_rate``: the share of gold items
+    among this study's tasks (lab annotators follow the server's ``gold_rate``). ``partial_code``: what a worker
+    stranded with no task free is paid with (backend/campaigns/waiting.py); empty: the completion code."""
     admin = acting_admin(database, username, operator)
     name = (name or "").strip()
     if not name or len(name) > 200:
         raise ValidationError("give the study a name (at most 200 characters)")
+    if platform in ARCHIVED:
+        raise ValidationError(ARCHIVED[platform] + ".")
     if platform not in PLATFORMS:
-        raise ValidationError(f"unknown platform {platform!r}; choose one of {', '.join(PLATFORMS)}")
+        raise ValidationError(f"unknown platform {platform!r}; choose one of {', '.join(open_platforms())}")
     attempts = int(qualification_attempts)
     _check_numbers(
         kind, int(tasks_per_worker), int(time_limit_minutes), int(qualification_size), float(pass_mark), attempts
@@ -223,7 +313,12 @@ def create_study(
         _clean_code("screen-out code", screenout_code),
     )
     _check_codes(completion, screenout, int(qualification_size))
+    token, prolific_study = _check_prolific(platform, prolific_token, prolific_study_id)
     preset = PLATFORMS[platform]
+    id_param = _check_worker_param(platform, worker_param) or preset.worker_param
+    if not 0.0 <= float(gold_rate) < 1.0:
+        raise ValidationError("the gold rate is a share of the tasks, from 0 (no gold) to below 1 (e.g. 0.2)")
+    partial = _clean_code("partial-pay code", partial_code)
     row = {
         "name": name,
         "kind": kind,
@@ -233,13 +328,17 @@ def create_study(
         "screenout_code": screenout,
         "return_url": _clean_url(preset.return_url if return_url is None else return_url),
         "platform": platform,
-        "worker_param": preset.worker_param,
+        "worker_param": id_param,
+        "gold_rate": float(gold_rate),
+        "partial_code": partial,
         "study_param": preset.study_param,
         "session_param": preset.session_param,
         "qualification_size": int(qualification_size),
         "pass_mark": float(pass_mark),
         "qualification_attempts": attempts,
         "places": places,
+        "prolific_token": token,
+        "prolific_study_id": prolific_study,
         "secret": secrets.token_urlsafe(32),
         "created_by": admin,
         "created_at": utcnow(),
@@ -277,17 +376,35 @@ def closing_preview(database: Database, username: str | None, study_id: int, ope
     study = get_study(database, study_id)
     counts = _counts(database, study.id)
     mid = counts["qualifying"] + counts["working"]
+    with_work = int(
+        database.scalar(
+            """SELECT count(*) FROM study_workers w WHERE w.study_id = ? AND w.status = 'qualified'
+               AND EXISTS (SELECT 1 FROM assignments a WHERE a.annotator = w.username AND a.kind = ?
+                           AND a.status = 'submitted')""",
+            (study.id, study.pool_kind),
+        )
+        or 0
+    )
+    without_work = mid - with_work
+    screenout = (
+        f"the screen-out code {study.screenout_code}"
+        if study.screenout_code
+        else "no code (the study has no screen-out code: pay them on the platform if you wish)"
+    )
     effect = (
         f"Closing study {study.id} (“{study.name}”) cannot be undone: nobody new may start. "
-        f"{counts['working']} worker(s) doing tasks will be shown the completion code on their next page or task "
-        f"and count as finished (pay them); a task they hold can still be submitted. {counts['qualifying']} "
-        "worker(s) still in the qualification get the completion code too, without tasks."
+        f"{with_work} worker(s) who did at least one task will be shown the completion code on their next page or "
+        f"task and count as finished (pay them); a task they hold can still be submitted. {without_work} worker(s) "
+        f"still in the qualification or without a task done ({counts['qualifying']} in the qualification) get "
+        f"{screenout}."
     )
     return {
         "study_id": study.id,
         "name": study.name,
         "status": study.status,
         "mid_study": mid,
+        "completion_on_close": with_work,
+        "screenout_on_close": without_work,
         "effect": effect,
         **counts,
     }
@@ -330,24 +447,39 @@ WORKER_STATUSES = ("started", "qualified", "screened_out", "finished", "returned
 
 
 def places_free(db: sqlite_utils.Database, study: Study) -> bool:
-    """Whether one more worker may start the study now (inside ``write()``, with the arrival).
+    """Whether one more worker may take a place now (inside ``write()``, with the taking).
 
-    With ``places`` set: fewer than ``places`` workers are started and not yet finished, screened out or returned.
-    Without: what the quota needs, i.e. the open slots of the pool (N minus the submissions of each open task of the
-    study's kind) are more than the tasks the workers in the study still owe (``tasks_per_worker`` minus what each
-    submitted). By hand: 10 open slots, tasks_per_worker 4, two workers in, one with 1 task done: they owe 3 + 4 = 7
-    < 10, so a third may start; once the third is in they owe 11 >= 10, and a fourth waits.
+    Only placed workers count (``placed_at`` set, still working): a visit or a worker in the qualification holds
+    nothing. With ``places`` set: fewer than ``places`` of them. Without: what the quota needs, i.e. the open slots
+    of the pool (N minus the submissions of each open task of the study's kind) are more than the tasks the placed
+    workers still owe (``tasks_per_worker`` minus what each submitted). By hand: 10 open slots, tasks_per_worker 4,
+    two workers placed, one with 1 task done: they owe 3 + 4 = 7 < 10, so a third may start; once the third is in
+    they owe 11 >= 10, and a fourth is turned away.
     """
+    if study.places is not None:
+        return placed_count(db, study) < study.places
+    return open_slots(db, study.pool_kind) > owed_by_placed(db, study)
+
+
+def placed_count(db: sqlite_utils.Database, study: Study) -> int:
+    """Workers of the study holding a place now."""
+    return int(
+        db.conn.execute(
+            "SELECT count(*) FROM study_workers WHERE study_id = ? AND status = 'qualified' AND placed_at IS NOT NULL",
+            (study.id,),
+        ).fetchone()[0]
+    )
+
+
+def owed_by_placed(db: sqlite_utils.Database, study: Study) -> int:
+    """Tasks the placed workers of the study still owe (their quota minus what each submitted)."""
     rows = db.conn.execute(
-        """SELECT w.username, (SELECT count(*) FROM assignments a WHERE a.annotator = w.username AND a.kind = ?
-                                AND a.status = 'submitted') AS done
-           FROM study_workers w WHERE w.study_id = ? AND w.status IN ('started', 'qualified')""",
+        """SELECT (SELECT count(*) FROM assignments a WHERE a.annotator = w.username AND a.kind = ?
+                   AND a.status = 'submitted') AS done
+           FROM study_workers w WHERE w.study_id = ? AND w.status = 'qualified' AND w.placed_at IS NOT NULL""",
         (study.pool_kind, study.id),
     ).fetchall()
-    if study.places is not None:
-        return len(rows) < study.places
-    owed = sum(max(study.tasks_per_worker - int(row["done"]), 0) for row in rows)
-    return open_slots(db, study.pool_kind) > owed
+    return sum(max(study.tasks_per_worker - int(row["done"]), 0) for row in rows)
 
 
 def open_slots(db: sqlite_utils.Database, pool_kind: str) -> int:
@@ -364,7 +496,9 @@ def open_slots(db: sqlite_utils.Database, pool_kind: str) -> int:
 
 def _counts(database: Database, study_id: int) -> dict[str, Any]:
     rows = database.query(
-        "SELECT status, qualified_at, started_at, finished_at FROM study_workers WHERE study_id = ?", (study_id,)
+        "SELECT status, qualified_at, started_at, finished_at, placed_at, turned_away_at FROM study_workers "
+        "WHERE study_id = ?",
+        (study_id,),
     )
     minutes = [
         (datetime.fromisoformat(r["finished_at"]) - datetime.fromisoformat(r["started_at"])).total_seconds() / 60
@@ -374,6 +508,8 @@ def _counts(database: Database, study_id: int) -> dict[str, Any]:
     return {
         "started": len(rows),
         "qualifying": sum(r["status"] == "started" for r in rows),
+        "placed": sum(r["placed_at"] is not None for r in rows),
+        "full": sum(r["turned_away_at"] is not None for r in rows),
         "working": sum(r["status"] == "qualified" for r in rows),
         "qualified": sum(r["qualified_at"] is not None for r in rows),
         "screened_out": sum(r["status"] == "screened_out" for r in rows),
@@ -384,9 +520,10 @@ def _counts(database: Database, study_id: int) -> dict[str, Any]:
 
 
 def study_stats(database: Database, username: str | None, study_id: int, operator: bool = False) -> dict[str, Any]:
-    """Per study: workers started (everyone who arrived), qualifying (in the quiz now), working (doing tasks now),
-    qualified (passed the quiz), screened out, finished, returned (left, ran out of time, or returned on the platform),
-    and the median minutes from first visit to finishing."""
+    """Per study: workers started (everyone who arrived), qualifying (in the quiz now), placed (took a place:
+    started work), full (passed when the last place was gone: turned away with the screen-out code), working (doing
+    tasks now), qualified (passed the quiz), screened out (turned-away ones included), finished, returned (left, ran
+    out of time, or returned on the platform), and the median minutes from first visit to finishing."""
     acting_admin(database, username, operator)
     study = get_study(database, study_id)
     return {"study_id": study.id, "name": study.name, "status": study.status, **_counts(database, study.id)}

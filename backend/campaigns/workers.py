@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -37,12 +38,14 @@ from backend.accounts.auth import insert_user
 from backend.campaigns import arrivals
 from backend.campaigns.links import Visit
 from backend.campaigns.qualification import QuizItem, QuizResult, draw_quiz, explain, score_quiz
-from backend.campaigns.studies import WORK_TAB, Study, get_study, study_from_row
+from backend.campaigns.studies import WORK_TAB, Study, get_study, places_free, study_from_row
 from backend.errors import PermissionDenied, ValidationError
 from backend.settings import Settings
 from backend.storage import Database, audit, utcnow
 
 ACTIVE = ("started", "qualified")
+CLOSED_WITH_WORK = "study closed"  # finished: the completion code for the tasks done
+CLOSED_BEFORE_WORK = "study closed before their first task"  # screened out: the screen-out code
 ENDED = ("screened_out", "finished", "returned")
 _NAME_SAFE = re.compile(r"^[A-Za-z0-9_.@-]{1,48}$")
 
@@ -62,6 +65,10 @@ class StudyWorker:
     quiz_attempts: int = 0
     quiz_feedback: list[dict[str, Any]] | None = None  # the mistakes of the last failed try, explained
     platform_status: str | None = None  # the last status the platform reported (Prolific's webhook)
+    placed_at: str | None = None  # when they took a place (started work); None: in the qualification, or turned away
+    turned_away_at: str | None = None  # they passed when the last place was gone (screened out, screen-out code)
+    end_reason: str | None = None  # why their part ended (quota done, study closed, no task free after waiting, ...)
+    waiting_since: str | None = None  # when they first found no task free (backend/campaigns/waiting.py)
 
 
 def _worker(row: Any) -> StudyWorker:
@@ -113,7 +120,10 @@ def submitted(db: sqlite_utils.Database, username: str, study: Study) -> int:
 def set_status(db: sqlite_utils.Database, worker: StudyWorker, status: str, reason: str) -> StudyWorker:
     """Move an active worker to an ended status. Inside ``write()``. Finishing sends ``study.worker_finished``."""
     now = utcnow()
-    db.conn.execute("UPDATE study_workers SET status = ?, finished_at = ? WHERE id = ?", (status, now, worker.id))
+    db.conn.execute(
+        "UPDATE study_workers SET status = ?, finished_at = ?, end_reason = ? WHERE id = ?",
+        (status, now, reason, worker.id),
+    )
     if status in ("screened_out", "returned"):  # out of the pool for good: no session, no lease, no sign-in
         db.conn.execute("UPDATE users SET disabled = 1 WHERE username = ?", (worker.username,))
         sessions.end_all_in(db, worker.username)
@@ -147,8 +157,10 @@ def refresh_in(db: sqlite_utils.Database, study: Study, worker: StudyWorker) -> 
     passed (returned), the quota is done (finished). Inside ``write()``."""
     if worker.status not in ACTIVE:
         return worker
-    if study.status == "closed":
-        return set_status(db, worker, "finished", "study closed")
+    if study.status == "closed":  # the completion code only for work done (issue 40 §5)
+        if worker.status == "qualified" and submitted(db, worker.username, study) >= 1:
+            return set_status(db, worker, "finished", CLOSED_WITH_WORK)
+        return set_status(db, worker, "screened_out", CLOSED_BEFORE_WORK)
     deadline = datetime.fromisoformat(worker.started_at) + timedelta(minutes=study.time_limit_minutes)
     if datetime.now(UTC) > deadline:
         return set_status(db, worker, "returned", "time limit passed")
@@ -165,17 +177,22 @@ class Arrival:
     first_visit: bool
 
 
-def _new_worker(db: sqlite_utils.Database, settings: Settings, study: Study, visit: Visit, address: str) -> StudyWorker:
+def _new_worker(db: sqlite_utils.Database, study: Study, visit: Visit) -> StudyWorker:
+    """Create the worker and their account (their arrival is already counted). Inside ``write()``."""
+    if study.archived:
+        raise PermissionDenied(
+            "This study ran on Amazon Mechanical Turk, which closed permanently on 2026-09-30, so it takes no new "
+            "workers. Nothing was recorded for you."
+        )
     if study.status != "open":
         raise PermissionDenied("This study is closed and takes no new workers. Please return it on the platform.")
-    arrivals.check_rate(db, settings, study, address)
-    arrivals.check_places(db, study)
+    arrivals.check_places(db, study)  # every place already held: the full page now, not after the quiz
     username = worker_username(study.id, visit.worker_id)
     if not insert_user(db.conn, username, "annotator", source="study"):  # the name is taken by another account
         username = worker_username(study.id, f"{visit.worker_id}:{utcnow()}")
         insert_user(db.conn, username, "annotator", source="study")
     now = utcnow()
-    qualified = study.qualification_size == 0
+    qualified = study.qualification_size == 0  # no quiz: the place is taken with the first task (may_hand_out)
     db.conn.execute(
         """INSERT INTO study_workers (study_id, platform_worker_id, username, status, started_at, qualified_at, params)
            VALUES (?, ?, ?, ?, ?, ?, ?)""",
@@ -189,33 +206,83 @@ def _new_worker(db: sqlite_utils.Database, settings: Settings, study: Study, vis
             json.dumps(visit.params),
         ),
     )
-    arrivals.record(db, settings, study, address)
     audit(db, username, "study.arrive", str(study.id), {"platform_worker_id": visit.worker_id, **visit.params})
     return _row_by_id(db, study.id, visit.worker_id)  # type: ignore[return-value]
 
 
-def arrive(database: Database, settings: Settings, study: Study, visit: Visit, address: str) -> Arrival:
-    """A checked visit of the study link (backend/campaigns/links.py:verify_visit). The first visit creates the
-    worker and their account (within the arrival limit and the places: ``TooManyArrivals``, ``StudyFull``); a
-    later one continues. While the worker is active the visit opens a session (the caller sets its cookie) and
-    ends every other session of the worker; after their part ended it opens none. One transaction."""
+def take_place(db: sqlite_utils.Database, study: Study, worker: StudyWorker) -> StudyWorker:
+    """The worker starts work: they take a place if one is free, else they are turned away (screened out, with
+    the screen-out code: :func:`backend.campaigns.arrivals.full_link`). Inside the ``write()`` that qualifies them
+    or hands them their first task, so two workers passing at once cannot both take the last place."""
+    if worker.placed_at is not None or worker.status != "qualified":
+        return worker
+    if places_free(db, study):
+        db.conn.execute("UPDATE study_workers SET placed_at = ? WHERE id = ?", (utcnow(), worker.id))
+        audit(db, worker.username, "study.placed", str(study.id))
+    else:
+        db.conn.execute("UPDATE study_workers SET turned_away_at = ? WHERE id = ?", (utcnow(), worker.id))
+        set_status(db, worker, "screened_out", "study full when they started work")
+    updated = row_by_user(db, worker.username)
+    assert updated is not None
+    return updated
+
+
+def _continue(
+    db: sqlite_utils.Database, settings: Settings, study: Study, worker: StudyWorker, address: str
+) -> Arrival:
+    """A known worker id's visit: brought up to date and, while active, a new session. Inside ``write()``."""
+    worker = refresh_in(db, study, worker)
+    disabled = db.conn.execute("SELECT disabled FROM users WHERE username = ?", (worker.username,)).fetchone()[0]
+    if worker.status in ACTIVE and disabled:
+        raise PermissionDenied(
+            "Your part in this study was stopped by its researchers. Please contact them through the platform."
+        )
+    token = None
+    if worker.status in ACTIVE:
+        ended = sessions.end_all_in(db, worker.username)  # one live session per worker id
+        token = sessions.create_in(db, worker.username, settings.session_hours, address)
+        if ended:
+            audit(db, worker.username, "study.session_replaced", str(study.id), {"sessions_ended": ended})
+    return Arrival(study, worker, token, False)
+
+
+def _study_now(db: sqlite_utils.Database, study_id: int) -> Study:
+    return study_from_row(db.conn.execute("SELECT * FROM studies WHERE id = ?", (study_id,)).fetchone())
+
+
+def arrive(
+    database: Database,
+    settings: Settings,
+    study: Study,
+    visit: Visit,
+    address: str,
+    check_platform: Callable[[Study, Visit], None] | None = None,
+) -> Arrival:
+    """A checked visit of the study link (backend/campaigns/links.py:verify_visit).
+
+    A known worker id continues (a new session while active; none after their part ended). A new id is first
+    counted against its address's limit, whatever happens next (``TooManyArrivals`` past it); then
+    ``check_platform`` (outside any transaction: Prolific's API, backend/campaigns/prolific_api.py) may refuse it
+    (``ParticipantUnknown``); then the worker and their account are created (``StudyFull`` when every place is
+    already held). Opening the link takes no place (:func:`take_place`)."""
     with database.write() as db:
-        study = study_from_row(db.conn.execute("SELECT * FROM studies WHERE id = ?", (study.id,)).fetchone())
-        worker = _row_by_id(db, study.id, visit.worker_id)
-        first = worker is None
-        worker = _new_worker(db, settings, study, visit, address) if worker is None else refresh_in(db, study, worker)
-        disabled = db.conn.execute("SELECT disabled FROM users WHERE username = ?", (worker.username,)).fetchone()[0]
-        if worker.status in ACTIVE and disabled:
-            raise PermissionDenied(
-                "Your part in this study was stopped by its researchers. Please contact them through the platform."
-            )
-        token = None
-        if worker.status in ACTIVE:
-            ended = sessions.end_all_in(db, worker.username)  # one live session per worker id
-            token = sessions.create_in(db, worker.username, settings.session_hours, address)
-            if ended:
-                audit(db, worker.username, "study.session_replaced", str(study.id), {"sessions_ended": ended})
-    return Arrival(study, worker, token, first)
+        current = _study_now(db, study.id)
+        worker = _row_by_id(db, current.id, visit.worker_id)
+        if worker is not None:
+            return _continue(db, settings, current, worker, address)
+        refusal = arrivals.count_arrival(db, settings, current, address)
+    if refusal is not None:  # counted (committed), then refused
+        raise refusal
+    if check_platform is not None:
+        check_platform(study, visit)
+    with database.write() as db:
+        current = _study_now(db, study.id)
+        worker = _row_by_id(db, current.id, visit.worker_id)  # the same id twice at once: the second continues
+        if worker is not None:
+            return _continue(db, settings, current, worker, address)
+        worker = _new_worker(db, current, visit)
+        arrival = _continue(db, settings, current, worker, address)
+    return Arrival(arrival.study, arrival.worker, arrival.token, True)
 
 
 def worker_in_study(database: Database, username: str | None, study_id: int) -> tuple[Study, StudyWorker]:
@@ -281,11 +348,13 @@ def take_qualification(
                 "of_attempts": study.qualification_attempts,
             },
         )
-        if result.passed:
+        if result.passed:  # they start work now: a place, or the study is full for them
             db.conn.execute(
                 "UPDATE study_workers SET status = 'qualified', qualified_at = ? WHERE id = ?", (utcnow(), current.id)
             )
-            updated = row_by_user(db, current.username)
+            passed = row_by_user(db, current.username)
+            assert passed is not None
+            updated: StudyWorker | None = take_place(db, _study_now(db, study.id), passed)
         elif attempt >= study.qualification_attempts:
             reason = f"qualification {result.right}/{result.asked} on the last of {study.qualification_attempts} tries"
             updated = set_status(db, current, "screened_out", reason)
@@ -304,20 +373,33 @@ def leave_study(database: Database, username: str | None, study_id: int) -> Stud
 
 def may_hand_out(db: sqlite_utils.Database, username: str, pool_kind: str) -> bool:
     """Whether the hand-out may lease a task of ``pool_kind`` to ``username``; call it inside the hand-out's
-    ``write()``. Anyone who is not a study worker: True. A study worker: only while qualified, in time, under
+    ``write()``. Anyone who is not a study worker: True while the open studies' reserved tasks are not touched
+    (backend/campaigns/waiting.py:lab_may_take). A study worker: only while qualified, in time, under
     the quota and in an open study, and only for their study's kind (False otherwise, and their status is
     brought up to date); before the qualification, or after screening out or returning: PermissionDenied."""
     worker = row_by_user(db, username)
-    if worker is None:
-        return True
+    if worker is None:  # a lab annotator: not into the tasks the open studies reserve (issue 40 §4)
+        from backend.campaigns.waiting import lab_may_take
+
+        return lab_may_take(db, pool_kind, username)
     row = db.conn.execute("SELECT * FROM studies WHERE id = ?", (worker.study_id,)).fetchone()
     study, before = study_from_row(row), worker.status
     worker = refresh_in(db, study, worker)  # a change made now must be kept: no raising after it
+    if worker.status == "qualified" and study.pool_kind == pool_kind:
+        worker = take_place(db, study, worker)  # no qualification: the first task is when they start work
     if worker.status == "started":
         raise PermissionDenied("Take the study's qualification first: open your study link again.")
     if worker.status in ("screened_out", "returned") and worker.status == before:
         raise PermissionDenied("Your part in this study has ended; there are no more tasks for you.")
     return worker.status == "qualified" and study.pool_kind == pool_kind
+
+
+def earned_code(study: Study, worker: StudyWorker) -> str:
+    """The code a finished worker is paid with: the completion code, or, for one who waited out with no task free
+    (backend/campaigns/waiting.py), the owner's partial-pay code when the study has one."""
+    if worker.end_reason and worker.end_reason.startswith("no task free") and study.partial_code:
+        return study.partial_code
+    return study.completion_code
 
 
 def study_view(database: Database, username: str) -> dict[str, Any] | None:
@@ -330,6 +412,9 @@ def study_view(database: Database, username: str) -> dict[str, Any] | None:
     study = get_study(database, worker.study_id)
     done = submitted(database.db, username, study)
     finished = worker.status == "finished"
+    full = worker.turned_away_at is not None  # started work when the last place had gone: the screen-out code
+    closed_early = worker.status == "screened_out" and worker.end_reason == CLOSED_BEFORE_WORK
+    code = earned_code(study, worker)
     return {
         "study_id": study.id,
         "name": study.name,
@@ -338,8 +423,15 @@ def study_view(database: Database, username: str) -> dict[str, Any] | None:
         "status": worker.status,
         "done": min(done, study.tasks_per_worker),
         "quota": study.tasks_per_worker,
-        "completion_code": study.completion_code if finished else None,
-        "return_url": study.return_link(study.completion_code) if finished else None,
+        "completion_code": code if finished else None,
+        "return_url": study.return_link(code) if finished else None,
+        "end_reason": worker.end_reason,
+        "full": full,
+        "closed_early": closed_early,
+        "screenout_code": study.screenout_code if (full or closed_early) else None,
+        "screenout_url": study.return_link(study.screenout_code)
+        if (full or closed_early) and study.screenout_code
+        else None,
         "page": f"study/{study.id}/here",
     }
 

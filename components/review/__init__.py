@@ -33,8 +33,8 @@ def build_review_tab(ctx: AppContext) -> TabHandle:
                 inspection = build_inspection_panel(ctx)
             with gr.Tab("Agreement", id="review-agreement"):
                 build_agreement_panel(ctx)
-            with gr.Tab("Worker quality", id="review-quality"):
-                build_flags_panel(ctx)
+            with gr.Tab("Worker quality", id="review-quality") as quality_tab:
+                build_flags_panel(ctx, quality_tab)
             publish = build_publish_panel(ctx)
 
     def on_load(request: gr.Request) -> dict:

@@ -66,6 +66,7 @@ def test_admin_creates_a_valid_study_and_is_refused_for_a_codeless_or_duplicate_
     fill(page, "study-quiz-size", "4")
     fill(page, "study-pass-mark", "0.75")
     fill(page, "study-places", "5")
+    fill(page, "study-gold-rate", "0.5")  # the study's own gold rate (issue 40): lab annotators get none
     page.locator("#study-create").click()  # no codes yet
     expect(page.locator("#study-message")).to_contain_text("give a completion code", timeout=30_000)
     expect(page.locator("#study-message")).to_contain_text("give a screen-out code")
@@ -99,6 +100,7 @@ def test_admin_creates_a_valid_study_and_is_refused_for_a_codeless_or_duplicate_
     page.locator("#study-close").click()
     page.locator("#study-close-yes").click()
     expect(page.locator("#study-message")).to_contain_text(f"Study {other.id} is closed", timeout=30_000)
+    expect(page.locator("#study-message")).to_contain_text("0 worker(s) who did at least one task")
     assert studies.get_study(app.ctx.database, other.id).status == "closed"
     page.context.close()
 
@@ -158,6 +160,10 @@ def test_a_worker_reads_fails_once_passes_logs_out_comes_back_and_gold_last_is_s
     expect(page.locator("#study-instructions")).to_contain_text("The concrete and the high-level intent must differ")
     answer_quiz(app, page, pid, 1, right=False)
     expect(page.locator("#study-try-again")).to_be_visible(timeout=30_000)
+    # the mistakes are folded into one line, so the new questions are in view (issue 44)
+    expect(page.locator("#study-quiz fieldset").first).to_be_in_viewport()
+    expect(page.locator("#study-mistakes li.mistake").first).to_be_hidden()
+    page.locator("#study-mistakes summary").click()
     expect(page.locator("#study-mistakes li.mistake")).to_have_count(4)
     expect(page.locator("#study-mistakes")).to_contain_text("the right answer is")
     page.screenshot(path=str(shots / "study-mistakes.png"), full_page=True)

@@ -18,7 +18,7 @@ from playwright.sync_api import expect
 from review_helpers import PASSWORD, add_people, add_sequences
 
 from backend.accounts import auth
-from backend.campaigns import gold, links, quality, studies
+from backend.campaigns import gold, links, quality, studies, workers
 from backend.campaigns.qualification import draw_quiz
 from backend.errors import StudyLinkRefused, ValidationError
 from backend.icl.grammar import parse_sentence
@@ -332,6 +332,12 @@ def test_a_study_workers_pages_show_the_study_name_and_return_url_as_text(app, b
     expect(page.locator("#intent-progress")).to_contain_text("Study " + PAYLOADS[1], timeout=60_000)
     _shown(page, "#intent-progress")
     _assert_clean(page, dialogs, "annotate, study line")
+    worker = workers.worker_username(work.id, "5f00aa11bb22cc33dd44ee02")
+    add_sequences(database, ["S-STUDY"], needed=1)  # the payload pool is done: one task for them
+    held = intents.next_intent_task(database, app.ctx.settings, worker)["task"]  # one task done: paid on closing
+    intents.submit_intents(
+        database, app.ctx.settings, worker, held["sequence_id"], "S/He wants to eat", "S/He is hungry"
+    )
     studies.close_study(database, "boss", work.id)  # the worker has finished: the completion code and link
     page.goto(f"{app.url}/study/{work.id}/here")
     expect(page.locator("#study-page")).to_have_attribute("data-state", "finished", timeout=30_000)

@@ -95,4 +95,46 @@ MIGRATIONS = [
             ) WITHOUT ROWID""",
         ),
     ),
+    # issue 40: a place is held by a worker who works, not by a visit
+    Migration(
+        "campaigns_0003_places_taken_at_work_prolific_check",
+        (
+            # placed_at: when the worker took one of the study's places (passing the qualification, or their first
+            # task where there is none); turned_away_at: they passed when the last place was gone (screened out,
+            # paid the screen-out code, counted apart in the report). Workers already qualified hold their place.
+            "ALTER TABLE study_workers ADD COLUMN placed_at TEXT",
+            "ALTER TABLE study_workers ADD COLUMN turned_away_at TEXT",
+            "UPDATE study_workers SET placed_at = coalesce(qualified_at, started_at) "
+            "WHERE status IN ('qualified', 'finished')",
+            # the owner's Prolific API token and their Prolific study id: new ids are checked against Prolific's
+            # submissions (backend/campaigns/prolific_api.py); the token is never shown again
+            "ALTER TABLE studies ADD COLUMN prolific_token TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE studies ADD COLUMN prolific_study_id TEXT NOT NULL DEFAULT ''",
+            # every arrival of a new worker id counts toward the address's limit, refused ones too
+            "ALTER TABLE study_arrivals ADD COLUMN outcome TEXT NOT NULL DEFAULT 'admitted'",
+        ),
+    ),
+    # issue 40: platforms as they are in December 2026, no worker stranded, exit paths that pay the right people
+    Migration(
+        "campaigns_0004_connect_gold_rate_partial_code_end_reason",
+        (
+            # CloudResearch Connect joins the platforms. SQLite cannot alter a CHECK, and rebuilding ``studies``
+            # would trip the foreign keys of study_workers and study_arrivals (on for every connection): the
+            # constraint's text is changed in place, as SQLite's ALTER TABLE page describes for CHECK changes (the
+            # table's stored format does not change), then the connection's schema is reloaded.
+            "PRAGMA writable_schema = ON",
+            """UPDATE sqlite_master SET sql = replace(sql, "CHECK (platform IN ('prolific', 'mturk', 'generic'))",
+                   "CHECK (platform IN ('prolific', 'mturk', 'generic', 'connect'))")
+               WHERE type = 'table' AND name = 'studies'""",
+            "PRAGMA writable_schema = RESET",
+            # gold_rate: the study's own share of gold items (NULL on studies made before: the server's gold_rate);
+            # partial_code: the owner's code for a worker who waited past study_wait_minutes with nothing free
+            "ALTER TABLE studies ADD COLUMN gold_rate REAL CHECK (gold_rate IS NULL OR (gold_rate >= 0 AND gold_rate < 1))",
+            "ALTER TABLE studies ADD COLUMN partial_code TEXT NOT NULL DEFAULT ''",
+            # why a worker's part ended (quota done, study closed, nothing free after waiting, ...): the report says so
+            "ALTER TABLE study_workers ADD COLUMN end_reason TEXT",
+            # waiting_since: when a working worker first found no task free (the waiting page's clock)
+            "ALTER TABLE study_workers ADD COLUMN waiting_since TEXT",
+        ),
+    ),
 ]
