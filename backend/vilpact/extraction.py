@@ -21,7 +21,7 @@ coherence, then the earlier seed. The video is kept when it has more than three 
 (``extract_min_actions = 4``, paper §3).
 
 Fitted to the release on the real Charades annotations (issue 39; docs/decisions.md, "Algorithm 1 on the real
-Charades annotations"), three rules the paper does not name:
+Charades annotations"), four rules the paper does not name:
 
 * **same-class merge** (:func:`merge_same_class`, ``extract_same_class_merge = pairs``): a class annotated exactly
   twice with overlapping segments is one action, written as the release writes it (``c148 11.10 33.0``);
