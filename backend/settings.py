@@ -531,6 +531,15 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "`none` keeps every segment.",
     ),
     SettingSpec(
+        "extract_repeated_class",
+        str,
+        "follow",
+        "COMPSTUDIO_EXTRACT_REPEATED_CLASS",
+        "Charades extraction: `follow` leaves a class still annotated twice after the merge (two segments apart) "
+        "out of the search (no seed, not counted in a sequence's length); each segment then joins the finished "
+        "sequence when coherent with it. `count` searches over it like any action.",
+    ),
+    SettingSpec(
         "extract_observed_rule",
         str,
         "seconds",
@@ -723,6 +732,7 @@ class Settings:
     extract_min_actions: int = 4
     extract_fill_min_coherence: float = 0.5
     extract_same_class_merge: str = "pairs"
+    extract_repeated_class: str = "follow"
     extract_observed_rule: str = "seconds"
     extract_word_vectors: str = ""
     extract_task_map: str = ""
@@ -849,6 +859,7 @@ def _check_extraction(settings: Settings) -> None:
         ("extract_greedy_order", ("coherence", "time")),
         ("extract_observed_rule", ("frame", "seconds")),
         ("extract_same_class_merge", ("pairs", "none")),
+        ("extract_repeated_class", ("follow", "count")),
     ):
         if getattr(settings, name) not in allowed:
             raise SettingsError(f"{name} must be {' or '.join(allowed)}, not {getattr(settings, name)!r}")

@@ -56,26 +56,31 @@ def plain_chosen(actions: list[TimedAction], relevance: Relevance, config: Extra
     if config.same_class_merge == "pairs":
         actions = merge_same_class(actions)
     ordered = sorted(actions, key=release_order)
+    twice = [j for j in range(len(ordered)) if sum(a.class_id == ordered[j].class_id for a in ordered) == 2]
+    held = set(twice) if config.repeated_class == "follow" and len(twice) < len(ordered) else set()
+
+    def score_of(j: int, members: list[int]) -> tuple[float, float]:
+        start = min(ordered[m].start for m in members)
+        end = max(ordered[m].end for m in members)
+        temporal = temporal_relevance(gap_to_span(ordered[j], start, end), config.max_gap_s)
+        sims = [relevance.semantic.of(ordered[j].class_id, ordered[m].class_id) for m in members]
+        semantic = max(sims) if config.semantic_aggregate == "max" else sum(sims) / len(sims)
+        task = max(
+            relevance.task_relevance(ordered[j].class_id, ordered[m].class_id, config.related_task_score)
+            for m in members
+        )
+        return coherence(semantic, temporal, task, config).coherence, temporal
 
     def grow(seed: int, top_up: bool) -> tuple[list[int], list[float]]:
         members, joined = [seed], []
         while True:
-            start = min(ordered[m].start for m in members)
-            end = max(ordered[m].end for m in members)
             short = top_up and len(members) < config.min_actions
             floor = min(config.min_coherence, config.fill_min_coherence) if short else config.min_coherence
             pick: tuple[float, int] | None = None
             for j in range(len(ordered)):
-                if j in members:
+                if j in members or j in held:
                     continue
-                temporal = temporal_relevance(gap_to_span(ordered[j], start, end), config.max_gap_s)
-                sims = [relevance.semantic.of(ordered[j].class_id, ordered[m].class_id) for m in members]
-                semantic = max(sims) if config.semantic_aggregate == "max" else sum(sims) / len(sims)
-                task = max(
-                    relevance.task_relevance(ordered[j].class_id, ordered[m].class_id, config.related_task_score)
-                    for m in members
-                )
-                score = coherence(semantic, temporal, task, config).coherence
+                score, temporal = score_of(j, members)
                 if temporal > 0 and score >= floor - 1e-9 and (pick is None or score > pick[0]):
                     pick = (score, j)
             if pick is None:
@@ -86,6 +91,8 @@ def plain_chosen(actions: list[TimedAction], relevance: Relevance, config: Extra
     def longest(top_up: bool) -> list[int]:
         best: tuple[tuple[int, float, int], list[int]] | None = None
         for seed in range(len(ordered)):
+            if seed in held:
+                continue
             members, joined = grow(seed, top_up)
             rank = (len(members), sum(joined) / len(joined) if joined else 0.0, -seed)
             if best is None or rank > best[0]:
@@ -95,6 +102,11 @@ def plain_chosen(actions: list[TimedAction], relevance: Relevance, config: Extra
     chosen = longest(False)
     if ordered and len(chosen) < config.min_actions and config.fill_min_coherence < config.min_coherence:
         chosen = longest(True)
+    if chosen:  # a repeated class joins the finished sequence when coherent with it
+        passes = [score_of(j, chosen) for j in sorted(held)]
+        chosen = chosen + [
+            j for j, (s, t) in zip(sorted(held), passes, strict=True) if t > 0 and s >= config.min_coherence - 1e-9
+        ]
     return [ordered[i] for i in sorted(chosen)]
 
 

@@ -55,13 +55,14 @@ ABLATIONS: tuple[tuple[str, dict[str, object]], ...] = (
     ("fitted map: task merges only (no class moves)", {"task_map": "merges"}),
     ("no same-class merge (extract_same_class_merge = none)", {"extract_same_class_merge": "none"}),
     ("no top-up (extract_fill_min_coherence = 1)", {"extract_fill_min_coherence": 1.0}),
+    ("repeated classes searched like any action (extract_repeated_class = count)", {"extract_repeated_class": "count"}),
     ("no related tasks (extract_related_task_score = 0)", {"extract_related_task_score": 0.0}),
     ("semantic weight 1 (extract_semantic_weight)", {"extract_semantic_weight": 1.0}),
     ("temporal weight 1 (extract_temporal_weight)", {"extract_temporal_weight": 1.0}),
     ("max gap 10 s (extract_max_gap_s)", {"extract_max_gap_s": 10.0}),
     ("time-order search (extract_greedy_order = time)", {"extract_greedy_order": "time"}),
     (
-        "issue 30's reading: weights 1/1/1, coherence 0.6, gap 20 s, hand map, no merge, no top-up",
+        "issue 30's reading: weights 1/1/1, coherence 0.6, gap 20 s, hand map, no merge, no top-up, repeats counted",
         {
             "task_map": "hand",
             "extract_semantic_weight": 1.0,
@@ -70,6 +71,7 @@ ABLATIONS: tuple[tuple[str, dict[str, object]], ...] = (
             "extract_max_gap_s": 20.0,
             "extract_same_class_merge": "none",
             "extract_fill_min_coherence": 1.0,
+            "extract_repeated_class": "count",
         },
     ),
 )

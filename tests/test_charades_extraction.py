@@ -138,6 +138,47 @@ def test_the_top_up_worked_by_hand():
     assert not extract_sequence("v", acts, relevance(), replace(fitted, fill_min_coherence=1.0)).kept
 
 
+def test_a_repeated_class_follows_the_sequence_worked_by_hand():
+    # The fitted reading. m1, m2 and b4 are each annotated twice, apart (not merged). Under `count` the meal task
+    # (m1, m2, m1, m2) and the book task (b1, b2, b3, b4 at 9-13; b4 at 40-44 lies 27 s after the book span
+    # 2-13, beyond 20 s) both have 4 actions, and meal's seed (m1 at 0 s) is the earlier: meal wins.
+    # Under `follow` the repeated classes are held out of the search: it finds b1, b2, b3 (span 2-12; no related
+    # task to top up from); then b4 9-13 overlaps it with the same task (coherence 1 >= 0.8) and joins, b4 40-44
+    # lies 28 s after it (temporal 0) and m1, m2 (another task, coherence 0) stay out: 4 actions, kept.
+    fitted = ExtractionConfig(
+        semantic_weight=0.0, temporal_weight=0.0, min_coherence=0.8, fill_min_coherence=0.5, same_class_merge="pairs"
+    )
+    acts = [
+        TimedAction("m1", 0, 3),
+        TimedAction("m2", 1, 5),
+        TimedAction("b1", 2, 8),
+        TimedAction("b2", 4, 10),
+        TimedAction("b3", 5, 12),
+        TimedAction("m1", 6, 9),
+        TimedAction("m2", 7, 11),
+        TimedAction("b4", 9, 13),
+        TimedAction("b4", 40, 44),
+    ]
+    assert chosen(acts, fitted) == ["m1", "m2", "m1", "m2"]
+    result = extract_sequence("v", acts, relevance(), replace(fitted, repeated_class="follow"))
+    assert [a.item for a in result.chosen] == ["b1 2 8", "b2 4 10", "b3 5 12", "b4 9 13"]
+    assert result.kept and result.verdict == "kept: a sequence of 4 actions"
+    decided = {d.action.item: (d.chosen, d.scores.coherence if d.scores else None, d.term) for d in result.decisions}
+    term = "repeated class (extract_repeated_class)"
+    assert decided["b4 9 13"] == (True, 1.0, term) and decided["b4 40 44"] == (False, 1.0, term)
+    assert next(d.scores.temporal for d in result.decisions if d.action.item == "b4 40 44") == 0.0
+    assert decided["m1 0 3"] == decided["m2 7 11"] == (False, 0.0, term)
+    assert decided["b1 2 8"] == (True, None, "seed (search order)")
+    reasons = {d.action.item: d.reason for d in result.decisions}
+    assert reasons["b4 40 44"] == (
+        "a class annotated twice, left out of the search: more than 20 s away from the sequence"
+        " (extract_repeated_class)"
+    )
+    assert reasons["m1 6 9"] == (
+        "a class annotated twice, left out of the search: coherence 0.00 below 0.8 (extract_repeated_class)"
+    )
+
+
 def test_too_short_a_sequence_leaves_the_video_out_and_says_why():
     result = extract_sequence("v", [TimedAction("b1", 0, 4), TimedAction("b2", 2, 6)], relevance(), ExtractionConfig())
     assert not result.kept and "has 2 actions" in result.verdict and "extract_min_actions" in result.verdict
@@ -187,7 +228,12 @@ def test_mean_and_max_semantic_aggregates_differ_as_documented():
 
 def test_extraction_settings_are_checked():
     assert ExtractionConfig.from_settings(Settings()) == ExtractionConfig(
-        semantic_weight=0.0, temporal_weight=0.0, min_coherence=0.8, fill_min_coherence=0.5, same_class_merge="pairs"
+        semantic_weight=0.0,
+        temporal_weight=0.0,
+        min_coherence=0.8,
+        fill_min_coherence=0.5,
+        same_class_merge="pairs",
+        repeated_class="follow",
     )  # the reading fitted to the release (docs/decisions.md, "Algorithm 1 on the real Charades annotations")
     env = {"COMPSTUDIO_EXTRACT_MIN_COHERENCE": "0.7", "COMPSTUDIO_EXTRACT_GREEDY_ORDER": "time"}
     config = ExtractionConfig.from_settings(load_settings(env))
@@ -199,6 +245,7 @@ def test_extraction_settings_are_checked():
         ("COMPSTUDIO_EXTRACT_TASK_WEIGHT", "-1"),
         ("COMPSTUDIO_EXTRACT_FILL_MIN_COHERENCE", "2"),
         ("COMPSTUDIO_EXTRACT_SAME_CLASS_MERGE", "chains"),
+        ("COMPSTUDIO_EXTRACT_REPEATED_CLASS", "drop"),
     ):
         with pytest.raises(SettingsError):
             load_settings({name: value})

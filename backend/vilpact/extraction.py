@@ -21,14 +21,18 @@ coherence, then the earlier seed. The video is kept when it has more than three 
 (``extract_min_actions = 4``, paper §3).
 
 Fitted to the release on the real Charades annotations (issue 39; docs/decisions.md, "Algorithm 1 on the real
-Charades annotations"), three rules the paper does not name:
+Charades annotations"), four rules the paper does not name:
 
 * **same-class merge** (:func:`merge_same_class`, ``extract_same_class_merge = pairs``): a class annotated exactly
   twice with overlapping segments is one action, written as the release writes it (``c148 11.10 33.0``);
 * **the release's order** (:func:`release_order`): actions sorted by start, then end, then class id;
 * **top-up** (``extract_fill_min_coherence``): when the longest sequence has fewer than ``extract_min_actions``
   actions, the search runs again letting the most coherent action join down to that coherence while the
-  sequence is short (a related task: the release tops up a short task with one done beside it).
+  sequence is short (a related task: the release tops up a short task with one done beside it);
+* **repeated class** (:func:`repeated_segments`, ``extract_repeated_class = follow``): a class still annotated
+  twice after the merge (two segments apart) takes no part in the search (it is neither a seed nor counted in a
+  sequence's length); each of its segments then joins the finished sequence when its coherence with it reaches
+  ``extract_min_coherence`` within ``extract_max_gap_s`` (with the fitted weights: when a member has its task).
 
 The default weights (task 1, semantic 0, temporal 0) and the fitted task map (backend/vilpact/task_fit.py) are
 what the release supports; the semantic and temporal scores are still computed and shown in the preview.
@@ -84,6 +88,7 @@ class ExtractionConfig:
     min_actions: int = 4
     fill_min_coherence: float = 1.0
     same_class_merge: str = "none"
+    repeated_class: str = "count"
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ExtractionConfig:
@@ -99,6 +104,7 @@ class ExtractionConfig:
             min_actions=settings.extract_min_actions,
             fill_min_coherence=settings.extract_fill_min_coherence,
             same_class_merge=settings.extract_same_class_merge,
+            repeated_class=settings.extract_repeated_class,
         )
 
 
@@ -209,8 +215,15 @@ class _Pairs:
 class _Growth:
     """A sequence being grown from one seed, with each outside action's running scores against its members."""
 
-    def __init__(self, actions: list[TimedAction], seed: int, pairs: _Pairs, config: ExtractionConfig):
-        self.actions, self.pairs, self.config = actions, pairs, config
+    def __init__(
+        self,
+        actions: list[TimedAction],
+        seed: int,
+        pairs: _Pairs,
+        config: ExtractionConfig,
+        held: frozenset[int] = frozenset(),
+    ):
+        self.actions, self.pairs, self.config, self.held = actions, pairs, config, held
         self.members = [seed]
         self.joined: dict[int, Scores] = {}
         self.filled: set[int] = set()
@@ -261,19 +274,25 @@ class _Growth:
 
 
 def grow(
-    actions: list[TimedAction], seed: int, pairs: _Pairs, config: ExtractionConfig, top_up: bool = False
+    actions: list[TimedAction],
+    seed: int,
+    pairs: _Pairs,
+    config: ExtractionConfig,
+    top_up: bool = False,
+    held: frozenset[int] = frozenset(),
 ) -> _Growth:
     """Algorithm 1's greedy step from ``seed`` over ``actions`` (sorted by start); with ``top_up``, a sequence
-    shorter than ``min_actions`` also takes actions down to ``fill_min_coherence``."""
-    growth = _Growth(actions, seed, pairs, config)
+    shorter than ``min_actions`` also takes actions down to ``fill_min_coherence``. The ``held`` actions (a
+    repeated class) never join here."""
+    growth = _Growth(actions, seed, pairs, config, held)
     threshold = config.min_coherence - 1e-9  # the coherence the scores report is rounded to 12 places
     if config.greedy_order == "time":
         for j in range(seed + 1, len(actions)):
-            if growth._parts(j)[0] >= threshold:
+            if j not in held and growth._parts(j)[0] >= threshold:
                 growth.add(j)
         return growth
     fill = min(threshold, config.fill_min_coherence - 1e-9) if top_up else threshold
-    outside = [j for j in range(len(actions)) if j != seed]
+    outside = [j for j in range(len(actions)) if j != seed and j not in held]
     while outside:
         # below extract_min_actions the fill threshold applies (a sequence too short is topped up)
         floor = fill if len(growth.members) < config.min_actions else threshold
@@ -340,12 +359,16 @@ def release_order(action: TimedAction) -> tuple[float, float, str]:
     return (action.start, action.end, action.class_id)
 
 
-def _longest(ordered: list[TimedAction], pairs: _Pairs, config: ExtractionConfig, top_up: bool) -> _Growth:
-    """The sequence grown from every seed in time order: the most actions, then the higher mean coherence, then
-    the earlier seed."""
+def _longest(
+    ordered: list[TimedAction], pairs: _Pairs, config: ExtractionConfig, top_up: bool, held: frozenset[int]
+) -> _Growth:
+    """The sequence grown from every seed in time order (the ``held`` ones excepted): the most actions, then the
+    higher mean coherence, then the earlier seed."""
     best: tuple[tuple[int, float, int], _Growth] | None = None
     for seed in range(len(ordered)):
-        growth = grow(ordered, seed, pairs, config, top_up)
+        if seed in held:
+            continue
+        growth = grow(ordered, seed, pairs, config, top_up, held)
         rank = (len(growth.members), growth.mean_coherence(), -seed)
         if best is None or rank > best[0]:
             best = (rank, growth)
@@ -387,6 +410,21 @@ def merge_same_class(actions: list[TimedAction]) -> list[TimedAction]:
     return merged
 
 
+def repeated_segments(actions: list[TimedAction]) -> frozenset[int]:
+    """The positions of the actions whose class is annotated exactly twice in ``actions`` (after the same-class
+    merge: two segments apart). They follow the sequence rather than shape it (``extract_repeated_class =
+    follow``): in the training videos such a class is incidental more often than not (docs/decisions.md).
+
+    >>> acts = [TimedAction("c097", 0, 4), TimedAction("c061", 1, 9), TimedAction("c097", 20, 25)]
+    >>> sorted(repeated_segments(acts)), sorted(repeated_segments(acts[:2]))
+    ([0, 2], [])
+    """
+    count: dict[str, int] = {}
+    for action in actions:
+        count[action.class_id] = count.get(action.class_id, 0) + 1
+    return frozenset(j for j, action in enumerate(actions) if count[action.class_id] == 2)
+
+
 def extract_sequence(
     video_id: str, actions: list[TimedAction], relevance: Relevance, config: ExtractionConfig
 ) -> Extraction:
@@ -419,9 +457,14 @@ def extract_sequence(
     if not ordered:
         return Extraction(video_id, (), False, "the video has no annotated actions")
     pairs = _Pairs.of(ordered, relevance, config.related_task_score)
-    winner = _longest(ordered, pairs, config, top_up=False)
+    held = repeated_segments(ordered) if config.repeated_class == "follow" else frozenset()
+    if len(held) == len(ordered):
+        held = frozenset()  # only repeated classes: they are the search
+    winner = _longest(ordered, pairs, config, top_up=False, held=held)
     if len(winner.members) < config.min_actions and config.fill_min_coherence < config.min_coherence:
-        winner = _longest(ordered, pairs, config, top_up=True)  # too short to keep: top it up
+        winner = _longest(ordered, pairs, config, top_up=True, held=held)  # too short to keep: top it up
+    # a repeated class joins the finished sequence when it passes the ordinary test against it
+    followers = {j for j in held if winner._parts(j)[0] >= config.min_coherence - 1e-9}
     seed = winner.members[0]
     decisions = []
     for j, action in enumerate(ordered):
@@ -434,6 +477,17 @@ def extract_sequence(
                 f"at least {config.fill_min_coherence:g} (extract_fill_min_coherence)"
             )
             decisions.append(Decision(action, True, winner.joined[j], reason, "top-up (extract_fill_min_coherence)"))
+        elif j in held:
+            scores = winner.scores(j)
+            chosen = j in followers
+            verdict_of = (
+                f"coherence {scores.coherence:.2f} with the finished sequence"
+                if chosen
+                else _reason_left_out(scores, config).split(" (extract_")[0]
+            )
+            reason = f"a class annotated twice, left out of the search: {verdict_of} (extract_repeated_class)"
+
+            decisions.append(Decision(action, chosen, scores, reason, "repeated class (extract_repeated_class)"))
         elif j in winner.joined:
             scores = winner.joined[j]
             decisions.append(
@@ -444,7 +498,7 @@ def extract_sequence(
             decisions.append(
                 Decision(action, False, scores, _reason_left_out(scores, config), deciding_term(scores, config, False))
             )
-    count = len(winner.members)
+    count = len(winner.members) + len(followers)
     kept = count >= config.min_actions
     verdict = (
         f"kept: a sequence of {count} actions"
