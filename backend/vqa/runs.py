@@ -196,12 +196,16 @@ def store_runs(ctx: AppContext, items: list[VqaItem]) -> list[VqaRun]:
     from backend.vqa.models import BLIND_BENCHMARK, eval_item, run_name
 
     groups = _run_groups(ctx)
-    # the latest settings of each run name (generation overrides name a run of their own: backend.inference.overrides)
+    # the current settings of each run name (generation overrides name a run of their own:
+    # backend.inference.overrides): the key a registered model is read under now, as planning's leaderboard reads
+    # it (a later run that failed under other settings, e.g. with the server down or a mistyped URL since
+    # mended, never makes the good run "earlier"); an unregistered model's latest run
     latest_hash = {(g["key"][0], g["key"][1], g["key"][3], run_label(g["gen"])): g["key"][2] for g in groups}
-    down = _unreachable_keys(ctx, groups)
-    for (model, bench_name, mode, label), _shash in list(latest_hash.items()):
-        if (model, bench_name, label) in down:  # its server is down: its last run that matches, not a failed one
-            latest_hash[(model, bench_name, mode, label)] = down[(model, bench_name, label)].settings_hash
+    keys = _read_keys(ctx, groups)
+    for model, bench_name, mode, label in list(latest_hash):
+        if (model, bench_name, label) in keys:
+            latest_hash[(model, bench_name, mode, label)] = keys[(model, bench_name, label)].settings_hash
+    down = {k: key for k, key in keys.items() if key.unreachable is not None}
     out = []
     for group in groups:
         model, bench_name, shash, mode = group["key"]
@@ -226,15 +230,15 @@ def store_runs(ctx: AppContext, items: list[VqaItem]) -> list[VqaRun]:
     return out
 
 
-def _unreachable_keys(ctx: AppContext, groups: list[dict[str, Any]]) -> dict[tuple[str, str, str], ReadKey]:
-    """(model, benchmark, run label) -> the read key of each registered served model of ``groups`` whose server is
-    unreachable (:func:`backend.inference.reading.read_key`: its last run that matches its settings)."""
+def _read_keys(ctx: AppContext, groups: list[dict[str, Any]]) -> dict[tuple[str, str, str], ReadKey]:
+    """(model, benchmark, run label) -> the key each registered model of ``groups`` is read under now
+    (:func:`backend.inference.reading.read_key`; a served model whose server is unreachable: its last run that
+    matches its settings, with ``unreachable`` set)."""
     from backend.errors import CompStudioError
     from backend.inference.benchmarks import get_benchmark
     from backend.inference.overrides import run_label
     from backend.inference.reading import read_key
     from backend.inference.registry import list_models
-    from backend.inference.revision import SERVED_BACKENDS
 
     try:
         specs = list_models(ctx)
@@ -244,14 +248,12 @@ def _unreachable_keys(ctx: AppContext, groups: list[dict[str, Any]]) -> dict[tup
     for group in groups:
         model, bench_name = group["key"][0], group["key"][1]
         spec, label = specs.get(model), run_label(group["gen"])
-        if spec is None or spec.backend not in SERVED_BACKENDS or (model, bench_name, label) in out:
+        if spec is None or (model, bench_name, label) in out:
             continue
         try:
-            key = read_key(ctx, get_benchmark(ctx, bench_name), spec, group["gen"])
+            out[(model, bench_name, label)] = read_key(ctx, get_benchmark(ctx, bench_name), spec, group["gen"])
         except CompStudioError:  # e.g. options the backend refuses: named by the latest row, as before
             continue
-        if key.unreachable is not None:
-            out[(model, bench_name, label)] = key
     return out
 
 
@@ -465,11 +467,17 @@ def comparison(
     wanted += [r for r, run in runs.items() if run.kind == "blind" and r not in wanted]
     chance = sum(float(item_random_score(i)) for i in items if i.choice_type == "single")
     singles = sum(1 for i in items if i.choice_type == "single")
+    from backend.humans.paired import people_vs_models
+
+    outcomes = {r: run_outcomes(runs[r], items) for r in wanted}
+    people = {r: o for r, o in outcomes.items() if runs[r].kind == "people"}
+    machines = {r: o for r, o in outcomes.items() if runs[r].kind != "people"}
     return {
         "benchmark": "mmcomposition",
         "items": len(items),
         "notes": {r: runs[r].note for r in wanted if runs[r].note},
-        "comparison": compare_models({r: run_outcomes(runs[r], items) for r in wanted}, samples, pairwise=True),
+        "people_vs_models": people_vs_models(machines, people, samples),
+        "comparison": compare_models(outcomes, samples, pairwise=True),
         "blind_runs": [r for r in wanted if runs[r].kind == "blind"],
         "people_runs": [r for r in wanted if runs[r].kind == "people"],
         "not_run": [r for r in (run_ids or []) if r not in every],

@@ -1,0 +1,168 @@
+"""People as runs (issue 41): answers of a VQA study's three workers and of a reviewer answering as an expert
+become runs scored by the models' own partial credit, with manifests that count people and never name them;
+each model is paired with them on the items both answered; the VQA paired comparison counts each pair's items
+as the Samples view does; the only good run is never "[earlier settings]"; circular evaluation's figures.
+
+The figures below are worked by hand on the demo VQA items (assets/vqa/items.jsonl): keys obj-p A, count-p C,
+vis-sim C (3 options), prob-1 A+D (indefinite).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from backend.accounts import auth
+from backend.campaigns import studies, workers
+from backend.campaigns.links import Visit
+from backend.context import build_context
+from backend.inference.registry import ModelSpec, write_models
+from backend.settings import Settings
+from backend.storage import utcnow
+from backend.vqa import runs
+from backend.vqa.demo import ensure_vqa_demo
+from backend.vqa.models import run_model
+
+ECHO = ModelSpec("echo", "python", "inference_helpers:echo_factory")  # always answers "A"
+RANDOM = ModelSpec("random", "random", options={"seed": 0})
+CROWD = {  # worker -> item -> letters
+    "w1": {"demo-obj-p": "A", "demo-count-p": "C", "demo-vis-sim": "C", "demo-prob-1": "A"},
+    "w2": {"demo-obj-p": "A", "demo-count-p": "C", "demo-vis-sim": "A", "demo-prob-1": "AD"},
+    "w3": {"demo-obj-p": "A", "demo-count-p": "B", "demo-vis-sim": "B", "demo-prob-1": "AD"},
+}
+
+
+class Unreachable:
+    """A model whose every call fails (as a mistyped server URL does)."""
+
+    def __init__(self, spec) -> None:
+        self.spec = spec
+
+    def generate(self, requests, params):
+        raise ConnectionError("connection refused (simulated)")
+
+    def unload(self) -> None:
+        return None
+
+
+def _answer(ctx, person: str, item_id: str, letters: str) -> None:
+    with ctx.database.write() as db:
+        db.conn.execute(
+            "INSERT INTO vqa_answers (item_id, annotator, answer, submitted_at) VALUES (?, ?, ?, ?)",
+            (item_id, person, json.dumps(list(letters)), utcnow()),
+        )
+
+
+@pytest.fixture
+def lab(tmp_path):
+    """The demo VQA items, a VQA study whose three workers answered four items, and a reviewer who answered two
+    as an expert; ``echo`` (always "A") and ``random`` registered."""
+    ctx = build_context(Settings(data_dir=tmp_path / "data", demo_content=False, human_best_min_items=4))
+    ensure_vqa_demo(ctx)
+    auth.add_user(ctx.database, "boss", "admin", "password1")
+    auth.add_user(ctx.database, "rev", "reviewer", "password1")
+    write_models(ctx.settings, [RANDOM, ECHO])
+    study = studies.create_study(
+        ctx.database, "boss", name="VQA pilot", kind="vqa", tasks_per_worker=4, qualification_size=0,
+        completion_code="DONE1",
+    )  # fmt: skip
+    names = {}
+    for worker in CROWD:
+        arrival = workers.arrive(ctx.database, ctx.settings, study, Visit(worker, {}), "127.0.0.1")
+        names[worker] = arrival.worker.username
+        for item_id, letters in CROWD[worker].items():
+            _answer(ctx, arrival.worker.username, item_id, letters)
+    _answer(ctx, "rev", "demo-obj-p", "A")
+    _answer(ctx, "rev", "demo-count-p", "B")
+    return ctx, study, names
+
+
+def test_people_become_runs_scored_like_models_counted_never_named(lab):
+    ctx, study, names = lab
+    rows = {r["name"]: r for r in runs.leaderboard(ctx, "rev")}
+    people = [n for n, r in rows.items() if r["kind"] == "people"]
+    assert people == [
+        "Humans (majority of 3)",
+        "Humans (one annotator, mean)",
+        "Best annotator",
+        "Experts (majority of 1)",
+        "Experts (one annotator, mean)",
+    ]  # fmt: skip  (the expert answered 2 items: fewer than 4, no "Best expert")
+    # majority: obj-p A right, count-p C right, vis-sim a tie (no answer: 0), prob-1 AD right: 3/4
+    assert rows["Humans (majority of 3)"]["overall"] == 75.0
+    # one annotator's mean: 1, 2/3, 1/3, (1/2 + 1 + 1)/3 = 5/6 -> 17/24 = 70.83%
+    assert rows["Humans (one annotator, mean)"]["overall"] == 70.83
+    # best annotator (4+ answers): w1 1, 1, 1, 1/2 = 87.5% beats w2 (75%) and w3 (50%)
+    assert rows["Best annotator"]["overall"] == 87.5
+    assert rows["Experts (majority of 1)"]["overall"] == 50.0 and rows["Experts (majority of 1)"]["questions"] == 2
+    assert all(rows[n]["questions"] == 4 for n in people[:3])  # every row states the items it covers
+    assert all(rows[n]["ci95_low"] <= rows[n]["overall"] <= rows[n]["ci95_high"] for n in people)
+    assert rows["Humans (majority of 3)"]["status"] is None and rows["Humans (majority of 3)"]["errors"] is None
+    manifests = runs.run_manifests(ctx)
+    crowd = manifests["Humans (majority of 3)"]
+    assert (crowd["kind"], crowd["group"], crowd["people"], crowd["answers"], crowd["studies"]) == (
+        "people", "crowd", 3, 12, [study.id])  # fmt: skip
+    assert crowd["answers_per_item"] == {"min": 3, "median": 3.0, "max": 3}
+    # Krippendorff's α by hand: coincidences of A A A | C C B | C A B | A AD AD give D_o = 7/12 and
+    # D_e = (144 - (25 + 9 + 4 + 4)) / 132 = 102/132, α = 1 - (7/12) / (102/132) = 0.2451
+    assert crowd["krippendorff_alpha"] == 0.2451
+    assert manifests["Best annotator"]["people"] == 1 and manifests["Best annotator"]["ranked_people"] == 3
+    assert manifests["Experts (majority of 1)"]["group"] == "expert"
+    shown = json.dumps([rows, manifests, runs.leaderboard_csv(list(rows.values()), manifests)])
+    assert not [name for name in [*names.values(), "rev"] if name in shown]  # counted, never named
+
+
+def test_each_model_is_paired_with_people_on_the_items_both_answered(lab):
+    ctx, _study, _names = lab
+    run_model(ctx, "rev", "echo")
+    compared = runs.comparison(ctx, "rev", samples=200)
+    pairs = {(p["model"], p["people"]): p for p in compared["people_vs_models"]}
+    # echo answers A: right on obj-p only of the four. Majority right on obj-p, count-p, prob-1.
+    majority = pairs[("echo", "Humans (majority of 3)")]
+    assert (majority["n"], majority["model_only_right"], majority["people_only_right"]) == (4, 0, 2)
+    assert majority["p_value"] == 0.5  # exact McNemar: 2 * P[X <= 0], X ~ Bin(2, 1/2) = 2 * 1/4
+    best = pairs[("echo", "Best annotator")]  # w1: right on obj-p, count-p and vis-sim
+    assert (best["n"], best["model_only_right"], best["people_only_right"]) == (4, 0, 2)
+    experts = pairs[("echo", "Experts (majority of 1)")]  # rev: obj-p A (right), count-p B (wrong)
+    assert (experts["n"], experts["model_only_right"], experts["people_only_right"]) == (2, 0, 0)
+    assert "Humans (one annotator, mean)" in compared["not_paired"]
+    assert not [p for p in compared["people_vs_models"] if p["model"].startswith("Humans")]
+
+
+def test_a_pair_is_compared_on_the_items_both_answered_as_the_samples_view_counts_them(lab):
+    from backend.inference import samples_api
+    from backend.inference.run_items import list_runs
+
+    ctx, _study, _names = lab
+    run_model(ctx, "rev", "echo")
+    run_model(ctx, "rev", "random")
+    run_model(ctx, "rev", "echo", blind=True, limit=10)  # a blind run of 10 items always joins the comparison
+    compared = runs.comparison(ctx, "rev", samples=200)
+    pair = next(p for p in compared["comparison"]["pairs"] if {p["model_a"], p["model_b"]} == {"echo", "random"})
+    # every run answered only the 2 items the expert did; the pair is on the 15 both answered, not shrunk by
+    # the blind run's 10 or the people's 4 and 2
+    assert compared["comparison"]["common_items"] == 2 and pair["n"] == 15
+    ids = {r.model: r.run_id for r in list_runs(ctx.database) if r.benchmark == "mmcomposition"}
+    vs = samples_api.samples_vs(ctx, "rev", ids["echo"], ids["random"])
+    assert vs["common"] == pair["n"]
+    assert (vs["a_only_right"], vs["b_only_right"]) == (
+        (pair["a_only_right"], pair["b_only_right"])
+        if pair["model_a"] == "echo"
+        else (pair["b_only_right"], pair["a_only_right"])
+    )
+
+
+def test_the_only_good_run_is_not_named_earlier_settings_after_a_failed_run_under_other_settings(lab):
+    ctx, _study, _names = lab
+    run_model(ctx, "rev", "echo")
+    broken = ModelSpec("echo", "python", "test_people_runs:Unreachable")  # other settings, every call fails
+    write_models(ctx.settings, [RANDOM, broken])
+    ctx.pool.unload("echo")
+    assert run_model(ctx, "rev", "echo")["status"] == "failed"
+    write_models(ctx.settings, [RANDOM, ECHO])  # mended
+    ctx.pool.unload("echo")
+    names = [r["name"] for r in runs.leaderboard(ctx, "rev")]
+    assert "echo" in names and not [n for n in names if n.startswith("echo [earlier settings")]
+    unranked = [r["name"] for r in runs.unranked_runs(ctx, "rev")]
+    assert [n for n in unranked if n.startswith("echo")] == [n for n in unranked if "[earlier settings" in n]
