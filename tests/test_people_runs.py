@@ -166,3 +166,49 @@ def test_the_only_good_run_is_not_named_earlier_settings_after_a_failed_run_unde
     assert "echo" in names and not [n for n in names if n.startswith("echo [earlier settings")]
     unranked = [r["name"] for r in runs.unranked_runs(ctx, "rev")]
     assert [n for n in unranked if n.startswith("echo")] == [n for n in unranked if "[earlier settings" in n]
+
+
+class Biased:
+    """Generation always answers "A"; option likelihood always prefers the last option."""
+
+    def __init__(self, spec) -> None:
+        self.spec = spec
+
+    def generate(self, requests, params):
+        return ["The answer is (A)." for _ in requests]
+
+    def score_options(self, request, options):
+        from backend.inference.base import OptionScore
+
+        return [OptionScore(float(i), float(i), 1) for i, _ in enumerate(options)]
+
+    def unload(self) -> None:
+        return None
+
+
+def test_what_circular_evaluation_reveals_about_a_model_that_answers_by_position(lab):
+    from backend.vqa.circular import position_bias
+
+    ctx, _study, _names = lab
+    generated = ModelSpec("biased", "python", "test_people_runs:Biased")
+    scored = ModelSpec("biased-lik", "python", "test_people_runs:Biased", scoring="likelihood")
+    write_models(ctx.settings, [RANDOM, ECHO, generated, scored])
+    run_model(ctx, "rev", "biased", circular=True)
+    run_model(ctx, "rev", "biased-lik")
+    out = position_bias(ctx, "biased")
+    # 13 single-choice items: ten with 4 options, two with 2, one with 3; "A" under every rotation flips on every
+    # rotation after the first: 10*3 + 2*1 + 1*2 = 34 of 34
+    assert out["flip"] == {"items": 13, "askings": 34, "flips": 34, "flip_rate": 1.0, "items_flipped": 13}
+    # 47 answers, all at A; under uniform each item adds 1 to each of its positions: A 13, B 13, C 11, D 10
+    positions = out["positions"]
+    assert positions["observed"] == {"A": 47, "B": 0, "C": 0, "D": 0}
+    assert positions["expected"] == {"A": 13.0, "B": 13.0, "C": 11.0, "D": 10.0}
+    assert positions["chi2"] == round((47 - 13) ** 2 / 13 + 13 + 11 + 10, 4) and positions["dof"] == 3
+    assert positions["p_value"] < 1e-6
+    # run both ways: generation "A", likelihood the last option; they differ on every single-choice item
+    both = out["both_ways"]
+    print("BOTH", both)
+    assert both["twin"] == "biased-lik" and both["items"] == 15 and both["disagree"] >= 13
+    assert out["circular"]["consistency_rate"] == 0.0
+    rows = {r["name"]: r for r in runs.leaderboard(ctx, "rev")}
+    assert rows["biased"]["flip_rate"] == 100.0 and rows["biased-lik"]["flip_rate"] is None

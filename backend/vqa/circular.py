@@ -70,7 +70,25 @@ def both_ways_twin(specs: Mapping[str, ModelSpec], name: str) -> str | None:
     return None
 
 
-def position_bias(ctx: AppContext, model: str, *, image_mode: str | None = None) -> dict[str, Any]:
+def flip_rates(ctx: AppContext, models: Sequence[str]) -> dict[str, float | None]:
+    """Each registered model's flip rate under rotation (:func:`position_bias`; None: not run circular, or not a
+    registered model), the rotated items built once."""
+    from backend.errors import CompStudioError
+    from backend.vqa.models import BENCHMARK
+
+    items = get_benchmark(ctx, BENCHMARK).load_items(ctx, image_mode=None, ids=None, circular=True)
+    out: dict[str, float | None] = {}
+    for model in models:
+        try:
+            out[model] = position_bias(ctx, model, items=items)["flip"]["flip_rate"]
+        except CompStudioError:
+            out[model] = None
+    return out
+
+
+def position_bias(
+    ctx: AppContext, model: str, *, image_mode: str | None = None, items: list | None = None
+) -> dict[str, Any]:
     """What circular evaluation reveals about ``model`` on the verified items (:mod:`backend.inference.position_bias`):
     its flip rate under rotation, its answers per position against uniform (χ²), its circular accuracy and
     consistency, and, when it is registered the other way too (:func:`both_ways_twin`), the share of items where
@@ -81,7 +99,8 @@ def position_bias(ctx: AppContext, model: str, *, image_mode: str | None = None)
     from backend.vqa.models import BENCHMARK, _stored_letters
 
     bench = get_benchmark(ctx, BENCHMARK)
-    items = bench.load_items(ctx, image_mode=image_mode, ids=None, circular=True)
+    if items is None:
+        items = bench.load_items(ctx, image_mode=image_mode, ids=None, circular=True)
 
     def letters(name: str, chosen: list) -> dict[str, tuple[str, ...]]:
         key = read_key(ctx, bench, get_spec(ctx, name))

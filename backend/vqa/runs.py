@@ -46,6 +46,7 @@ from backend.inference.outcomes import outcome_counts
 from backend.storage import Database, audit, utcnow
 from backend.storage.jsonl import read_jsonl
 from backend.vqa.categories import CATEGORIES, SHORT_NAMES
+from backend.vqa.circular import flip_rates
 from backend.vqa.difficulty import level_distribution
 from backend.vqa.items import VqaItem, list_items, parse_letters
 from backend.vqa.scoring import ScoreTable, aggregate, item_random_score, partial_credit, random_table
@@ -349,6 +350,8 @@ def leaderboard(ctx: AppContext, username: str | None, status: str = "verified")
     ranked = [row for row in every if row["kind"] != "people"]
     ranked.sort(key=lambda r: -(r["overall"] or 0))
     rows += ranked
+    flips = flip_rates(ctx, [r["name"] for r in ranked if r["kind"] == "model"])  # a model's current run only
+    rows = [row | {"flip_rate": _pct(flips.get(row["name"]))} for row in rows]
     if any(row.get("note") for row in rows):  # a column only when a run needs the sentence (same keys: the CSV)
         rows = [row | {"note": row.get("note")} for row in rows]
     return rows
