@@ -212,3 +212,84 @@ def test_what_circular_evaluation_reveals_about_a_model_that_answers_by_position
     assert out["circular"]["consistency_rate"] == 0.0
     rows = {r["name"]: r for r in runs.leaderboard(ctx, "rev")}
     assert rows["biased"]["flip_rate"] == 100.0 and rows["biased-lik"]["flip_rate"] is None
+
+
+def test_the_command_line_prints_people_beside_the_models_and_what_rotation_reveals(lab, capsys, monkeypatch):
+    from backend.cli import main
+
+    ctx, _study, names = lab
+    monkeypatch.setenv("COMPSTUDIO_HUMAN_BEST_MIN_ITEMS", "4")  # as the fixture's settings
+    write_models(ctx.settings, [RANDOM, ECHO, ModelSpec("biased", "python", "test_people_runs:Biased")])
+    run_model(ctx, "rev", "echo")
+    run_model(ctx, "rev", "biased", circular=True)
+    data = str(ctx.settings.data_dir)
+    assert main(["vqa", "people", "--json", "--data-dir", data]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in out["people"]][:3] == [
+        "Humans (majority of 3)", "Humans (one annotator, mean)", "Best annotator"]  # fmt: skip
+    assert out["manifests"]["Humans (majority of 3)"]["people"] == 3
+    table = out["paper_table"]
+    assert table[0]["Method"] == "Humans (majority of 3)" and table[0]["Overall"] == 75.0 and table[0]["Items"] == 4
+    assert table[-1]["Method"] == "Random Choice" and table[-1]["Items"] == 15
+    pair = next(p for p in out["people_vs_models"] if (p["model"], p["people"]) == ("echo", "Humans (majority of 3)"))
+    assert (pair["n"], pair["model_only_right"], pair["people_only_right"]) == (4, 0, 2)
+    assert not [n for n in names.values() if n in json.dumps(out)]
+    assert main(["vqa", "people", "--table", "--data-dir", data]) == 0
+    printed = capsys.readouterr().out
+    assert "| Method" in printed and "Humans (majority of 3)" in printed and "only people right" in printed
+    assert main(["vqa", "position-bias", "biased", "--json", "--data-dir", data]) == 0
+    figures = json.loads(capsys.readouterr().out)["models"][0]
+    assert figures["flip"]["flip_rate"] == 1.0 and figures["positions"]["observed"]["A"] == 47
+    assert main(["vqa", "position-bias", "--table", "--data-dir", data]) == 0
+    printed = capsys.readouterr().out
+    assert "Flips under rotation (%)" in printed and "| biased" in printed and "| echo " not in printed
+    assert main(["vqa", "position-bias", "nobody", "--data-dir", data]) == 2
+    assert "no registered model named nobody" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def app(served_app):
+    """The real app on the demo content, with ``echo`` (always "A") registered and run on the VQA items."""
+    running = served_app(
+        {"boss": "admin", "rev": "reviewer", "ann": "annotator"}, password="password1", demo=True,
+        vqa_answers_per_item=3, human_best_min_items=4,
+    )  # fmt: skip
+    write_models(running.ctx.settings, [RANDOM, ECHO])
+    run_model(running.ctx, "rev", "echo")
+    return running
+
+
+def test_a_vqa_study_run_by_three_workers_through_the_scripting_api(app):
+    from e2e_helpers import ApiClient, ApiError
+
+    from backend.campaigns import links
+    from backend.vqa.items import list_items
+
+    db = app.ctx.database
+    study = studies.create_study(
+        db, "boss", name="VQA by script", kind="vqa", tasks_per_worker=4, qualification_size=0, completion_code="OK1"
+    )
+    keys = {item.id: item.answer for item in list_items(db, status="verified")}
+    answered: dict[str, list[tuple[str, ...]]] = {}
+    pids = [f"{0x5F00AA11BB22CC33DD440000 + i:024x}" for i in range(3)]  # Prolific ids: 24 hexadecimal digits
+    for pid, right in zip(pids, (True, True, False), strict=True):  # the third always answers "A"
+        worker = ApiClient.by_link(links.worker_link(db, study, app.url, pid, STUDY_ID="S", SESSION_ID=pid))
+        for _ in range(4):
+            task = worker.run("vqa_next_answer")["task"]
+            letters = list(keys[task["id"]]) if right else ["A"]
+            answered.setdefault(task["id"], []).append(tuple(letters))
+            worker.run("vqa_submit_answer", task["id"], letters)
+    assert len(answered) == 4 and all(len(v) == 3 for v in answered.values())
+    ann, rev = ApiClient(app.url, "ann", "password1"), ApiClient(app.url, "rev", "password1")
+    rows = {r["name"]: r for r in ann.run("vqa_leaderboard")}
+    majority = rows["Humans (majority of 3)"]
+    assert (majority["kind"], majority["overall"], majority["questions"]) == ("people", 100.0, 4)
+    assert majority["ci95_low"] == majority["ci95_high"] == 100.0
+    assert rows["Best annotator"]["overall"] == 100.0 and rows["Best annotator"]["questions"] == 4
+    compared = ann.run("vqa_comparison")
+    pair = next(p for p in compared["people_vs_models"] if (p["model"], p["people"]) == ("echo", majority["name"]))
+    wrong_for_echo = sum(1 for item in answered if keys[item] != ("A",))  # echo answers "A"; people the key
+    assert (pair["n"], pair["model_only_right"], pair["people_only_right"]) == (4, 0, wrong_for_echo)
+    with pytest.raises(ApiError, match="reviewer role"):
+        ann.call("vqa_position_bias", None)
+    assert rev.call("vqa_position_bias", None)["models"] == []  # nothing run under rotation yet

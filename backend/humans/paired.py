@@ -9,6 +9,7 @@ discordant items, Holm across the family of model × people pairs).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from backend.inference.comparison import Outcomes, cohens_h, common_items, holm, mcnemar_exact, paired_bootstrap
 
@@ -34,7 +35,7 @@ def people_vs_models(
     >>> r["n"], r["model_only_right"], r["people_only_right"], r["p_value"], r["difference"]
     (4, 1, 1, 1.0, 0.0)
     """
-    raw = []
+    raw: list[dict[str, Any]] = []
     for model, mine in models.items():
         for name, theirs in people.items():
             shared = common_items({"a": mine, "b": theirs})

@@ -121,3 +121,28 @@ def position_bias(
         generated, scored = (first, theirs) if specs[model].scoring == "generate" else (theirs, first)
         out["both_ways"] = {"twin": twin, **method_disagreement(generated, scored)}
     return out
+
+
+def position_report(ctx: AppContext, username: str | None, models: Sequence[str] | None = None) -> dict[str, Any]:
+    """:func:`position_bias` of ``models`` (default: every registered model with rotated answers stored or run
+    both ways), for reviewers; ``people``: what the runs of people reveal (people answer the options in their
+    authored order, so there is no rotation to measure: said, not computed)."""
+    from backend.accounts import auth
+    from backend.errors import NotFound
+    from backend.inference.registry import list_models
+    from backend.vqa.models import BENCHMARK
+
+    auth.require_role(ctx.database, username, "reviewer")
+    specs = list_models(ctx)
+    unknown = [m for m in models or [] if m not in specs]
+    if unknown:
+        raise NotFound(f"no registered model named {', '.join(unknown)}; registered: {', '.join(specs)}")
+    items = get_benchmark(ctx, BENCHMARK).load_items(ctx, image_mode=None, ids=None, circular=True)
+    figures = [position_bias(ctx, m, items=items) for m in (models or list(specs))]
+    if models is None:
+        figures = [f for f in figures if f["flip"]["items"] or (f["both_ways"] and f["both_ways"]["items"])]
+    return {
+        "models": figures,
+        "people": "people answered each item once, its options as authored: no rotation to measure (the figures "
+        "apply to people only where a study shows rotated options)",
+    }
