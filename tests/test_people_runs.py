@@ -293,3 +293,66 @@ def test_a_vqa_study_run_by_three_workers_through_the_scripting_api(app):
     with pytest.raises(ApiError, match="reviewer role"):
         ann.call("vqa_position_bias", None)
     assert rev.call("vqa_position_bias", None)["models"] == []  # nothing run under rotation yet
+
+
+def test_the_report_shows_people_beside_the_models_as_the_paper_prints_them(lab):
+    from backend.reporting.report import build_report
+
+    ctx, _study, names = lab
+    run_model(ctx, "rev", "echo")
+    report = build_report(ctx, "rev", ["echo"])
+    vqa = {r["run"]: r for r in report.table("vqa").rows}
+    assert vqa["Humans (majority of 3)"]["kind"] == "people" and vqa["Humans (majority of 3)"]["questions"] == 4
+    assert vqa["Humans (majority of 3)"]["ci95 low"] <= 75.0 <= vqa["Humans (majority of 3)"]["ci95 high"]
+    paper = report.table("vqa_paper").rows
+    assert [r["Method"] for r in paper] == [
+        "Humans (majority of 3)", "Humans (one annotator, mean)", "Best annotator", "Experts (majority of 1)",
+        "Experts (one annotator, mean)", "echo", "Random Choice",
+    ]  # fmt: skip
+    # echo answers "A": ten single-choice keys are A, probing A+D gives 1/2 and A+C+D 1/3: (10 + 5/6) / 15
+    assert paper[1]["Overall"] == 70.83 and paper[5]["Overall"] == 72.22 and paper[5]["Items"] == 15
+    people = {(r["model"], r["people"]): r for r in report.table("vqa_people").rows}
+    row = people[("echo", "Humans (majority of 3)")]
+    assert (row["items both answered"], row["only the model right"], row["only people right"]) == (4, 0, 2)
+    outcomes = {r["model"] for r in report.table("outcomes").rows}
+    assert "echo" in outcomes and not [m for m in outcomes if m.startswith(("Humans", "Experts", "Best"))]
+    assert not [n for n in names.values() if n in json.dumps(report.sections, default=str)]
+
+
+def test_planning_checks_become_runs_of_people_paired_with_each_model(tmp_path):
+    from backend.planning.leaderboard import leaderboard
+    from backend.planning.questions import list_questions
+    from tests.conftest import VILPACT_DATA
+    from tests.planning_helpers import planning_context
+
+    ctx = planning_context(tmp_path, VILPACT_DATA, planning_annotators_per_question=3, human_best_min_items=3)
+    for name in ("ann1", "ann2", "ann3"):
+        auth.add_user(ctx.database, name, "annotator", "password-123")
+    auth.add_user(ctx.database, "rev", "reviewer", "password-123")
+    questions = list_questions(ctx.database)[:3]
+    key = {q.id: q.answer_index for q in questions}
+    q1, q2, q3 = (q.id for q in questions)
+    checks = {  # ann1 always right; ann2 wrong on q3; ann3 wrong on q2 and q3, "none is plausible" on q3
+        "ann1": {q1: key[q1], q2: key[q2], q3: key[q3]},
+        "ann2": {q1: key[q1], q2: key[q2], q3: (key[q3] + 1) % 6},
+        "ann3": {q1: key[q1], q2: (key[q2] + 1) % 6, q3: -1},
+        "rev": {q1: key[q1]},  # a reviewer's check: an expert's, kept apart
+    }
+    with ctx.database.write() as db:
+        for person, answers in checks.items():
+            for qid, choice in answers.items():
+                db.conn.execute(
+                    "INSERT INTO planning_checks (question_id, annotator, plausible_choice, submitted_at) "
+                    "VALUES (?, ?, ?, ?)",
+                    (qid, person, choice, utcnow()),
+                )
+    board = leaderboard(ctx.database, None, False, 200, ctx)
+    runs_ = board["runs"]
+    # majority: q1 right (3 of 3), q2 right (2 of 3), q3 a three-way tie (no answer): 2 of 3
+    assert runs_["Humans (majority of 3)"]["accuracy"] == 0.6667 and runs_["Humans (majority of 3)"]["n"] == 3
+    # one annotator's mean: 1, 2/3, 1/3 -> 2/3; best annotator: ann1, 3 of 3
+    assert runs_["Humans (one annotator, mean)"]["accuracy"] == 0.6667
+    assert runs_["Best annotator"]["accuracy"] == 1.0
+    assert runs_["Experts (majority of 1)"]["n"] == 1 and runs_["Experts (majority of 1)"]["kind"] == "people"
+    assert runs_["Humans (majority of 3)"]["manifest"]["people"] == 3
+    assert board["people_vs_models"] == []  # no model run yet
