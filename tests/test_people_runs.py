@@ -356,3 +356,38 @@ def test_planning_checks_become_runs_of_people_paired_with_each_model(tmp_path):
     assert runs_["Experts (majority of 1)"]["n"] == 1 and runs_["Experts (majority of 1)"]["kind"] == "people"
     assert runs_["Humans (majority of 3)"]["manifest"]["people"] == 3
     assert board["people_vs_models"] == []  # no model run yet
+
+
+def test_samples_show_people_beside_the_model_with_their_two_filters_never_to_an_item_s_verifier(lab):
+    from backend.inference import samples_api
+    from backend.inference.run_items import list_runs
+
+    ctx, _study, _names = lab
+    run_model(ctx, "rev", "echo")
+    auth.add_user(ctx.database, "ver", "reviewer", "password1")
+    with ctx.database.write() as db:  # "ver" verified demo-prob-1: they set its key, so never see people's answers
+        db.conn.execute(
+            "INSERT INTO vqa_verifications (item_id, verifier, decision, submitted_at) VALUES (?, ?, 'accept', ?)",
+            ("demo-prob-1", "ver", utcnow()),
+        )
+    run_id = next(r.run_id for r in list_runs(ctx.database) if r.model == "echo" and r.benchmark == "mmcomposition")
+
+    def page(user: str, name: str) -> dict:
+        return samples_api.samples_page(ctx, user, run_id, filter=name, page_size=50)
+
+    # split: count-p (C, C from the crowd; B, B from w3 and the expert: 2 of 4 is no majority), vis-sim (C, A, B)
+    split = page("rev", "people_split")
+    assert [r["item_id"] for r in split["rows"]] == ["demo-count-p", "demo-vis-sim"]
+    assert split["rows"][0]["people"] == {"counts": {"B": 2, "C": 2}, "key": "C", "answers": 4}
+    # people agree on the key (2 of 3 or more) where echo is wrong: prob-1 (A+D twice; echo read A: 1/2)
+    gap = page("rev", "people_agree_model_wrong")
+    assert [r["item_id"] for r in gap["rows"]] == ["demo-prob-1"] and gap["rows"][0]["outcome"] == "partly right"
+    assert gap["counts"]["people_split"] == 2 and gap["counts"]["people_agree_model_wrong"] == 1
+    everything = {r["item_id"]: r["people"] for r in page("rev", "all")["rows"]}
+    assert everything["demo-obj-p"]["counts"] == {"A": 4} and everything["demo-attr-p"] is None  # nobody answered
+    detail = samples_api.sample(ctx, "rev", run_id, "demo-prob-1")
+    assert detail["people"] == {"counts": {"A": 1, "A+D": 2}, "key": "A+D", "answers": 3}
+    # the verifier of prob-1: not in their filter, no counts on its row or its detail
+    assert page("ver", "people_agree_model_wrong")["rows"] == []
+    assert {r["item_id"]: r["people"] for r in page("ver", "all")["rows"]}["demo-prob-1"] is None
+    assert samples_api.sample(ctx, "ver", run_id, "demo-prob-1")["people"] is None
