@@ -101,7 +101,11 @@ def _leaderboard_frames(board: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.Dat
     for frame in (lengths,):
         for row in frame:
             row["ci95"] = f"{row['ci95'][0]:.3f}–{row['ci95'][1]:.3f}"
-    return pd.DataFrame(rows), pd.DataFrame(lengths), pd.DataFrame(scenes)
+    return (
+        pd.DataFrame(leaderboards.printed(rows, skip=("McNemar p vs baseline",))),
+        pd.DataFrame(lengths),
+        pd.DataFrame(scenes),
+    )
 
 
 def _browse_panel(ctx: AppContext) -> tuple[gr.Dropdown, gr.Column, gr.Dropdown]:
@@ -344,8 +348,10 @@ def _results_panel(ctx: AppContext, results_tab: gr.Tab) -> None:
         return {
             board: main,
             human: human_markdown(found["human_accuracy"]),
-            people: pd.DataFrame(people_rows(found["people_vs_models"]), columns=list(PEOPLE_COLUMNS)),
-            compared: pd.DataFrame(leaderboards.paired_rows(found["comparison"])),
+            people: pd.DataFrame(
+                leaderboards.printed(people_rows(found["people_vs_models"])), columns=list(PEOPLE_COLUMNS)
+            ),
+            compared: pd.DataFrame(leaderboards.printed(leaderboards.paired_rows(found["comparison"]))),
             by_length: lengths,
             by_scene: scenes,
             queue: pd.DataFrame([{**r, "votes": ", ".join(f"{k}:{v}" for k, v in r["votes"].items())} for r in rows]),

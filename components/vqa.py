@@ -404,14 +404,14 @@ def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
         path = Path(tempfile.mkdtemp(prefix="vqa-board-")) / "vqa_leaderboard.csv"
         path.write_text(runs.leaderboard_csv(rows, runs.run_manifests(ctx)), encoding="utf-8")
         out = {
-            table: pd.DataFrame(leaderboards.vqa_board(rows)),
-            categories: pd.DataFrame(leaderboards.paper_table(rows)),
+            table: pd.DataFrame(leaderboards.printed(leaderboards.vqa_board(rows))),
+            categories: pd.DataFrame(leaderboards.printed(leaderboards.paper_table(rows))),
             chart: category_chart_html(rows),
             download: str(path),
         }
         if comparison is not None:
-            out[compared] = pd.DataFrame(leaderboards.paired_rows(comparison["comparison"]))
-            pairs = people_rows(comparison["people_vs_models"])
+            out[compared] = pd.DataFrame(leaderboards.printed(leaderboards.paired_rows(comparison["comparison"])))
+            pairs = leaderboards.printed(people_rows(comparison["people_vs_models"]))
             out[people] = pd.DataFrame(pairs, columns=list(PEOPLE_COLUMNS))
         return out
 

@@ -15,7 +15,7 @@ from backend.inference.comparison import Outcomes, cohens_h, common_items, holm,
 
 PEOPLE_COLUMNS = (
     "model", "people", "items both answered", "model right (%)", "people right (%)", "difference (points)",
-    "ci95 low", "ci95 high", "only the model right", "only people right", "McNemar p", "Holm p",
+    "95% interval", "only the model right", "only people right", "McNemar p", "Holm p",
 )  # fmt: skip
 
 
@@ -82,8 +82,7 @@ def people_rows(pairs: list[dict]) -> list[dict]:
                     round(100 * p["model_accuracy"], 2),
                     round(100 * p["people_accuracy"], 2),
                     round(100 * p["difference"], 2),
-                    round(100 * p["ci95"][0], 2),
-                    round(100 * p["ci95"][1], 2),
+                    f"{100 * p['ci95'][0]:.2f}–{100 * p['ci95'][1]:.2f}",
                     p["model_only_right"],
                     p["people_only_right"],
                     round(p["p_value"], 4),

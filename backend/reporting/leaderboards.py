@@ -163,3 +163,17 @@ def paired_rows(table: Mapping[str, Any]) -> list[dict[str, Any]]:
         }
         for p in table["pairs"]
     ]
+
+
+def printed(rows: Sequence[Mapping[str, Any]], skip: Sequence[str] = ("p", "McNemar p", "Holm p")) -> list[dict]:
+    """Rows as the papers print them: every float with two decimals (``100.00``, not ``100``), a missing
+    value as ``-`` (MMComposition's Table 2 prints the categories it has no score for so); counts stay
+    integers and p-values (``skip``) keep their own digits.
+
+    >>> printed([{"Run": "h", "Overall (%)": 100.0, "Obj-P": None, "Items": 3, "Holm p": 0.0455}])
+    [{'Run': 'h', 'Overall (%)': '100.00', 'Obj-P': '-', 'Items': 3, 'Holm p': 0.0455}]
+    """
+    return [
+        {k: "-" if v is None else f"{v:.2f}" if isinstance(v, float) and k not in skip else v for k, v in row.items()}
+        for row in rows
+    ]

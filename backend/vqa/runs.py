@@ -452,13 +452,14 @@ def comparison(
     status: str = "verified",
     samples: int = 2000,
 ) -> dict[str, Any]:
-    """Paired comparison of runs (default: all, people's included; every blind run always joins,
+    """Paired comparison of runs (default: all; every blind run always joins,
     :func:`backend.inference.comparison.compare_models`), each pair on the items **both** answered (its ``n``:
     a third run's gaps never shrink a pair, so the count agrees with the Samples view's), scored fully right or
     not (McNemar needs a right/wrong outcome; partial credit stays in the leaderboard). One annotator's mean is
     a score per item, not an answer: it is not paired (``not_paired``). A run without one successful item is
     left out (``not_ranked``): failed calls are not answers. ``random_choice`` is the expected share of fully
-    right answers of a uniform random pick, for reference (an expectation, not a paired run)."""
+    right answers of a uniform random pick, for reference (an expectation, not a paired run). The runs of people
+    are paired with each model apart (``people_vs_models``: :func:`backend.humans.paired.people_vs_models`)."""
     from backend.inference.comparison import compare_models
     from backend.vqa.scoring import item_random_score
 
@@ -480,7 +481,7 @@ def comparison(
         "items": len(items),
         "notes": {r: runs[r].note for r in wanted if runs[r].note},
         "people_vs_models": people_vs_models(machines, people, samples),
-        "comparison": compare_models(outcomes, samples, pairwise=True),
+        "comparison": compare_models(machines, samples, pairwise=True),  # people: people_vs_models
         "blind_runs": [r for r in wanted if runs[r].kind == "blind"],
         "people_runs": [r for r in wanted if runs[r].kind == "people"],
         "not_run": [r for r in (run_ids or []) if r not in every],
