@@ -15,7 +15,7 @@ import pandas as pd
 from backend.campaigns.instructions import VQA as VQA_INSTRUCTIONS
 from backend.context import AppContext
 from backend.errors import CompStudioError
-from backend.humans.paired import PEOPLE_COLUMNS, people_rows
+from backend.humans.paired import people_rows
 from backend.inference.registry import model_names
 from backend.inference.runner import status_label
 from backend.reporting import leaderboards
@@ -363,6 +363,11 @@ def _models_panel(ctx: AppContext) -> list[gr.Dropdown]:
     return pickers
 
 
+def _said(rows: list[dict[str, Any]], empty: str) -> pd.DataFrame:
+    """A table, or one cell saying why it is empty (not bare numbered headers)."""
+    return pd.DataFrame(rows) if rows else pd.DataFrame([{"": empty}])
+
+
 def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
     table = gr.Dataframe(
         interactive=False,
@@ -410,9 +415,10 @@ def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
             download: str(path),
         }
         if comparison is not None:
-            out[compared] = pd.DataFrame(leaderboards.printed(leaderboards.paired_rows(comparison["comparison"])))
-            pairs = leaderboards.printed(people_rows(comparison["people_vs_models"]))
-            out[people] = pd.DataFrame(pairs, columns=list(PEOPLE_COLUMNS))
+            pairs = leaderboards.printed(leaderboards.paired_rows(comparison["comparison"]))
+            out[compared] = _said(pairs, "fewer than two runs of models: nothing to pair yet")
+            against = leaderboards.printed(people_rows(comparison["people_vs_models"]))
+            out[people] = _said(against, "no answers of people, or no model run, yet: nothing to pair")
         return out
 
     @ui_errors
