@@ -357,6 +357,21 @@ def test_planning_checks_become_runs_of_people_paired_with_each_model(tmp_path):
     assert runs_["Experts (majority of 1)"]["n"] == 1 and runs_["Experts (majority of 1)"]["kind"] == "people"
     assert runs_["Humans (majority of 3)"]["manifest"]["people"] == 3
     assert board["people_vs_models"] == []  # no model run yet
+    from backend.inference.runner import run_eval
+    from backend.planning.leaderboard import stored_answers
+
+    run_eval(ctx, "vilpact-planning", "random", load_options={"mode": "text"})
+    chosen = stored_answers(ctx.database, ctx=ctx)["random"]
+    model_right = {q: chosen.get(q) == key[q] for q in (q1, q2, q3)}
+    people_right = {q1: True, q2: True, q3: False}  # the majority: q3 is a tie
+    board = leaderboard(ctx.database, None, False, 200, ctx)
+    pair = next(
+        p for p in board["people_vs_models"] if (p["model"], p["people"]) == ("random", "Humans (majority of 3)")
+    )
+    assert pair["n"] == 3  # the three questions people checked, not the 510 the model answered
+    assert pair["model_only_right"] == sum(model_right[q] and not people_right[q] for q in model_right)
+    assert pair["people_only_right"] == sum(people_right[q] and not model_right[q] for q in model_right)
+    assert board["runs"]["random"]["n"] == len(list_questions(ctx.database))
 
 
 def test_samples_show_people_beside_the_model_with_their_two_filters_never_to_an_item_s_verifier(lab):
