@@ -19,7 +19,7 @@ from backend.accounts import auth
 from backend.campaigns.instructions import PLANNING as PLANNING_INSTRUCTIONS
 from backend.context import AppContext
 from backend.errors import CompStudioError
-from backend.humans.paired import PEOPLE_COLUMNS, people_rows
+from backend.humans.paired import people_rows
 from backend.inference.registry import model_names
 from backend.planning import service, validation
 from backend.planning.authoring import author_question
@@ -348,10 +348,14 @@ def _results_panel(ctx: AppContext, results_tab: gr.Tab) -> None:
         return {
             board: main,
             human: human_markdown(found["human_accuracy"]),
-            people: pd.DataFrame(
-                leaderboards.printed(people_rows(found["people_vs_models"])), columns=list(PEOPLE_COLUMNS)
+            people: leaderboards.frame(
+                leaderboards.printed(people_rows(found["people_vs_models"])),
+                "no checks by people, or no model run, yet: nothing to pair",
             ),
-            compared: pd.DataFrame(leaderboards.printed(leaderboards.paired_rows(found["comparison"]))),
+            compared: leaderboards.frame(
+                leaderboards.printed(leaderboards.paired_rows(found["comparison"])),
+                "fewer than two runs of models: nothing to pair yet",
+            ),
             by_length: lengths,
             by_scene: scenes,
             queue: pd.DataFrame([{**r, "votes": ", ".join(f"{k}:{v}" for k, v in r["votes"].items())} for r in rows]),

@@ -363,11 +363,6 @@ def _models_panel(ctx: AppContext) -> list[gr.Dropdown]:
     return pickers
 
 
-def _said(rows: list[dict[str, Any]], empty: str) -> pd.DataFrame:
-    """A table, or one cell saying why it is empty (not bare numbered headers)."""
-    return pd.DataFrame(rows) if rows else pd.DataFrame([{"": empty}])
-
-
 def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
     table = gr.Dataframe(
         interactive=False,
@@ -416,9 +411,9 @@ def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
         }
         if comparison is not None:
             pairs = leaderboards.printed(leaderboards.paired_rows(comparison["comparison"]))
-            out[compared] = _said(pairs, "fewer than two runs of models: nothing to pair yet")
+            out[compared] = leaderboards.frame(pairs, "fewer than two runs of models: nothing to pair yet")
             against = leaderboards.printed(people_rows(comparison["people_vs_models"]))
-            out[people] = _said(against, "no answers of people, or no model run, yet: nothing to pair")
+            out[people] = leaderboards.frame(against, "no answers of people, or no model run, yet: nothing to pair")
         return out
 
     @ui_errors

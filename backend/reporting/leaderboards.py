@@ -8,9 +8,12 @@ their machine names.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backend.vqa.categories import CATEGORIES, DIMENSIONS, SHORT_NAMES
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 WHO = {
     "people": "people",
@@ -177,3 +180,14 @@ def printed(rows: Sequence[Mapping[str, Any]], skip: Sequence[str] = ("p", "McNe
         {k: "-" if v is None else f"{v:.2f}" if isinstance(v, float) and k not in skip else v for k, v in row.items()}
         for row in rows
     ]
+
+
+def frame(rows: Sequence[Mapping[str, Any]], empty: str) -> pd.DataFrame:
+    """A table for the page, or one cell saying why it is empty (never bare numbered headers).
+
+    >>> list(frame([], "nothing to pair yet").iloc[0])
+    ['nothing to pair yet']
+    """
+    import pandas as pd
+
+    return pd.DataFrame(list(rows)) if rows else pd.DataFrame([{"": empty}])

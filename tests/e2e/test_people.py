@@ -16,6 +16,7 @@ from e2e_helpers import browser_login
 from playwright.sync_api import expect
 
 from backend.campaigns import links, studies
+from backend.inference import samples
 from backend.inference.registry import ModelSpec, write_models
 from backend.vqa.items import list_items
 from backend.vqa.models import run_model
@@ -122,6 +123,22 @@ def test_a_vqa_study_s_three_workers_become_the_humans_row_paired_with_the_basel
     people = page.locator("#results-vqa_people [role=row]", has_text="Humans (majority of 3)").filter(has_text="echo")
     assert [c.strip() for c in people.locator("[role=gridcell]").all_inner_texts()][7:9] == ["0", str(people_only)]
     page.screenshot(path=str(shots / "people-report.png"), full_page=True)
+
+    # Samples: the people beside echo's answers, and the gap filter (people agree on the key, echo is wrong)
+    run = samples.find_run(db, "echo", "mmcomposition")
+    page.locator('button[data-tab-id="results-samples"]').click()
+    page.locator("#samples-run input").first.click()
+    page.get_by_role("option", name=re.compile(re.escape(f"run {run.run_id}: echo"))).first.click()
+    page.locator("#samples-filter input").first.click()
+    page.get_by_role("option", name="models wrong where people agree (a gap)").click()
+    expect(page.locator("#samples-counts")).to_contain_text(f"{people_only} models wrong where", timeout=WAIT)
+    expect(page.locator("#samples-page-info")).to_contain_text(f"Showing {people_only} that match")
+    gap = [item for item in items if keys[item] != ("A",)]
+    table = page.locator("#samples-table")
+    for item in gap:
+        expect(table).to_contain_text(item)
+    expect(table).to_contain_text("(3 people)")
+    page.screenshot(path=str(shots / "people-samples.png"), full_page=True)
 
     dark = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="dark").new_page()
     browser_login(dark, app.url + "/?__theme=dark", "rev", PASSWORD)
