@@ -244,6 +244,10 @@ def test_the_command_line_prints_people_beside_the_models_and_what_rotation_reve
     assert main(["vqa", "position-bias", "--table", "--data-dir", data]) == 0
     printed = capsys.readouterr().out
     assert "Flips under rotation (%)" in printed and "| biased" in printed and "| echo " not in printed
+    assert main(["compare", "--benchmark", "vqa", "--models", "echo", "--data-dir", data]) == 0
+    compared = json.loads(capsys.readouterr().out)  # people always join, as blind runs do
+    pair = next(p for p in compared["people_vs_models"] if p["people"] == "Humans (majority of 3)")
+    assert (pair["model"], pair["n"], pair["people_only_right"]) == ("echo", 4, 2)
     assert main(["vqa", "position-bias", "nobody", "--data-dir", data]) == 2
     assert "no registered model named nobody" in capsys.readouterr().err
 
@@ -372,6 +376,10 @@ def test_planning_checks_become_runs_of_people_paired_with_each_model(tmp_path):
     assert pair["model_only_right"] == sum(model_right[q] and not people_right[q] for q in model_right)
     assert pair["people_only_right"] == sum(people_right[q] and not model_right[q] for q in model_right)
     assert board["runs"]["random"]["n"] == len(list_questions(ctx.database))
+    from backend.planning.leaderboard import compare
+
+    again = compare(ctx.database, ["random"], False, 200, ctx)["people_vs_models"]
+    assert next(p for p in again if p["people"] == "Humans (majority of 3)") == pair
 
 
 def test_samples_show_people_beside_the_model_with_their_two_filters_never_to_an_item_s_verifier(lab):

@@ -222,7 +222,8 @@ def compare(
     Holm across all pairs, Cohen's h) of the stored runs named in ``models`` (default: all) and always the
     blind ``bigram-prior`` when it has been run, on the questions every one of them has a result for (a
     partial run shrinks the common questions; it is never scored on questions it was not asked). Each run's
-    accuracy over its own questions stands beside (``runs``), with ``run: "10 of 510"``."""
+    accuracy over its own questions stands beside (``runs``), with ``run: "10 of 510"``; ``people_vs_models``:
+    each of them against each run of people, on the questions both answered."""
     questions = list_questions(database)
     stored, notes = _noted_runs(database, circular, ctx)
     wanted = list(stored) if models is None else [m for m in models if m in stored]
@@ -232,10 +233,19 @@ def compare(
     board = report(questions, runs, None, samples, {n: stored[n][1] for n in wanted}, compared=wanted)
     keep = ("accuracy", "ci95", "n", "run", "partial", "answered", "refusals", "parse_failures")
     missing = [m for m in (models or []) if m not in stored]
+    from backend.humans.paired import people_vs_models
+    from backend.planning.results import run_outcomes
+
+    people, _means = people_runs(database, questions, ctx)
     return {
         "benchmark": BENCHMARK,
         "circular": circular,
         "questions": len(questions),
+        "people_vs_models": people_vs_models(
+            {n: run_outcomes(questions, runs[n]) for n in wanted},
+            {n: run_outcomes(questions, answers) for n, (answers, _) in people.items()},
+            samples,
+        ),
         "chance": board["chance"],
         "runs": {name: {k: board["runs"][name].get(k) for k in keep} for name in wanted},
         "comparison": board["comparison"],

@@ -473,9 +473,8 @@ def comparison(
     singles = sum(1 for i in items if i.choice_type == "single")
     from backend.humans.paired import people_vs_models
 
-    outcomes = {r: run_outcomes(runs[r], items) for r in wanted}
-    people = {r: o for r, o in outcomes.items() if runs[r].kind == "people"}
-    machines = {r: o for r, o in outcomes.items() if runs[r].kind != "people"}
+    machines = {r: run_outcomes(runs[r], items) for r in wanted if runs[r].kind != "people"}
+    people = {r: run_outcomes(run, items) for r, run in runs.items() if run.kind == "people"}  # always in
     return {
         "benchmark": "mmcomposition",
         "items": len(items),
@@ -483,7 +482,7 @@ def comparison(
         "people_vs_models": people_vs_models(machines, people, samples),
         "comparison": compare_models(machines, samples, pairwise=True),  # people: people_vs_models
         "blind_runs": [r for r in wanted if runs[r].kind == "blind"],
-        "people_runs": [r for r in wanted if runs[r].kind == "people"],
+        "people_runs": list(people),
         "not_run": [r for r in (run_ids or []) if r not in every],
         "not_paired": [r for r, run in every.items() if run.item_scores is not None],
         "not_ranked": [r for r, run in every.items() if not run.scored],
