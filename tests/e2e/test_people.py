@@ -26,6 +26,7 @@ PASSWORD = "password1"
 WAIT = 60_000  # generous: two cores shared by many developers (not a timing assertion)
 TASKS = 3
 PIDS = [f"{0x5F00AA11BB22CC33DD440000 + i:024x}" for i in range(3)]  # Prolific ids: 24 hexadecimal digits
+TABLES = ["#vqa-leaderboard", "#vqa-paper-table", "#vqa-people-vs-models", "#vqa-comparison"]
 ECHO = ModelSpec("echo", "python", "inference_helpers:echo_factory")  # always answers "A"
 
 
@@ -45,6 +46,17 @@ def shots(tmp_path_factory) -> Path:
     folder = Path(os.environ.get("COMPSTUDIO_SCREENSHOTS", tmp_path_factory.mktemp("shots")))
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def serious(page, within: list[str] | None = None) -> list[str]:
+    """axe-core's serious and critical findings on the page as it stands, or ``within`` these elements
+    (tests/e2e/test_accessibility.py checks every page; this one checks the leaderboard's new tables filled)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    page.wait_for_function("() => !document.querySelector('.pending')", timeout=WAIT)
+    context = {"include": [[selector] for selector in within]} if within else None
+    found = Axe().run(page, context=context).response["violations"]
+    return [f"{v['impact']} {v['id']}: {[n['target'] for n in v['nodes']][:3]}" for v in found if v["impact"] in {"serious", "critical"}]  # fmt: skip
 
 
 def _work(browser, link: str, keys: dict[str, tuple[str, ...]], right: bool) -> list[str]:
@@ -108,6 +120,7 @@ def test_a_vqa_study_s_three_workers_become_the_humans_row_paired_with_the_basel
     assert numbers[7:9] == ["0", str(people_only)]  # only the model right, only people right
     page.locator("#vqa-leaderboard").scroll_into_view_if_needed()
     page.screenshot(path=str(shots / "people-leaderboard.png"), full_page=True)
+    assert serious(page) == []  # axe-core: the new tables add no serious or critical finding
 
     page.locator('button[data-tab-id="results"]').click()
     page.locator('button[data-tab-id="results-report"]').click()
@@ -146,6 +159,8 @@ def test_a_vqa_study_s_three_workers_become_the_humans_row_paired_with_the_basel
     dark.locator('button[data-tab-id="vqa-leaderboard"]').click()
     expect(dark.locator("#vqa-leaderboard")).to_contain_text("Humans (majority of 3)", timeout=WAIT)
     dark.screenshot(path=str(shots / "people-leaderboard-dark.png"), full_page=True)
+    # the tables in dark mode (the tab strip's own dark contrast is the theme's: tests/e2e/test_accessibility.py)
+    assert serious(dark, TABLES) == []
     dark.locator('button[data-tab-id="results"]').click()
     dark.locator('button[data-tab-id="results-report"]').click()
     dark.locator("#results-models input").click()
