@@ -350,6 +350,13 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "Bootstrap resamples for 95% accuracy intervals in planning results.",
     ),
     SettingSpec(
+        "human_best_min_items",
+        int,
+        20,
+        "COMPSTUDIO_HUMAN_BEST_MIN_ITEMS",
+        "People as runs: answers a person needs before they can be the `Best annotator` run (VQA and planning).",
+    ),
+    SettingSpec(
         "answer_judge",
         str,
         "",
@@ -709,6 +716,7 @@ class Settings:
     planning_pr_counting: str = "set"
     planning_dist_scope: str = "pooled"
     bootstrap_samples: int = 2000
+    human_best_min_items: int = 20
     answer_judge: str = ""
     model_concurrency: int = 1
     gold_rate: float = 0.0

@@ -19,11 +19,14 @@ from backend.accounts import auth
 from backend.campaigns.instructions import PLANNING as PLANNING_INSTRUCTIONS
 from backend.context import AppContext
 from backend.errors import CompStudioError
-from backend.inference.comparison import COMPARISON_COLUMNS, comparison_rows
+from backend.humans.paired import people_rows
 from backend.inference.registry import model_names
 from backend.planning import service, validation
 from backend.planning.authoring import author_question
 from backend.planning.questions import CHOICE_LETTERS
+from backend.reporting import leaderboards
+from backend.reporting.leaderboards import interval
+from backend.reporting.tables import pct
 from components.access import endpoint, listen
 from components.common import TabHandle, caller, esc, ui_errors
 from components.feedback import refusal
@@ -69,26 +72,26 @@ def clip_update(view: service.QuestionView, username: str | None = None, submit:
 
 
 def _leaderboard_frames(board: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    rows, lengths, scenes = [{"run": "chance (1/6)", "accuracy": board["chance"]}], [], []
+    """The leaderboard as a person reads it: chance, the runs of people, every model run; accuracy in percent
+    with two decimals, headers in words, each row with the questions it covers."""
+    rows, lengths, scenes = [{"Run": "chance (1/6)", "Who": "chance", "Accuracy (%)": pct(board["chance"])}], [], []
     noted = any(run.get("note") for run in board["runs"].values())  # a served model's server is down: say so
-    for name, run in board["runs"].items():
+    ordered = sorted(board["runs"].items(), key=lambda kv: kv[1].get("kind") != "people")  # people first
+    for name, run in ordered:
         mc = next((v for k, v in run.items() if k.startswith("mcnemar")), None)
         rows.append(
             {
-                "run": name,
-                "accuracy": run["accuracy"],
-                "ci95 low": run["ci95"][0],
-                "ci95 high": run["ci95"][1],
-                "questions run": run["run"],
-                "n": run["n"],
-                "answered": run["answered"],
-                "refusals": run.get("refusals"),
-                "refusal rate": run.get("refusal_rate"),
-                "parse failures": run.get("parse_failures"),
-                "parse failure rate": run.get("parse_failure_rate"),
-                "McNemar p": mc["p_value"] if mc else None,
-                **({"consistency": run.get("consistency_rate")} if board.get("circular") else {}),
-                **({"note": run.get("note") or ""} if noted else {}),
+                "Run": name,
+                "Who": run.get("kind") or "model",
+                "Accuracy (%)": pct(run["accuracy"]),
+                "95% interval": interval(pct(run["ci95"][0]), pct(run["ci95"][1])),
+                "Questions covered": run["run"],
+                "Answered": run["answered"],
+                "Refused": run.get("refusals"),
+                "Unparsed": run.get("parse_failures"),
+                "McNemar p vs baseline": mc["p_value"] if mc else None,
+                **({"Consistent (%)": pct(run.get("consistency_rate"))} if board.get("circular") else {}),
+                **({"Note": run.get("note") or ""} if noted else {}),
             }
         )
         lengths += [{"run": name, "future length": k, **v} for k, v in run["by_length"].items()]
@@ -98,7 +101,11 @@ def _leaderboard_frames(board: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.Dat
     for frame in (lengths,):
         for row in frame:
             row["ci95"] = f"{row['ci95'][0]:.3f}–{row['ci95'][1]:.3f}"
-    return pd.DataFrame(rows), pd.DataFrame(lengths), pd.DataFrame(scenes)
+    return (
+        pd.DataFrame(leaderboards.printed(rows, skip=("McNemar p vs baseline",))),
+        pd.DataFrame(lengths),
+        pd.DataFrame(scenes),
+    )
 
 
 def _browse_panel(ctx: AppContext) -> tuple[gr.Dropdown, gr.Column, gr.Dropdown]:
@@ -318,6 +325,11 @@ def _results_panel(ctx: AppContext, results_tab: gr.Tab) -> None:
         label="Leaderboard (accuracy, 95% bootstrap interval, exact McNemar p)", elem_id="planning-leaderboard"
     )
     human = gr.Markdown()
+    people = gr.Dataframe(
+        label="Each model against people, on the questions both answered (right or not): bootstrap 95% interval "
+        "of the difference, exact McNemar on the questions only one got right, Holm across these pairs",
+        elem_id="planning-people-vs-models",
+    )
     compared = gr.Dataframe(
         label="Paired comparison of model runs on the questions all of them answered (bootstrap 95% interval "
         "of the difference, exact McNemar, Holm across all pairs, Cohen's h)",
@@ -336,13 +348,20 @@ def _results_panel(ctx: AppContext, results_tab: gr.Tab) -> None:
         return {
             board: main,
             human: human_markdown(found["human_accuracy"]),
-            compared: pd.DataFrame(comparison_rows(found["comparison"]), columns=COMPARISON_COLUMNS),
+            people: leaderboards.frame(
+                leaderboards.printed(people_rows(found["people_vs_models"])),
+                "no checks by people, or no model run, yet: nothing to pair",
+            ),
+            compared: leaderboards.frame(
+                leaderboards.printed(leaderboards.paired_rows(found["comparison"])),
+                "fewer than two runs of models: nothing to pair yet",
+            ),
             by_length: lengths,
             by_scene: scenes,
             queue: pd.DataFrame([{**r, "votes": ", ".join(f"{k}:{v}" for k, v in r["votes"].items())} for r in rows]),
         }
 
-    shown = [board, human, compared, by_length, by_scene, queue]
+    shown = [board, human, people, compared, by_length, by_scene, queue]
     listen(
         ctx,
         refresh.click,

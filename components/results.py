@@ -32,7 +32,9 @@ from components.model_choices import offer_models_on_open
 from components.results_samples import build_samples_tab
 
 MODEL_QUEUE: ConcurrencyOptions = {"concurrency_id": "models", "concurrency_limit": 1}
-REPORT_TABLES = ("coverage", "planning", "vqa", "vqa_categories", "icl", "outcomes")
+REPORT_TABLES = (
+    "coverage", "planning", "planning_people", "vqa", "vqa_paper", "vqa_people", "position_bias", "icl", "outcomes",
+)  # fmt: skip
 GRID_BENCHMARKS = [("planning (ViLPAct)", "planning"), ("VQA (MMComposition)", "vqa"), ("in-context (CoFe)", "icl")]
 SHOWN = ("vilpact-planning", "mmcomposition", "mmcomposition-blind", "icl")
 
@@ -58,7 +60,9 @@ def _frame(report: Report, name: str) -> pd.DataFrame:
 
 def _shown(report: Report, name: str) -> gr.Dataframe:
     """A report table; an empty one says so in its label instead of standing under bare numbered headers."""
-    table = report.table(name)
+    table = next((t for t in report.tables if t.name == name), None)
+    if table is None:  # a table only some reports have (people against models, circular figures)
+        return gr.Dataframe(visible=False)
     if not table.rows:
         empty = pd.DataFrame([{"results": "no results yet for these models"}])
         return gr.Dataframe(value=empty, label=table.title, visible=True)

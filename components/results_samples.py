@@ -16,6 +16,7 @@ import gradio as gr
 import pandas as pd
 
 from backend.context import AppContext
+from backend.humans.samples import PeopleOnItem, counts_text
 from backend.inference import samples_api
 from components.access import endpoint, listen
 from components.common import EventOptions, caller, esc, ui_errors
@@ -27,11 +28,13 @@ FILTER_CHOICES = [
     ("wrong", "wrong"),
     ("unparsed", "unparsed"),
     ("refused", "refused"),
-    ("inconsistent across rotations", "inconsistent"),
+    ("inconsistent across rotations (flips)", "inconsistent"),
     ("right", "right"),
     ("failed calls", "failed"),
+    ("people split (an item to check)", "people_split"),
+    ("models wrong where people agree (a gap)", "people_agree_model_wrong"),
 ]
-COLUMNS = ["item", "category", "details", "key", "read", "outcome", "score", "rotations", "raw output"]
+COLUMNS = ["item", "category", "details", "key", "read", "outcome", "score", "rotations", "people", "raw output"]
 VS_COLUMNS = ["item", "category", "key", "right", "A read", "A outcome", "B read", "B outcome"]
 PAGE_SIZE = 25
 
@@ -61,6 +64,11 @@ def _rotations(row: dict[str, Any]) -> str:
     return f"{'agree' if row['agree'] else 'DISAGREE'} ({picks})"
 
 
+def _people(on: dict[str, Any] | None) -> str:
+    """How people answered the item (counts per option, the key marked; options as authored)."""
+    return counts_text(PeopleOnItem(on["counts"], on["key"])) if on else ""
+
+
 def table_rows(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """The page's rows for the table (plain text cells; the raw output cut to one line)."""
     return pd.DataFrame(
@@ -74,6 +82,7 @@ def table_rows(rows: list[dict[str, Any]]) -> pd.DataFrame:
                 r["outcome"],
                 "" if r["score"] is None else round(r["score"], 4),
                 _rotations(r),
+                _people(r.get("people")),
                 " ".join((r["raw_output"] or r["error"] or "").split())[:160],
             ]
             for r in rows
@@ -128,9 +137,11 @@ def _header(detail: dict[str, Any]) -> str:
     )
     videos = [p for p in (prompt or {}).get("parts", []) if p["type"] == "video" and "sampling" in p]
     media = "".join(f"\n\n{esc(_media_line(part, i))}" for i, part in enumerate(videos, 1))
+    people = detail.get("people")
+    beside = f"\n\n**People** (options as authored): {esc(_people(people))}" if people else ""
     return (
         f"### {esc(s['item_id'])}\n{where + ' · ' if where else ''}key **{esc(s['answer'])}** · read "
-        f"**{esc(s['parsed'])}** · {esc(s['outcome'])}{score}\n\nPrompt hash `{esc(s['prompt_hash'])}`: {proof}."
+        f"**{esc(s['parsed'])}** · {esc(s['outcome'])}{score}{beside}\n\nPrompt hash `{esc(s['prompt_hash'])}`: {proof}."
         + media
         + "".join(f"\n\n{esc(note)}" for note in (prompt or {}).get("notes", []))
     )
@@ -349,8 +360,9 @@ def _register_api(ctx: AppContext) -> None:
         request: gr.Request,
     ) -> dict:
         """One page of a run's samples (a run id, or a model and benchmark: their newest finished run), with
-        every filter's count (reviewers). Filters: all, wrong, right, unparsed, refused, failed, missing,
-        inconsistent."""
+        every filter's count and how people answered each item (``people``: counts per option; reviewers, never
+        for the items they wrote or verified). Filters: all, wrong, right, unparsed, refused, failed, missing,
+        inconsistent, people_split, people_agree_model_wrong."""
         return samples_api.samples_page(
             ctx, caller(ctx, request), run_id or None, model=model or None, benchmark=benchmark or None,
             filter=filter or "all", category=category or "", search=search or "", page=int(page or 1),

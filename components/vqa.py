@@ -15,9 +15,10 @@ import pandas as pd
 from backend.campaigns.instructions import VQA as VQA_INSTRUCTIONS
 from backend.context import AppContext
 from backend.errors import CompStudioError
-from backend.inference.comparison import COMPARISON_COLUMNS, comparison_rows
+from backend.humans.paired import people_rows
 from backend.inference.registry import model_names
 from backend.inference.runner import status_label
+from backend.reporting import leaderboards
 from backend.reporting.below_chance import below_chance_export
 from backend.reporting.exports import write_report
 from backend.vqa import compose, io, models, runs, service
@@ -363,16 +364,32 @@ def _models_panel(ctx: AppContext) -> list[gr.Dropdown]:
 
 
 def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
-    table = gr.Dataframe(interactive=False, elem_id="vqa-leaderboard", label="Scores (%), verified items")
+    table = gr.Dataframe(
+        interactive=False,
+        elem_id="vqa-leaderboard",
+        label="Partial-credit score (%) on the verified items: people (their answers scored like a model's), "
+        "random choice and every run, each over the items it covers, with its 95% bootstrap interval",
+    )
     with gr.Row():
         refresh = gr.Button("Refresh")
         download = gr.DownloadButton("Download CSV", elem_id="vqa-leaderboard-csv")
+    categories = gr.Dataframe(
+        interactive=False,
+        elem_id="vqa-paper-table",
+        label="Per category (%), as MMComposition's Table 2 prints it: people, the models, Random Choice",
+    )
     chart = gr.HTML(elem_id="vqa-category-chart")
+    people = gr.Dataframe(
+        interactive=False,
+        elem_id="vqa-people-vs-models",
+        label="Each model against people, on the items both answered (fully right or not): bootstrap 95% interval "
+        "of the difference, exact McNemar on the items only one got right, Holm across these pairs",
+    )
     compared = gr.Dataframe(
         interactive=False,
         elem_id="vqa-comparison",
-        label="Paired comparison on the items every run answered (fully right or not; blind runs always in): "
-        "bootstrap 95% interval of the difference, exact McNemar, Holm across all pairs, Cohen's h",
+        label="Every pair of runs on the items both answered (fully right or not; blind runs always in): "
+        "bootstrap 95% interval of the difference, exact McNemar, Holm across all pairs",
     )
     with gr.Accordion("Questions where models score below chance (appendix A.4, reviewers)", open=False):
         analyse = gr.Button("Analyse")
@@ -386,9 +403,17 @@ def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
     def render(rows: list[dict[str, Any]], comparison: dict | None = None) -> dict:
         path = Path(tempfile.mkdtemp(prefix="vqa-board-")) / "vqa_leaderboard.csv"
         path.write_text(runs.leaderboard_csv(rows, runs.run_manifests(ctx)), encoding="utf-8")
-        out = {table: pd.DataFrame(rows), chart: category_chart_html(rows), download: str(path)}
+        out = {
+            table: pd.DataFrame(leaderboards.printed(leaderboards.vqa_board(rows))),
+            categories: pd.DataFrame(leaderboards.printed(leaderboards.paper_table(rows))),
+            chart: category_chart_html(rows),
+            download: str(path),
+        }
         if comparison is not None:
-            out[compared] = pd.DataFrame(comparison_rows(comparison["comparison"]), columns=COMPARISON_COLUMNS)
+            pairs = leaderboards.printed(leaderboards.paired_rows(comparison["comparison"]))
+            out[compared] = leaderboards.frame(pairs, "fewer than two runs of models: nothing to pair yet")
+            against = leaderboards.printed(people_rows(comparison["people_vs_models"]))
+            out[people] = leaderboards.frame(against, "no answers of people, or no model run, yet: nothing to pair")
         return out
 
     @ui_errors
@@ -410,7 +435,7 @@ def _leaderboard_panel(ctx: AppContext) -> dict[str, Any]:
         download = gr.DownloadButton(value=written["zip"], visible=True)
         return esc(summary), charts_html(report), download, pd.DataFrame(out["below_chance"])
 
-    outputs = [table, chart, download, compared]
+    outputs = [table, categories, chart, download, compared, people]
     listen(
         ctx, refresh.click, on_refresh, None, outputs, api_visibility="private", api_name="vqa_ui_leaderboard_refresh"
     )

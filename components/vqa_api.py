@@ -10,7 +10,7 @@ from pathlib import Path
 import gradio as gr
 
 from backend.context import AppContext
-from backend.vqa import compose, io, models, runs, service
+from backend.vqa import circular, compose, io, models, runs, service
 from components.access import endpoint
 from components.common import ConcurrencyOptions, caller, ui_errors
 
@@ -62,8 +62,21 @@ def register(ctx: AppContext) -> None:
 
     @ui_errors
     def vqa_leaderboard(request: gr.Request) -> list[dict]:
-        """Leaderboard rows (percent): random choice, human, and every run."""
+        """Leaderboard rows (percent): random choice, the runs of people (kind "people"), and every run, each
+        with the items it covers (``questions``) and its 95% interval."""
         return runs.leaderboard(ctx, caller(ctx, request))
+
+    @ui_errors
+    def vqa_comparison(request: gr.Request) -> dict:
+        """Paired comparisons: every pair of runs, and each model against each run of people, on the items both
+        answered (``n``), with the discordant counts, exact McNemar and the bootstrap interval."""
+        return runs.comparison(ctx, caller(ctx, request), samples=settings.bootstrap_samples)
+
+    @ui_errors
+    def vqa_position_bias(models: list[str] | None, request: gr.Request) -> dict:
+        """What circular evaluation reveals per model (reviewers): flip rate under rotation, answers per position
+        against uniform (chi-squared), generation vs likelihood disagreement; models null: every one with data."""
+        return circular.position_report(ctx, caller(ctx, request), models or None)
 
     @ui_errors
     def vqa_levels(request: gr.Request) -> dict:
@@ -104,6 +117,8 @@ def register(ctx: AppContext) -> None:
     }.items():
         endpoint(ctx, fn, api_name=name, queue=False)
     endpoint(ctx, vqa_export, api_name="vqa_export")
+    endpoint(ctx, vqa_comparison, api_name="vqa_comparison")
+    endpoint(ctx, vqa_position_bias, api_name="vqa_position_bias")
     for name, fn in {
         "vqa_model_answer": vqa_model_answer,
         "vqa_model_run": vqa_model_run,

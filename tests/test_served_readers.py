@@ -147,7 +147,7 @@ def test_a_served_model_s_results_stay_in_every_view_while_its_server_is_down_an
         assert manifest["settings_hash"] == first_key  # the report names the key it read: the last run's
         assert set(manifest["served_unreachable"]) == {"vilpact-planning", "mmcomposition", "icl"}
         shown, _lengths, _scenes = _leaderboard_frames(down["planning"])  # the Planning tab's table
-        assert shown.loc[shown["run"] == "served", "note"].iloc[0] == down["planning"]["runs"]["served"]["note"]
+        assert shown.loc[shown["Run"] == "served", "Note"].iloc[0] == down["planning"]["runs"]["served"]["note"]
 
         # runs started while the server is down fail under a key of their own; the views keep the last results
         failed = run_eval(ctx, "vilpact-planning", "served", limit=12, load_options=PLANNING)

@@ -150,8 +150,11 @@ def test_leaderboard_rows_and_the_below_chance_analysis(team):
     save_predictions(team.database, "m-wrong", "model", {item.id: (("B",), "B")}, actor="boss", model="m")
     save_predictions(team.database, "m-blind", "blind", {item.id: (("A",), "A")}, actor="boss", model="m")
     rows = leaderboard(team, "ann")
-    assert [r["name"] for r in rows] == ["Random choice", "Human", "m-blind", "m-wrong"]
-    assert rows[0]["overall"] == 50.0 and rows[1]["overall"] == 100.0 and rows[3]["Diff-S"] == 0.0
+    people = ["Humans (majority of 1)", "Humans (one annotator, mean)"]  # one answer: no "Best annotator" (20+)
+    assert [r["name"] for r in rows] == ["Random choice", *people, "m-blind", "m-wrong"]
+    assert [r["kind"] for r in rows] == ["random", "people", "people", "blind", "model"]
+    assert rows[0]["overall"] == 50.0 and rows[1]["overall"] == rows[2]["overall"] == 100.0
+    assert rows[4]["Diff-S"] == 0.0 and rows[1]["questions"] == 1
     assert leaderboard_csv(rows).splitlines()[0].startswith("name,kind,overall,Perception")
     analysis = low_cpv_analysis(team, "rev")
     assert [r["id"] for r in analysis["below_chance"]] == [item.id]

@@ -162,6 +162,8 @@ EVENTS: dict[str, str] = {
     "vqa_next_verification": "author",
     "vqa_submit_verification": "author",
     "vqa_leaderboard": "annotator",
+    "vqa_comparison": "annotator",
+    "vqa_position_bias": "reviewer",
     "vqa_levels": "annotator",
     "vqa_export": "reviewer",
     "vqa_model_answer": "reviewer",

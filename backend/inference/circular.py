@@ -116,14 +116,15 @@ def rotated(item: EvalItem, rotation: int) -> EvalItem:
     )
 
 
-def circular_outcomes(
+def rotated_choices(
     items: Sequence[EvalItem], answers: Mapping[str, Sequence[str]]
-) -> dict[str, tuple[CircularOutcome, bool]]:
-    """Per single-choice item (its base id): its :class:`CircularOutcome` and whether rotation 0 was answered
-    right, from the rotated ``items`` (:func:`rotated`, or :func:`backend.vqa.models.eval_item` with a rotation)
-    and the letters answered per rotated item id (one letter read: that option; anything else: none)."""
+) -> tuple[dict[str, dict[int, int | None]], dict[str, tuple[int, int]], list[tuple[str, int, int]]]:
+    """From the rotated single-choice ``items`` and the letters answered per rotated item id: base id ->
+    rotation -> the original option chosen (one letter read: that option; anything else: None), base id ->
+    (key's original index, k), and (base id, position chosen, k) of every answer read as one letter."""
     chosen: dict[str, dict[int, int | None]] = {}
     keys: dict[str, tuple[int, int]] = {}
+    picks: list[tuple[str, int, int]] = []
     for item in items:
         if item.meta.get("choice_type") != "single":
             continue
@@ -134,6 +135,18 @@ def circular_outcomes(
             letters = list(answers[item.item_id])
             position = LETTERS.index(letters[0]) if len(letters) == 1 else None
             chosen.setdefault(base, {})[rotation] = original_index(position, k, rotation)
+            if position is not None:
+                picks.append((base, position, k))
+    return chosen, keys, picks
+
+
+def circular_outcomes(
+    items: Sequence[EvalItem], answers: Mapping[str, Sequence[str]]
+) -> dict[str, tuple[CircularOutcome, bool]]:
+    """Per single-choice item (its base id): its :class:`CircularOutcome` and whether rotation 0 was answered
+    right, from the rotated ``items`` (:func:`rotated`, or :func:`backend.vqa.models.eval_item` with a rotation)
+    and the letters answered per rotated item id (one letter read: that option; anything else: none)."""
+    chosen, keys, _ = rotated_choices(items, answers)
     return {
         base: (circular_outcome(chosen.get(base, {}), key, k), chosen.get(base, {}).get(0) == key)
         for base, (key, k) in keys.items()

@@ -67,6 +67,25 @@ def paired_bootstrap(
     return float(differences.mean()), float(low), float(high)
 
 
+def bootstrap_interval(values: Sequence[float], samples: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """The percentile 95% interval of the mean of ``values`` (per-item scores) from resampling the items: the
+    interval every leaderboard row gets, people's and models' alike.
+
+    >>> low, high = bootstrap_interval([1.0] * 8 + [0.0] * 2)
+    >>> low < 0.8 < high, 0 <= low <= high <= 1
+    (True, True)
+    >>> bootstrap_interval([]), bootstrap_interval([0.5, 0.5])
+    ((0.0, 0.0), (0.5, 0.5))
+    """
+    data = np.asarray(values, dtype=np.float64)
+    if not len(data):
+        return 0.0, 0.0
+    rng = np.random.default_rng(seed)
+    means = data[rng.integers(0, len(data), size=(samples, len(data)))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return float(low), float(high)
+
+
 def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> tuple[int, int, float]:
     """Discordant counts ``(a only right, b only right)`` and the exact two-sided McNemar p-value.
 
@@ -137,8 +156,10 @@ class PairedComparison:
         return out
 
 
-def compare_models(runs: Mapping[str, Outcomes], samples: int = 2000, seed: int = 0) -> dict:
-    """Every pair of models on the items all of them answered, with Holm's correction across the pairs.
+def compare_models(runs: Mapping[str, Outcomes], samples: int = 2000, seed: int = 0, pairwise: bool = False) -> dict:
+    """Every pair of models on the items all of them answered, with Holm's correction across the pairs; with
+    ``pairwise``, each pair on the items **both** of them answered (its ``n``), so a third run's gaps never
+    shrink a pair (``common_items`` still counts the items every run answered).
 
     >>> runs = {"m1": {"q1": True, "q2": True, "q3": True, "q4": None},
     ...         "m2": {"q1": False, "q2": True, "q3": False, "q4": True},
@@ -146,28 +167,30 @@ def compare_models(runs: Mapping[str, Outcomes], samples: int = 2000, seed: int 
     >>> table = compare_models(runs, samples=200)
     >>> table["common_items"], [(p["model_a"], p["model_b"], p["difference"]) for p in table["pairs"]]
     (3, [('m1', 'm2', 0.6667), ('m1', 'm3', 0.3333), ('m2', 'm3', -0.3333)])
+    >>> [(p["model_a"], p["model_b"], p["n"]) for p in compare_models(runs, 200, pairwise=True)["pairs"]]
+    [('m1', 'm2', 3), ('m1', 'm3', 3), ('m2', 'm3', 4)]
     """
     items = common_items(runs)
     names = list(runs)
-    outcomes = {name: [bool(runs[name][item]) for item in items] for name in names}
     raw = []
     for first, second in itertools.combinations(names, 2):
-        a, b = outcomes[first], outcomes[second]
+        shared = common_items({first: runs[first], second: runs[second]}) if pairwise else items
+        a, b = [bool(runs[first][i]) for i in shared], [bool(runs[second][i]) for i in shared]
         diff, low, high = paired_bootstrap(a, b, samples, seed)
         only_a, only_b, p = mcnemar_exact(a, b)
         acc_a = sum(a) / len(a) if a else 0.0
         acc_b = sum(b) / len(b) if b else 0.0
-        raw.append((first, second, acc_a, acc_b, diff, low, high, only_a, only_b, p))
+        raw.append((first, second, len(shared), acc_a, acc_b, diff, low, high, only_a, only_b, p))
     adjusted = holm({f"{r[0]}|{r[1]}": r[-1] for r in raw})
     pairs = [
         PairedComparison(
-            model_a=first, model_b=second, n=len(items), accuracy_a=round(acc_a, 4), accuracy_b=round(acc_b, 4),
+            model_a=first, model_b=second, n=n, accuracy_a=round(acc_a, 4), accuracy_b=round(acc_b, 4),
             difference=round(diff, 4), ci95=(round(low, 4), round(high, 4)), a_only_right=only_a,
             b_only_right=only_b, p_value=round(p, 6), p_holm=round(adjusted[f"{first}|{second}"], 6),
             cohens_h=round(cohens_h(acc_a, acc_b), 4),
             discordant_odds_ratio=round(only_a / only_b, 4) if only_b else None,
         ).as_dict()
-        for first, second, acc_a, acc_b, diff, low, high, only_a, only_b, p in raw
+        for first, second, n, acc_a, acc_b, diff, low, high, only_a, only_b, p in raw
     ]  # fmt: skip
     answered = {name: sum(1 for ok in runs[name].values() if ok is not None) for name in names}
     return {
@@ -175,7 +198,8 @@ def compare_models(runs: Mapping[str, Outcomes], samples: int = 2000, seed: int 
         "common_items": len(items),
         "answered": answered,
         "pairs": pairs,
-        "method": "paired bootstrap (items resampled), exact McNemar, Holm across all pairs",
+        "method": "paired bootstrap (items resampled), exact McNemar, Holm across all pairs"
+        + ("; each pair on the items both answered" if pairwise else ""),
     }
 
 

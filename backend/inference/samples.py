@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +45,11 @@ FILTERS: dict[str, str] = {
     "failed": "p.status = 'error'",
     "missing": "p.status IS NULL",
     "inconsistent": "ri.base_id IN (SELECT base_id FROM inconsistent)",
+    # how people answered the item (backend/humans/samples.py): the items are chosen in Python, then this holds
+    "people_split": "",
+    "people_agree_model_wrong": "p.status IN ('ok', 'unparsed', 'refusal') AND coalesce(p.score, 0) < 1",
 }
+_PEOPLE_FILTERS = ("people_split", "people_agree_model_wrong")
 PAGE_SIZES = range(1, 501)
 
 ROW_JOIN = """FROM run_items ri
@@ -252,10 +256,22 @@ class _Sql:
     params: dict[str, Any]
 
 
-def _where(query: SampleQuery) -> _Sql:
-    clauses, params = ["ri.run_id = :run"], {}
+def _among(ids: Sequence[str], params: dict[str, Any]) -> str:
+    """``ri.base_id IN (...)`` over ``ids`` (named parameters added to ``params``); never true when empty."""
+    names = {f"base{i}": base for i, base in enumerate(ids)}
+    params.update(names)
+    return f"ri.base_id IN ({', '.join(':' + n for n in names)})" if names else "0"
+
+
+def _where(query: SampleQuery, people: Mapping[str, Any] | None = None) -> _Sql:
+    clauses: list[str] = ["ri.run_id = :run"]
+    params: dict[str, Any] = {}
     if FILTERS[query.filter]:
         clauses.append(FILTERS[query.filter])
+    if query.filter in _PEOPLE_FILTERS:
+        from backend.humans.samples import filter_ids
+
+        clauses.append(_among(filter_ids(people or {}, query.filter), params))
     if query.category:
         clauses.append("ri.category = :category")
         params["category"] = query.category
@@ -294,6 +310,7 @@ class SamplePage:
     rows: list[Sample]
     counts: dict[str, int]
     categories: list[str]
+    people: dict[str, dict[str, Any]] = field(default_factory=dict)  # base id -> how people answered it
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -304,13 +321,14 @@ class SamplePage:
             "pages": self.pages,
             "counts": self.counts,
             "categories": self.categories,
-            "rows": [r.as_dict() for r in self.rows],
+            "rows": [r.as_dict() | {"people": self.people.get(r.base_id)} for r in self.rows],
         }
 
 
-def filter_counts(database: Database, run: SampleRun) -> dict[str, int]:
-    """How many of the run's items each filter keeps (one pass over the run)."""
-    plain = {name: sql for name, sql in FILTERS.items() if name != "inconsistent"}
+def filter_counts(database: Database, run: SampleRun, people: Mapping[str, Any] | None = None) -> dict[str, int]:
+    """How many of the run's items each filter keeps (one pass over the run; the people filters over ``people``,
+    :func:`backend.humans.samples.people_on_items`)."""
+    plain = {name: sql for name, sql in FILTERS.items() if name != "inconsistent" and name not in _PEOPLE_FILTERS}
     sums = ", ".join(f'sum(CASE WHEN {sql or "1"} THEN 1 ELSE 0 END) AS "{name}"' for name, sql in plain.items())
     row = database.query_one(f"SELECT {sums} {ROW_JOIN} WHERE ri.run_id = :run", run_params(run)) or {}
     counts = {name: int(row.get(name) or 0) for name in plain}
@@ -322,16 +340,28 @@ def filter_counts(database: Database, run: SampleRun) -> dict[str, int]:
         )  # fmt: skip
         or 0
     )
+    for name in _PEOPLE_FILTERS:
+        sql = _where(SampleQuery(filter=name), people)
+        found = database.scalar(f"SELECT count(*) {ROW_JOIN} WHERE {sql.where}", run_params(run) | sql.params)
+        counts[name] = int(found or 0)
     return counts
 
 
-def page(ctx: AppContext, run_id: int, query: SampleQuery | None = None, with_counts: bool = True) -> SamplePage:
+def page(
+    ctx: AppContext,
+    run_id: int,
+    query: SampleQuery | None = None,
+    with_counts: bool = True,
+    people: Mapping[str, Any] | None = None,
+) -> SamplePage:
     """One page of run ``run_id``'s samples (see :class:`SampleQuery`); ``with_counts``: also every filter's count
-    and the run's categories (one more pass over the run; a next page leaves them out)."""
+    and the run's categories (one more pass over the run; a next page leaves them out). ``people``: base item id
+    -> how people answered it (:func:`backend.humans.samples.people_on_items`), for the people filters and beside
+    each row."""
     query = (query or SampleQuery()).checked()
     run = get_run(ctx.database, run_id)
     source = ensure_items(ctx, run)
-    sql = _where(query)
+    sql = _where(query, people)
     total = int(
         ctx.database.scalar(f"{sql.prefix} SELECT count(*) {ROW_JOIN} WHERE {sql.where}", run_params(run) | sql.params)
         or 0
@@ -356,8 +386,9 @@ def page(ctx: AppContext, run_id: int, query: SampleQuery | None = None, with_co
         total,
         max(1, math.ceil(total / int(query.page_size))),
         rows,
-        filter_counts(ctx.database, run) if with_counts else {},
+        filter_counts(ctx.database, run, people) if with_counts else {},
         categories,
+        {r.base_id: people[r.base_id].as_dict() for r in rows if people and r.base_id in people},
     )
 
 

@@ -61,18 +61,26 @@ def samples_page(
 ) -> dict[str, Any]:
     """One page of a run's samples, with the counts of every filter unless ``with_counts`` is False
     (:func:`backend.inference.samples.page`)."""
-    require_role(ctx.database, username, VIEW_ROLE)
+    from backend.humans.samples import people_on_items
+
+    user = require_role(ctx.database, username, VIEW_ROLE)
     run = resolve_run(ctx, run_id, model, benchmark, load_options)
     query = samples.SampleQuery(filter or "all", category or "", search or "", int(page or 1), int(page_size or 50))
-    return samples.page(ctx, run.run_id, query, with_counts).as_dict()
+    people = people_on_items(ctx.database, run.benchmark, user.username)  # never the items they wrote or verified
+    return samples.page(ctx, run.run_id, query, with_counts, people).as_dict()
 
 
 def sample(ctx: AppContext, username: str | None, run_id: int | str | None, item_id: str) -> dict[str, Any]:
     """One sample as the model saw it (:func:`backend.inference.samples_detail.detail`)."""
-    require_role(ctx.database, username, VIEW_ROLE)
+    from backend.humans.samples import people_on_items
+
+    user = require_role(ctx.database, username, VIEW_ROLE)
     if not item_id:
         raise ValidationError("choose an item")
-    return detail(ctx, resolve_run(ctx, run_id).run_id, item_id).as_dict()
+    run = resolve_run(ctx, run_id)
+    found = detail(ctx, run.run_id, item_id).as_dict()
+    on = people_on_items(ctx.database, run.benchmark, user.username).get(found["sample"]["base_id"])
+    return found | {"people": on.as_dict() if on is not None else None}
 
 
 def samples_vs(

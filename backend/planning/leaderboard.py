@@ -17,7 +17,6 @@ from backend.inference.store import list_runs, lookup
 from backend.planning.evaluation import BENCHMARK
 from backend.planning.questions import CHOICE_LETTERS, N_CHOICES, list_questions
 from backend.planning.results import report
-from backend.planning.validation import human_answers
 from backend.storage import Database
 
 if TYPE_CHECKING:
@@ -133,26 +132,80 @@ def leaderboard(
     samples: int = 2000,
     ctx: AppContext | None = None,
 ) -> dict:
-    """The report of :func:`backend.planning.results.report` over every stored run plus the human row; a run
-    on part of the questions is reported as partial (``run: "10 of 510"``), scored on what it answered."""
+    """The report of :func:`backend.planning.results.report` over every stored run plus the runs of people
+    (:func:`people_runs`: kind ``people``, each over the questions people checked; one annotator's mean has
+    its own interval and no breakdown); a run on part of the questions is reported as partial
+    (``run: "10 of 510"``), scored on what it answered. ``people_vs_models``: each model against each run of
+    people on the questions both answered (:func:`backend.humans.paired.people_vs_models`)."""
+    from backend.humans.paired import people_vs_models
+    from backend.planning.results import run_outcomes
+
     questions = list_questions(database)
     stored, notes = _noted_runs(database, circular, ctx)
     runs = {name: answers for name, (answers, _) in stored.items()}
-    human = human_answers(database)
-    if human:
-        runs["human (majority)"] = human
+    people, means = people_runs(database, questions, ctx)
+    runs |= {name: answers for name, (answers, _) in people.items()}
     if baseline not in runs:
         baseline = None
     outcomes = {name: counts for name, (_, counts) in stored.items()}
     # the paired comparison: every stored model run (the blind bigram-prior among them once run), not the
-    # humans, who checked a sample (their row is scored on it)
+    # people, who checked a sample (they are paired with each model apart, below)
     result = report(questions, runs, baseline, samples, answer_outcomes=outcomes, compared=list(stored))
+    for name, (_, manifest) in people.items():
+        result["runs"][name] |= {"kind": "people", "manifest": manifest}
+    for name, entry in means.items():
+        result["runs"][name] = entry
+    for name in stored:
+        result["runs"][name]["kind"] = "model"
     for name, note in notes.items():
         result["runs"][name]["note"] = note  # a served model's last run, its server unreachable: said beside it
+    result["people_vs_models"] = people_vs_models(
+        {n: run_outcomes(questions, runs[n]) for n in stored},
+        {n: run_outcomes(questions, runs[n]) for n in people},
+        samples,
+    )
     result["baseline"] = baseline
     result["circular"] = circular
     result["notes"] = notes
     return result
+
+
+def people_runs(
+    database: Database, questions: list, ctx: AppContext | None = None
+) -> tuple[dict[str, tuple[dict[str, int | None], dict]], dict[str, dict]]:
+    """The runs of people on the planning questions (:mod:`backend.humans.runs`): the majority and the best
+    annotator as answers (name -> (question id -> choice, manifest); a tie or "none is plausible" is never
+    right), and one annotator's mean as a finished leaderboard entry (its accuracy the mean share of people
+    choosing the key, with the same 95% bootstrap interval)."""
+    from backend.humans.readers import planning_human_runs
+    from backend.humans.runs import MEAN
+    from backend.inference.comparison import bootstrap_interval
+    from backend.settings import Settings
+
+    settings = ctx.settings if ctx is not None else Settings()
+    keys = {q.id: q.answer_index for q in questions}
+    answers: dict[str, tuple[dict[str, int | None], dict]] = {}
+    means: dict[str, dict] = {}
+    for run in planning_human_runs(database, settings, keys):
+        if run.method != MEAN:
+            answers[run.name] = (dict(run.answers), run.manifest)
+            continue
+        scores = [float(v) for v in run.item_scores.values()]
+        low, high = bootstrap_interval(scores, settings.bootstrap_samples)
+        means[run.name] = {
+            "kind": "people",
+            "accuracy": round(sum(scores) / len(scores), 4),
+            "ci95": [round(low, 4), round(high, 4)],
+            "n": len(scores),
+            "run": f"{len(scores)} of {len(questions)}",
+            "partial": len(scores) < len(questions),
+            "answered": len(scores),
+            "answered_rate": 1.0,
+            "by_length": {},
+            "by_scene": {},
+            "manifest": run.manifest,
+        }
+    return answers, means
 
 
 BLIND_BASELINE = "bigram-prior"
@@ -169,7 +222,8 @@ def compare(
     Holm across all pairs, Cohen's h) of the stored runs named in ``models`` (default: all) and always the
     blind ``bigram-prior`` when it has been run, on the questions every one of them has a result for (a
     partial run shrinks the common questions; it is never scored on questions it was not asked). Each run's
-    accuracy over its own questions stands beside (``runs``), with ``run: "10 of 510"``."""
+    accuracy over its own questions stands beside (``runs``), with ``run: "10 of 510"``; ``people_vs_models``:
+    each of them against each run of people, on the questions both answered."""
     questions = list_questions(database)
     stored, notes = _noted_runs(database, circular, ctx)
     wanted = list(stored) if models is None else [m for m in models if m in stored]
@@ -179,10 +233,19 @@ def compare(
     board = report(questions, runs, None, samples, {n: stored[n][1] for n in wanted}, compared=wanted)
     keep = ("accuracy", "ci95", "n", "run", "partial", "answered", "refusals", "parse_failures")
     missing = [m for m in (models or []) if m not in stored]
+    from backend.humans.paired import people_vs_models
+    from backend.planning.results import run_outcomes
+
+    people, _means = people_runs(database, questions, ctx)
     return {
         "benchmark": BENCHMARK,
         "circular": circular,
         "questions": len(questions),
+        "people_vs_models": people_vs_models(
+            {n: run_outcomes(questions, runs[n]) for n in wanted},
+            {n: run_outcomes(questions, answers) for n, (answers, _) in people.items()},
+            samples,
+        ),
         "chance": board["chance"],
         "runs": {name: {k: board["runs"][name].get(k) for k in keep} for name in wanted},
         "comparison": board["comparison"],

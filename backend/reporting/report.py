@@ -19,7 +19,7 @@ A served model whose server is unreachable is read under its last finished run's
 (:func:`backend.inference.reading.read_key`); the coverage table's ``note`` says so, and the manifest names the run
 (``served_unreachable``).
 
-Tables hold percentages (one decimal); ``sections`` keep the sources' own JSON for the JSON export.
+Tables hold percentages (two decimals, as the papers print them); ``sections`` keep the sources' own JSON for the JSON export.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from backend.accounts.auth import require_role
 from backend.errors import CompStudioError, ValidationError
+from backend.humans.paired import people_rows
+from backend.reporting.leaderboards import paper_table
 from backend.reporting.plots import BarChart, Chart, IntervalChart, IntervalPoint
 from backend.reporting.tables import Report, Table, pct
 from backend.storage import utcnow
@@ -55,9 +57,11 @@ def _interval(entry: dict[str, Any]) -> dict[str, Any]:
 
 def _planning_rows(plain: dict, circular: dict, names: list[str], blind: str) -> list[dict[str, Any]]:
     rows = [{"model": "chance", "kind": "chance", "run": "", "accuracy (%)": pct(plain["chance"])}]
-    for name in names:
+    people = [n for n, entry in plain["runs"].items() if entry.get("kind") == "people"]
+    for name in [*people, *names]:
         entry, circ = plain["runs"][name], circular["runs"].get(name)
-        row = {"model": name, "kind": "blind baseline" if name == blind else "model", "run": entry["run"]}
+        kind = "people" if name in people else "blind baseline" if name == blind else "model"
+        row = {"model": name, "kind": kind, "run": entry["run"]}
         row |= _interval(entry)
         row |= (
             {f"circular {k}": v for k, v in _interval(circ).items()}
@@ -102,6 +106,10 @@ def planning_section(
         ),
         Table("planning_by_scene", "Planning accuracy by scene", _breakdown_rows(plain, names, "by_scene", "scene")),
     ]
+    people = [p for p in plain["people_vs_models"] if p["model"] in names]
+    if people:
+        title = "Planning: each model against people, on the questions both answered (right or not; exact McNemar)"
+        tables.append(Table("planning_people", title, people_rows(people)))
     points = []
     for name in names:
         for series, board in (("plain", plain), ("circular", circular)):
@@ -131,13 +139,15 @@ def vqa_section(ctx: AppContext, username: str, models: Sequence[str]) -> tuple[
     board = [
         row
         for row in runs.leaderboard(ctx, username)
-        if row["kind"] in ("random", "human", "blind") or run_model.get(row["name"]) in models or row["name"] in models
+        if row["kind"] in ("random", "people", "blind") or run_model.get(row["name"]) in models or row["name"] in models
     ]
     scores = [
         {
             "run": r["name"],
             "kind": r["kind"],
             "overall (%)": r["overall"],
+            "ci95 low": r.get("ci95_low"),
+            "ci95 high": r.get("ci95_high"),
             **{d: r[d] for d in DIMENSIONS},
             "questions": r["questions"],
         }
@@ -146,13 +156,27 @@ def vqa_section(ctx: AppContext, username: str, models: Sequence[str]) -> tuple[
     ]
     categories = runs.category_order()
     per_category = [{"run": r["name"], **{c: r[c] for c in categories}} for r in board]
+    shown = {r["name"] for r in board}
+    compared = runs.comparison(ctx, username, samples=ctx.settings.bootstrap_samples)
+    people = [p for p in compared["people_vs_models"] if p["model"] in shown and p["people"] in shown]
     tables = [
         Table("vqa", "VQA (MMComposition): partial credit (%), overall and per dimension", scores),
+        Table(
+            "vqa_paper",
+            "VQA per category (%), as MMComposition's Table 2 prints it: people, the models, Random Choice",
+            paper_table(board),
+        ),
         Table("vqa_categories", "VQA per category (%), with the random row", per_category),
     ]
+    if people:  # tables only some reports have (an empty one would export an empty CSV)
+        title = "VQA: each model against people, on the items both answered (fully right or not; exact McNemar)"
+        tables.append(Table("vqa_people", title, people_rows(people)))
+    position = position_table(ctx, username, [m for m in models if m in shown])
+    if position.rows:
+        tables.append(position)
     series = [(r["name"], [r[c] for c in categories]) for r in board]
     charts: dict[str, Chart] = {"vqa_categories": BarChart("VQA per category (%)", categories, series)} if board else {}
-    section: dict[str, Any] = {"rows": board}
+    section: dict[str, Any] = {"rows": board, "people_vs_models": people}
     try:
         analysis = runs.low_cpv_analysis(ctx, username)
     except CompStudioError:  # no model runs yet: no appendix A.4 analysis
@@ -163,6 +187,21 @@ def vqa_section(ctx: AppContext, username: str, models: Sequence[str]) -> tuple[
         charts |= below_charts
         section["below_chance"] = {k: v for k, v in analysis.items() if k != "per_question"}
     return tables, charts, section
+
+
+def position_table(ctx: AppContext, username: str, models: Sequence[str]) -> Table:
+    """What circular evaluation reveals about each of ``models`` run under rotation (or both ways) on VQA
+    (:func:`backend.vqa.circular.position_report`)."""
+    from backend.reporting.leaderboards import position_rows
+    from backend.vqa.circular import position_report
+
+    figures = position_report(ctx, username, list(models))["models"] if models else []
+    kept = [f for f in figures if f["flip"]["items"] or (f["both_ways"] and f["both_ways"]["items"])]
+    title = (
+        "VQA under circular evaluation: flips under rotation, answers per position against uniform (χ²), "
+        "generation vs likelihood (people answer the options as authored: no rotation to measure)"
+    )
+    return Table("position_bias", title, position_rows(kept))
 
 
 def setting_label(load_options: dict[str, Any] | None) -> str:
@@ -282,12 +321,12 @@ def outcomes_table(planning: Table, vqa: Table, icl: Table, files: Table | None 
     rows = [
         {"benchmark": "planning", "model": r["model"], **{k: r[k] for k, _ in RATES}}
         for r in planning.rows
-        if r["kind"] != "chance"
+        if r["kind"] not in ("chance", "people")
     ]
     rows += [
         {"benchmark": "vqa", "model": r["run"], **{k: r[k] for k, _ in RATES}}
         for r in vqa.rows
-        if r["kind"] not in ("random", "human")
+        if r["kind"] not in ("random", "people")
     ]
     rows += [
         {"benchmark": r["benchmark"], "model": r["model"], **{k: r[k] for k, _ in RATES}}
@@ -381,7 +420,7 @@ def results_found(
     for model in names:
         where = {
             "planning": of(model, list(planning.get("runs", {}))),
-            "vqa": of(model, [r["name"] for r in vqa.get("rows", []) if r["kind"] not in ("random", "human")]),
+            "vqa": of(model, [r["name"] for r in vqa.get("rows", []) if r["kind"] not in ("random", "people")]),
             "in-context": of(model, list(icl.get("runs", {})), " | "),
             "from files": any(r["model"] == model for r in (files or {}).get("rows", [])),
         }

@@ -35,10 +35,11 @@ class Report:
         return next(t for t in self.tables if t.name == name)
 
 
-def pct(value: float | None, digits: int = 1) -> float | None:
-    """A share in [0, 1] as a percentage (None stays None).
+def pct(value: float | None, digits: int = 2) -> float | None:
+    """A share in [0, 1] as a percentage, two decimals as the papers print them (MMComposition's 90.31; None
+    stays None).
 
     >>> pct(0.12345), pct(None)
-    (12.3, None)
+    (12.35, None)
     """
     return None if value is None else round(100 * value, digits)

@@ -1,4 +1,5 @@
-"""VQA commands: ``score vqa``, ``import vqa``, ``export vqa``, ``vqa grant-author``, ``vqa run``, ``vqa vote``.
+"""VQA commands: ``score vqa``, ``import vqa``, ``export vqa``, ``vqa grant-author``, ``vqa run``, ``vqa vote``,
+``vqa people`` (people as runs beside the models) and ``vqa position-bias`` (what circular evaluation reveals).
 
 ``score vqa`` needs no database: it reads the items (``questions.json`` of a released-layout folder, or an
 items JSONL) and the predictions JSONL and prints overall, per-dimension and per-category scores, with the
@@ -168,6 +169,47 @@ def _vote(args: argparse.Namespace) -> Any:
     return show(args, result, lambda r: table([{k: v for k, v in r.items() if not isinstance(v, (dict, list))}]))
 
 
+def _people(args: argparse.Namespace) -> Any:
+    from backend.humans.paired import people_rows
+    from backend.reporting.leaderboards import paper_table
+    from backend.terminal import show, table
+    from backend.vqa.runs import comparison, leaderboard, run_manifests
+
+    ctx = _context(args)
+    user = _cli_admin(ctx)
+    rows = leaderboard(ctx, user)
+    people = [r for r in rows if r["kind"] == "people"]
+    manifests = run_manifests(ctx)
+    result = {
+        "people": people,
+        "manifests": {r["name"]: manifests.get(r["name"]) for r in people},
+        "paper_table": paper_table(rows),
+        "people_vs_models": comparison(ctx, user, samples=ctx.settings.bootstrap_samples)["people_vs_models"],
+    }
+
+    def render(out: dict[str, Any]) -> str:
+        return "\n\n".join(
+            (
+                table(out["paper_table"], title="VQA per category (%), as MMComposition's Table 2 prints it"),
+                table(
+                    people_rows(out["people_vs_models"]), title="Each model against people, on the items both answered"
+                ),
+            )
+        )
+
+    return show(args, result, render)
+
+
+def _position_bias(args: argparse.Namespace) -> Any:
+    from backend.reporting.leaderboards import position_rows
+    from backend.terminal import show, table
+    from backend.vqa.circular import position_report
+
+    ctx = _context(args)
+    result = position_report(ctx, _cli_admin(ctx), args.models or None)
+    return show(args, result, lambda out: table(position_rows(out["models"]), title="What circular evaluation reveals"))
+
+
 def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) -> None:
     if "score" not in groups:  # shared with other benchmarks' ``score KIND`` commands
         groups["score"] = sub.add_parser("score", help="score predictions against a benchmark's items").add_subparsers(
@@ -224,3 +266,20 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
     vote.add_argument("--limit", type=int, default=None, help="only the first N questions")
     add_output_flags(vote)
     vote.set_defaults(handler=_vote)
+    people = tools.add_parser(
+        "people",
+        parents=[common],
+        help="people's answers as runs (majority, one annotator's mean, best annotator) beside the models, the "
+        "paper-style table and each model against people on the items both answered",
+    )
+    add_output_flags(people)
+    people.set_defaults(handler=_people)
+    bias = tools.add_parser(
+        "position-bias",
+        parents=[common],
+        help="what circular evaluation reveals per model: flips under rotation, answers per position against "
+        "uniform (chi-squared), generation vs likelihood disagreement",
+    )
+    bias.add_argument("models", nargs="*", help="registered model names (default: every model with data)")
+    add_output_flags(bias)
+    bias.set_defaults(handler=_position_bias)

@@ -13,16 +13,19 @@ predictions files are kept apart, in ``vqa_runs`` / ``vqa_predictions`` (:func:`
 Leaderboard rows, all scored with :mod:`backend.vqa.scoring` over the verified items:
 
 * **Random choice**: the exact expected score of a uniformly random answer;
-* **Human**: each item's score is the mean over the annotators who answered it; only answered items count
-  (``questions`` says how many);
+* **People** (kind ``people``, never called a model): "Humans (majority of N)", "Humans (one annotator,
+  mean)", "Best annotator", and the same three of experts (reviewers answering outside studies), read from the
+  answers people gave and scored by the same partial credit (:mod:`backend.humans.runs`); each over the items
+  people answered (``questions`` says how many);
 * every run: scored over the items it has an answer for (read, refused or unparsed: a refused or unread answer
   scores 0). **Failed is failed**: a failed call is neither an answer nor a wrong answer, so it stays out of the
   score and of paired comparisons, and a run without one successful item is not ranked.
 
 Every row has ``questions`` and ``answered``; a run's row keeps apart the answers read (``answered``),
 refused (``refusals``) and unparsed (``parse_failures``), and failed calls (``errors``), each with its rate
-over the items asked (:mod:`backend.inference.outcomes`), and its latest run's ``status``; random and human rows
-have None there.
+over the items asked (:mod:`backend.inference.outcomes`), and its latest run's ``status``; random and people rows
+have None there. Runs and people have the 95% bootstrap interval of their overall score (``ci95_low``,
+``ci95_high``; items resampled).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from backend.inference.outcomes import outcome_counts
 from backend.storage import Database, audit, utcnow
 from backend.storage.jsonl import read_jsonl
 from backend.vqa.categories import CATEGORIES, SHORT_NAMES
+from backend.vqa.circular import flip_rates
 from backend.vqa.difficulty import level_distribution
 from backend.vqa.items import VqaItem, list_items, parse_letters
 from backend.vqa.scoring import ScoreTable, aggregate, item_random_score, partial_credit, random_table
@@ -125,6 +129,7 @@ class VqaRun:
     manifest: dict[str, Any] | None = None
     status: str = "finished"  # of the latest run row (imported files: finished)
     note: str | None = None  # a served model's last run shown while its server is unreachable (reading.py)
+    item_scores: dict[str, Fraction] | None = None  # a run of people scored per item (one annotator, mean)
 
     @property
     def scored(self) -> dict[str, tuple[str, ...]]:
@@ -192,12 +197,16 @@ def store_runs(ctx: AppContext, items: list[VqaItem]) -> list[VqaRun]:
     from backend.vqa.models import BLIND_BENCHMARK, eval_item, run_name
 
     groups = _run_groups(ctx)
-    # the latest settings of each run name (generation overrides name a run of their own: backend.inference.overrides)
+    # the current settings of each run name (generation overrides name a run of their own:
+    # backend.inference.overrides): the key a registered model is read under now, as planning's leaderboard reads
+    # it (a later run that failed under other settings, e.g. with the server down or a mistyped URL since
+    # mended, never makes the good run "earlier"); an unregistered model's latest run
     latest_hash = {(g["key"][0], g["key"][1], g["key"][3], run_label(g["gen"])): g["key"][2] for g in groups}
-    down = _unreachable_keys(ctx, groups)
-    for (model, bench_name, mode, label), _shash in list(latest_hash.items()):
-        if (model, bench_name, label) in down:  # its server is down: its last run that matches, not a failed one
-            latest_hash[(model, bench_name, mode, label)] = down[(model, bench_name, label)].settings_hash
+    keys = _read_keys(ctx, groups)
+    for model, bench_name, mode, label in list(latest_hash):
+        if (model, bench_name, label) in keys:
+            latest_hash[(model, bench_name, mode, label)] = keys[(model, bench_name, label)].settings_hash
+    down = {k: key for k, key in keys.items() if key.unreachable is not None}
     out = []
     for group in groups:
         model, bench_name, shash, mode = group["key"]
@@ -222,15 +231,15 @@ def store_runs(ctx: AppContext, items: list[VqaItem]) -> list[VqaRun]:
     return out
 
 
-def _unreachable_keys(ctx: AppContext, groups: list[dict[str, Any]]) -> dict[tuple[str, str, str], ReadKey]:
-    """(model, benchmark, run label) -> the read key of each registered served model of ``groups`` whose server is
-    unreachable (:func:`backend.inference.reading.read_key`: its last run that matches its settings)."""
+def _read_keys(ctx: AppContext, groups: list[dict[str, Any]]) -> dict[tuple[str, str, str], ReadKey]:
+    """(model, benchmark, run label) -> the key each registered model of ``groups`` is read under now
+    (:func:`backend.inference.reading.read_key`; a served model whose server is unreachable: its last run that
+    matches its settings, with ``unreachable`` set)."""
     from backend.errors import CompStudioError
     from backend.inference.benchmarks import get_benchmark
     from backend.inference.overrides import run_label
     from backend.inference.reading import read_key
     from backend.inference.registry import list_models
-    from backend.inference.revision import SERVED_BACKENDS
 
     try:
         specs = list_models(ctx)
@@ -240,33 +249,42 @@ def _unreachable_keys(ctx: AppContext, groups: list[dict[str, Any]]) -> dict[tup
     for group in groups:
         model, bench_name = group["key"][0], group["key"][1]
         spec, label = specs.get(model), run_label(group["gen"])
-        if spec is None or spec.backend not in SERVED_BACKENDS or (model, bench_name, label) in out:
+        if spec is None or (model, bench_name, label) in out:
             continue
         try:
-            key = read_key(ctx, get_benchmark(ctx, bench_name), spec, group["gen"])
+            out[(model, bench_name, label)] = read_key(ctx, get_benchmark(ctx, bench_name), spec, group["gen"])
         except CompStudioError:  # e.g. options the backend refuses: named by the latest row, as before
             continue
-        if key.unreachable is not None:
-            out[(model, bench_name, label)] = key
     return out
 
 
-def list_runs(ctx: AppContext, items: list[VqaItem] | None = None) -> list[VqaRun]:
+def list_runs(ctx: AppContext, items: list[VqaItem] | None = None, people: bool = True) -> list[VqaRun]:
     """Every run: imported files, then the runs of the one run record (a stored run replaces an imported row of
-    the same name, e.g. one a version before the one run record saved). ``items``: default the verified ones."""
+    the same name, e.g. one a version before the one run record saved), then (``people``) the runs of people
+    (:func:`people_runs`). ``items``: default the verified ones."""
     items = list_items(ctx.database, status="verified") if items is None else items
     stored = store_runs(ctx, items)
     names = {r.id for r in stored}
-    return [r for r in _imported_runs(ctx.database) if r.id not in names] + stored
+    humans = people_runs(ctx, items) if people else []
+    return [r for r in _imported_runs(ctx.database) if r.id not in names] + stored + humans
 
 
-def human_item_scores(database: Database, items: Iterable[VqaItem]) -> dict[str, Fraction]:
-    by_item: dict[str, list[Fraction]] = defaultdict(list)
-    keys = {i.id: i.answer for i in items}
-    for row in database.query("SELECT item_id, answer FROM vqa_answers"):
-        if row["item_id"] in keys:
-            by_item[row["item_id"]].append(partial_credit(json.loads(row["answer"]), keys[row["item_id"]]))
-    return {item_id: sum(scores, Fraction(0)) / len(scores) for item_id, scores in by_item.items()}
+def people_runs(ctx: AppContext, items: list[VqaItem]) -> list[VqaRun]:
+    """People's answers to ``items`` as runs of kind ``people`` (:mod:`backend.humans.runs`): the majority and
+    the best annotator answer with letters (a tie: no letter, scored 0), one annotator's mean is a score per
+    item; the manifest counts the people and gives Krippendorff's α."""
+    from backend.humans.readers import vqa_human_runs
+    from backend.humans.runs import MEAN
+
+    out = []
+    for run in vqa_human_runs(ctx.database, ctx.settings, items):
+        answers = {q: tuple(a) if a is not None else () for q, a in run.answers.items()}
+        if run.method == MEAN:
+            answers = {q: () for q in run.item_scores}
+        statuses = dict.fromkeys(answers, "ok")
+        scores = dict(run.item_scores) if run.method == MEAN else None
+        out.append(VqaRun(run.name, "people", None, None, answers, statuses, run.manifest, item_scores=scores))
+    return out
 
 
 def _pct(value: float | None) -> float | None:
@@ -278,6 +296,7 @@ def _row(name: str, kind: str, table: ScoreTable) -> dict[str, Any]:
     row: dict[str, Any] = {"name": name, "kind": kind, "overall": pct(table.overall)}
     row |= {dim: pct(v) for dim, v in table.dimensions.items()}
     row |= {SHORT_NAMES[c]: pct(v) for c, v in table.categories.items()}
+    row["ci95_low"] = row["ci95_high"] = None
     row["questions"], row["answered"] = table.questions, table.answered
     rate = round(table.answered / table.questions, 4) if table.questions else 0.0
     return row | {"answered_rate": rate} | dict.fromkeys(_NOT_READ) | {"status": None}
@@ -287,31 +306,52 @@ def _row(name: str, kind: str, table: ScoreTable) -> dict[str, Any]:
 _NOT_READ = ("refusals", "refusal_rate", "parse_failures", "parse_failure_rate", "errors", "error_rate")
 
 
-def _run_row(run: VqaRun, items: list[VqaItem]) -> dict[str, Any] | None:
+def _run_row(run: VqaRun, items: list[VqaItem], samples: int = 2000) -> dict[str, Any] | None:
     """A run's row (None when it has no successful item: never ranked): scores over the items it answered, and
     its answers read, refused, unparsed and failed (rates: shares of the items asked)."""
-    scored = run.scored
-    asked = [i for i in items if i.id in scored]
-    if not asked:
+    scores = item_scores(run, items)
+    if not scores:
         return None
-    scores = {i.id: partial_credit(scored[i.id], i.answer) for i in asked}
+    asked = [i for i in items if i.id in scores]
+    interval = _interval(list(scores.values()), samples)
+    if run.kind == "people":  # people are not read from a model's output: no outcome columns, no run status
+        return _row(run.id, run.kind, aggregate(asked, scores)) | interval
     read = outcome_counts([run.statuses[i.id] for i in items if i.id in run.statuses])
-    row = _row(run.id, run.kind, aggregate(asked, scores)) | read | {"status": run.status}
+    row = _row(run.id, run.kind, aggregate(asked, scores)) | interval | read | {"status": run.status}
     return row | ({"note": run.note} if run.note else {})
 
 
+def item_scores(run: VqaRun, items: list[VqaItem]) -> dict[str, Fraction]:
+    """Item id -> the run's partial credit, for the items it answered (a failed call is no answer); a run of
+    people scored per item (one annotator's mean) gives its own scores."""
+    if run.item_scores is not None:
+        return {i.id: run.item_scores[i.id] for i in items if i.id in run.item_scores}
+    scored = run.scored
+    return {i.id: partial_credit(scored[i.id], i.answer) for i in items if i.id in scored}
+
+
+def _interval(scores: list[Fraction], samples: int) -> dict[str, float]:
+    """The 95% bootstrap interval of the overall score (percent), the same for people and models."""
+    from backend.inference.comparison import bootstrap_interval
+
+    low, high = bootstrap_interval([float(s) for s in scores], samples)
+    return {"ci95_low": round(100 * low, 2), "ci95_high": round(100 * high, 2)}
+
+
 def leaderboard(ctx: AppContext, username: str | None, status: str = "verified") -> list[dict[str, Any]]:
-    """Rows (percent): random, human, then every ranked run; sorted by overall, best first (random/human kept)."""
+    """Rows (percent): random, the runs of people, then every ranked run sorted by overall, best first. Every
+    row covers the items in its ``questions`` (people and partial runs: the items they answered)."""
     auth.require_role(ctx.database, username, "annotator")
     items = list_items(ctx.database, status=status)
     rows = [_row("Random choice", "random", random_table(items))]
-    humans = human_item_scores(ctx.database, items)
-    answered = [i for i in items if i.id in humans]
-    if answered:
-        rows.append(_row("Human", "human", aggregate(answered, humans)))
-    ranked = [row for row in (_run_row(run, items) for run in list_runs(ctx, items)) if row is not None]
+    samples = ctx.settings.bootstrap_samples
+    every = [row for row in (_run_row(run, items, samples) for run in list_runs(ctx, items)) if row is not None]
+    rows += [row for row in every if row["kind"] == "people"]
+    ranked = [row for row in every if row["kind"] != "people"]
     ranked.sort(key=lambda r: -(r["overall"] or 0))
     rows += ranked
+    flips = flip_rates(ctx, [r["name"] for r in ranked if r["kind"] == "model"])  # a model's current run only
+    rows = [row | {"flip_rate": _pct(flips.get(row["name"]))} for row in rows]
     if any(row.get("note") for row in rows):  # a column only when a run needs the sentence (same keys: the CSV)
         rows = [row | {"note": row.get("note")} for row in rows]
     return rows
@@ -413,29 +453,38 @@ def comparison(
     samples: int = 2000,
 ) -> dict[str, Any]:
     """Paired comparison of runs (default: all; every blind run always joins,
-    :func:`backend.inference.comparison.compare_models`) on the items every one of them answered, scored
-    fully right or not (McNemar needs a right/wrong outcome; partial credit stays in the leaderboard). A run
-    without one successful item is left out (``not_ranked``): failed calls are not answers. ``random_choice``
-    is the expected share of fully right answers of a uniform random pick, for reference (an expectation, not a
-    paired run)."""
+    :func:`backend.inference.comparison.compare_models`), each pair on the items **both** answered (its ``n``:
+    a third run's gaps never shrink a pair, so the count agrees with the Samples view's), scored fully right or
+    not (McNemar needs a right/wrong outcome; partial credit stays in the leaderboard). One annotator's mean is
+    a score per item, not an answer: it is not paired (``not_paired``). A run without one successful item is
+    left out (``not_ranked``): failed calls are not answers. ``random_choice`` is the expected share of fully
+    right answers of a uniform random pick, for reference (an expectation, not a paired run). The runs of people
+    are paired with each model apart (``people_vs_models``: :func:`backend.humans.paired.people_vs_models`)."""
     from backend.inference.comparison import compare_models
     from backend.vqa.scoring import item_random_score
 
     auth.require_role(ctx.database, username, "annotator")
     items = list_items(ctx.database, status=status)
     every = {r.id: r for r in list_runs(ctx, items)}
-    runs = {name: run for name, run in every.items() if run.scored}
+    runs = {name: run for name, run in every.items() if run.scored and run.item_scores is None}
     wanted = list(runs) if run_ids is None else [r for r in run_ids if r in runs]
     wanted += [r for r, run in runs.items() if run.kind == "blind" and r not in wanted]
     chance = sum(float(item_random_score(i)) for i in items if i.choice_type == "single")
     singles = sum(1 for i in items if i.choice_type == "single")
+    from backend.humans.paired import people_vs_models
+
+    machines = {r: run_outcomes(runs[r], items) for r in wanted if runs[r].kind != "people"}
+    people = {r: run_outcomes(run, items) for r, run in runs.items() if run.kind == "people"}  # always in
     return {
         "benchmark": "mmcomposition",
         "items": len(items),
         "notes": {r: runs[r].note for r in wanted if runs[r].note},
-        "comparison": compare_models({r: run_outcomes(runs[r], items) for r in wanted}, samples),
+        "people_vs_models": people_vs_models(machines, people, samples),
+        "comparison": compare_models(machines, samples, pairwise=True),  # people: people_vs_models
         "blind_runs": [r for r in wanted if runs[r].kind == "blind"],
+        "people_runs": list(people),
         "not_run": [r for r in (run_ids or []) if r not in every],
-        "not_ranked": [r for r in every if r not in runs],
+        "not_paired": [r for r, run in every.items() if run.item_scores is not None],
+        "not_ranked": [r for r, run in every.items() if not run.scored],
         "random_choice_single": round(chance / singles, 4) if singles else None,
     }
