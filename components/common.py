@@ -92,6 +92,15 @@ def ui_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def counted(count: int, one: str, many: str | None = None) -> str:
+    """``count`` and the noun in the number it takes (issue 44 §13: "1 sequence round", "2 sequence rounds").
+
+    >>> counted(1, "sequence round"), counted(2, "sequence round"), counted(1, "sequence", "sequences")
+    ('1 sequence round', '2 sequence rounds', '1 sequence')
+    """
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
 def esc(text: Any) -> str:
     """Escape user-written text for Markdown/HTML output (also neutralises Markdown syntax); not for code spans,
     where Markdown shows entities as typed (use ``<code>{html.escape(text)}</code>`` there).

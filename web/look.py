@@ -81,6 +81,12 @@ body.session-ended .sr-only[role='status'] {display: none !important}
   #app-header {flex-direction: column; gap: 0.25em}
   #app-title h1 {font-size: 1.25em}
 }
+/* Review: one item on one 1280×900 screen (issue 44 §4; components/review/queue.py) */
+#review-top {align-items: center} #review-top p, #review-item h3 {margin: 0}
+#review-item-form, #review-work > .column, #review-slots {gap: 8px}
+.review-slot {gap: 2px; padding: 4px 0; border-bottom: 1px solid var(--border-color-primary)}
+.review-slot .wrap {flex-wrap: nowrap} .review-slot p {margin: 0; line-height: 1.35}
+.review-final {gap: 8px} .review-final .block {padding: 6px 8px} .review-final span[data-testid='block-info'] {margin-bottom: 4px}
 """
 
 
