@@ -223,6 +223,11 @@ EVENTS: dict[str, str] = {
     "models_ui_save": "admin",
     "models_ui_delete": "admin",
     "models_ui_unload": "admin",
+    "models_ui_form_from": "reviewer",  # the registry editor (components/model_form.py)
+    "models_ui_form_edit": "reviewer",
+    "models_ui_json_to_form": "reviewer",
+    "models_ui_test": "reviewer",  # a registered model as registered; an entry not saved: admins (the service)
+    "models_ui_form_save": "admin",
     # -- Admin (components/admin.py)
     "admin_import_vilpact": "admin",
     "admin_export_intents": "admin",
