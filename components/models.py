@@ -373,7 +373,12 @@ def format_answer(answer) -> str:
 
 
 def build_ask_model(
-    ctx: AppContext, benchmark: str, item_of: Callable[[Any], EvalItem], item_input: Any, api_name: str
+    ctx: AppContext,
+    benchmark: str,
+    item_of: Callable[[Any], EvalItem],
+    item_input: Any,
+    api_name: str,
+    elem_id: str | None = None,
 ) -> gr.Dropdown:
     """An "Ask a model" panel for the current item of a benchmark tab.
 
@@ -383,7 +388,7 @@ def build_ask_model(
     on load with the registry's names).
     """
     with gr.Row():
-        chosen = gr.Dropdown([], label="Model", scale=3, allow_custom_value=True)
+        chosen = gr.Dropdown([], label="Model", scale=3, allow_custom_value=True, elem_id=elem_id)
         ask = gr.Button("Ask a model", scale=1)
     shown = gr.Markdown()
 

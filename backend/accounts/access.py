@@ -209,6 +209,7 @@ EVENTS: dict[str, str] = {
     "icl_ui_run": "annotator",
     "icl_ui_set_table": "annotator",
     "icl_ui_upload": "reviewer",
+    "icl_models_open": "annotator",  # refills the Ask-a-model picker for reviewers (components/model_choices.py)
     # -- Models (components/models.py)
     "model_list": "reviewer",
     "models_ui_open": "reviewer",  # the tab's select event
