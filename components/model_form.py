@@ -47,7 +47,7 @@ def probe_markdown(result: dict[str, Any]) -> str:
         lines.append(f"Revision its answers are stored under: {esc(result['revision'])}")
     replicas = result.get("replicas") or []
     if replicas:
-        rows = ["| Replica | Answered | Serves | Server version |", "|---|---|---|---|"]
+        rows = ["| Replica | HTTP status | Serves | Server version |", "|---|---|---|---|"]
         for replica in replicas:
             served = ", ".join(esc(m.get("id")) for m in replica.get("served", [])) or "—"
             answer = replica.get("error") or replica.get("status")
@@ -73,7 +73,7 @@ class ModelFormPanel:
 
 
 def _number(value: int, label: str, elem_id: str) -> gr.Number:
-    return gr.Number(value, label=label, elem_id=elem_id, precision=0, minimum=1)
+    return gr.Number(value, label=label, elem_id=elem_id, precision=0, minimum=1, min_width=110)
 
 
 def _layout(ctx: AppContext) -> ModelFormPanel:
@@ -108,12 +108,14 @@ def _layout(ctx: AppContext) -> ModelFormPanel:
             frames = _number(8, "Frames per video", "model-form-frames")
             side = _number(768, "Longest image side (px)", "model-form-side")
         with gr.Row():
-            prompt = gr.Dropdown(list(PROMPT_STYLES), value="chat", label="Prompt style", elem_id="model-form-prompt")
-            scoring = gr.Dropdown(
-                list(SCORING), value="generate", label="Multiple choice by", elem_id="model-form-scoring"
+            prompt = gr.Dropdown(
+                list(PROMPT_STYLES), value="chat", label="Prompt style", elem_id="model-form-prompt", min_width=140
             )
-            dtype = gr.Textbox("auto", label="Weights' dtype", elem_id="model-form-dtype")
-            device = gr.Textbox("auto", label="Device", elem_id="model-form-device")
+            scoring = gr.Dropdown(
+                list(SCORING), value="generate", label="Multiple choice by", elem_id="model-form-scoring", min_width=140
+            )
+            dtype = gr.Textbox("auto", label="Weights' dtype", elem_id="model-form-dtype", min_width=110)
+            device = gr.Textbox("auto", label="Device", elem_id="model-form-device", min_width=110)
         description = gr.Textbox("", label="Description", elem_id="model-form-description")
         other_options = gr.State({})
         with gr.Row():

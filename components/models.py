@@ -127,25 +127,19 @@ def run_message(model: str, bench: str, done: dict[str, Any]) -> str:
 
 
 def run_summary_markdown(done: dict[str, Any]) -> str:
-    """A finished run as a person reads it (the Models and Planning tabs): the status line, then one table of its
-    counts and time, and the warnings (issue 44 §11: the summary was a JSON dump).
+    """A finished run as a person reads it (the Models and Planning tabs): the status line, then its counts and
+    time in one line that wraps on a phone, and the warnings (issue 44 §11: the summary was a JSON dump).
 
     >>> print(run_summary_markdown({"model": "m", "benchmark": "b", "status": "finished", "errors": 0, "score": 0.5,
     ...     "scored": 2, "items": 2, "answered": 2, "refusals": 0, "parse_failures": 0, "newly_computed": 2,
     ...     "from_store": 0, "seconds": 0.25, "run_id": 7}))
     Finished: m on b, score 50.00 over 2 of 2 items.
     <BLANKLINE>
-    | Run | Items | Answered | Refusals | Unparsed | Errors | Newly computed | From the store | Time |
-    |---|---|---|---|---|---|---|---|---|
-    | 7 | 2 | 2 | 0 | 0 | 0 | 2 | 0 | 0.2 s |
+    Run 7 · Answered **2** · Refusals **0** · Unparsed **0** · Errors **0** · Newly computed **2** · From the store **0** · Time **0.2 s**
     """
-    counts = [done.get(key) for key in SUMMARY_COUNTS]
-    header = ["Run", "Items", *[RUN_COLUMNS[key] for key in SUMMARY_COUNTS], "Time"]
-    cells = [done.get("run_id"), done.get("items"), *counts, f"{done.get('seconds') or 0:.1f} s"]
-    lines = [
-        run_message(done["model"], done["benchmark"], done),
-        "| " + " | ".join(header) + " |\n|" + "---|" * len(header) + "\n| " + " | ".join(str(c) for c in cells) + " |",
-    ]
+    counts = [f"{RUN_COLUMNS[key]} **{done.get(key)}**" for key in SUMMARY_COUNTS]
+    line = " · ".join([f"Run {done.get('run_id')}", *counts, f"Time **{done.get('seconds') or 0:.1f} s**"])
+    lines = [run_message(done["model"], done["benchmark"], done), line]
     lines += [f"> ⚠️ {esc(w)}" for w in done.get("warnings") or []]
     return "\n\n".join(lines)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+from pathlib import Path
 
 import pytest
 from e2e_helpers import ApiClient, browser_login
@@ -167,7 +169,7 @@ def test_models_counts_are_true_whenever_the_tab_opens(admin_page, running):
     expect(page.locator("#models-count")).to_contain_text("loaded (random")
 
 
-def test_a_model_from_the_form_is_tested_saved_and_its_runs_read_in_words(running, browser):
+def test_a_model_from_the_form_is_tested_saved_and_its_runs_read_in_words(running, browser, tmp_path):
     """Issue 44 §11: the form adds a served model, Test says what the server serves (warning when it does not serve
     the named model) in words, not JSON; Recent runs shows the score as the paper prints it and the start in the
     person's time zone, with headers in words; a never-used served model is not "loaded"."""
@@ -176,6 +178,7 @@ def test_a_model_from_the_form_is_tested_saved_and_its_runs_read_in_words(runnin
 
     from fake_openai_server import FakeOpenAIServer
 
+    shots = Path(os.environ.get("COMPSTUDIO_SCREENSHOTS", tmp_path))
     context = browser.new_context(viewport={"width": 1280, "height": 900}, timezone_id="Asia/Tokyo")
     page = context.new_page()
     browser_login(page, running.url, "demo-admin", running.passwords["demo-admin"])
@@ -205,6 +208,7 @@ def test_a_model_from_the_form_is_tested_saved_and_its_runs_read_in_words(runnin
         expect(result).to_contain_text("my-server answered", timeout=30_000)
         expect(result).not_to_contain_text("Warning")
         expect(result.locator("table")).to_contain_text("0.0.fake")  # each replica's server version
+        page.screenshot(path=str(shots / "models-form-tested.png"), full_page=True)
         page.locator("#model-form-save").click()
         expect(page.locator("#model-edit-message")).to_contain_text("Saved my-server.")
         expect(page.locator("#models-table [role=row]", has_text="my-server")).to_contain_text("served by its server")

@@ -57,6 +57,6 @@ def test_reviewer_runs_a_benchmark_from_the_browser(served, ctx):
         summary = page.locator("#run-message")  # in words: a status line and a table of counts (issue 44 §11)
         expect(summary).to_contain_text("Finished: random on toy-colors", timeout=30000)
         expect(summary).to_contain_text("of 5 items")
-        expect(summary.locator("table")).to_contain_text("Newly computed")
+        expect(summary).to_contain_text("Newly computed 5")
         browser.close()
     assert ctx.database.scalar("SELECT COUNT(*) FROM predictions") == 5
