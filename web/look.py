@@ -121,6 +121,8 @@ body.session-ended #intent-draft-status {display: none !important}
 #review-item-form, #review-work > .column, #review-slots {gap: 8px}
 .review-slot {gap: 2px; padding: 4px 0; border-bottom: 1px solid var(--border-color-primary)}
 .review-slot .wrap {flex-wrap: nowrap} .review-slot p {margin: 0; line-height: 1.35}
+.review-slot textarea {border: 1px solid var(--border-color-primary); border-radius: var(--input-radius);
+  background: var(--input-background-fill); padding: 6px 10px}
 .review-final {gap: 8px} .review-final .block {padding: 6px 8px} .review-final span[data-testid='block-info'] {margin-bottom: 4px}
 """
 
