@@ -214,6 +214,11 @@ def test_a_model_from_the_form_is_tested_saved_and_its_runs_read_in_words(runnin
         expect(page.locator("#models-table [role=row]", has_text="my-server")).to_contain_text("served by its server")
         page.get_by_text("Advanced: the entry as JSON").click()
         assert '"concurrency": 4' in page.locator(".cm-content").inner_text()
+        page.locator("#model-form-from input").click()  # start from a registered model: the form and the JSON fill
+        page.get_by_role("option", name="vllm-local", exact=True).click()
+        expect(field("model-form-urls")).to_have_value("http://127.0.0.1:8000/v1")
+        expect(field("model-form-name")).to_have_value("vllm-local")
+        expect(page.locator(".cm-content")).to_contain_text('"timeout_s": 60')  # options the form does not show
     saved = running.ctx.models.file_models(running.ctx.settings)["my-server"]
     assert (saved.path, saved.options["base_url"], saved.concurrency) == ("fake-vlm", server.base_url, 4)
 
