@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
@@ -19,6 +20,8 @@ _MARKDOWN_ENTITIES = {ord(c): f"&#{ord(c)};" for c in "\\`*_{}[]()#+!|~-\"'"} | 
     ord("<"): "&lt;",
     ord(">"): "&gt;",
 }
+#: what Markdown turns into a link by itself: a scheme's "://", "www." and the "@" of an e-mail address
+_AUTOLINK = re.compile(r"://|\b(?i:www)\.|@")
 
 
 class EventOptions(TypedDict, total=False):
@@ -92,11 +95,33 @@ def ui_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def counted(count: int, one: str, many: str | None = None) -> str:
+    """``count`` and the noun in the number it takes (issue 44 §13: "1 sequence round", "2 sequence rounds").
+
+    >>> counted(1, "sequence round"), counted(2, "sequence round"), counted(1, "sequence", "sequences")
+    ('1 sequence round', '2 sequence rounds', '1 sequence')
+    """
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
 def esc(text: Any) -> str:
     """Escape user-written text for Markdown/HTML output (also neutralises Markdown syntax); not for code spans,
     where Markdown shows entities as typed (use ``<code>{html.escape(text)}</code>`` there).
 
     >>> esc("'output' <b> a-b")
     '&#39;output&#39; &lt;b&gt; a&#45;b'
+
+    Nothing a person wrote becomes a link: Markdown's autolinks (``scheme://``, ``www.``, an e-mail address) are
+    broken by an entity, which the page shows as the character (issue 44 §9: "ftp://example.org/x" was a link,
+    and the link swallowed the escaped ")" after it, shown as a raw "&#41;").
+
+    >>> esc("(ftp://example.org/x)"), esc("www.x.org a@b.org")
+    ('&#40;ftp&#58;//example.org/x&#41;', 'www&#46;x.org a&#64;b.org')
     """
-    return ("" if text is None else str(text)).translate(_MARKDOWN_ENTITIES)
+    escaped = ("" if text is None else str(text)).translate(_MARKDOWN_ENTITIES)
+    return _AUTOLINK.sub(_unlink, escaped)
+
+
+def _unlink(match: re.Match[str]) -> str:
+    found = match.group(0)
+    return {"://": "&#58;//", "@": "&#64;"}.get(found, found[:-1] + "&#46;")

@@ -31,6 +31,7 @@ from backend.icl.selectors import SETTINGS_HELP, setting_names
 from backend.inference.benchmarks import EvalItem
 from components.access import endpoint, listen
 from components.common import EventOptions, TabHandle, caller, esc, ui_errors
+from components.model_choices import offer_models_on_open
 from components.models import build_ask_model
 
 ROW_COLUMNS = [
@@ -229,7 +230,7 @@ def _layout(ctx: AppContext) -> IclView:
     results = _result_columns()
     item = gr.State(None)
     gr.Markdown("### Ask a model")
-    models = build_ask_model(ctx, BENCHMARK, _item_of, item, api_name="icl_ask")
+    models = build_ask_model(ctx, BENCHMARK, _item_of, item, api_name="icl_ask", elem_id="icl-ask-model")
     upload = _upload_panel()
     return IclView(
         bank,
@@ -404,6 +405,8 @@ def build_icl_tab(ctx: AppContext) -> TabHandle:
         }
 
     _wire(ctx, v, on_tests, on_run, on_set_table, on_upload)
+    # a model saved in the Models tab is offered when the tab is next opened, as in Planning and VQA (issue 44 §7)
+    offer_models_on_open(ctx, tab, [v.models], "icl_models_open", names_of=service.answer_models)
     outputs = [v.bank, v.tests, v.models, v.upload.box, v.category, v.cases]
     return TabHandle(tab, "annotator", on_load=(on_load, outputs))
 

@@ -7,7 +7,6 @@ the model pool's (``ctx.pool.slot()``, setting ``model_concurrency``), which eve
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,52 +22,67 @@ from backend.inference.runner import status_label
 from components.access import endpoint, listen
 from components.common import ConcurrencyOptions, EventOptions, TabHandle, caller, esc, ui_errors
 from components.feedback import QUIET, Mistake, mistake_text, shown_in
+from components.model_form import layout_model_form, wire_model_form
+from components.readable import BROWSER_ZONE_JS, local_time, paper_score
 
-MODEL_COLUMNS = [  # what tells models apart first; the generation settings after
-    "name",
-    "backend",
-    "loaded",
-    "description",
-    "path",
-    "dtype",
-    "device",
-    "batch_size",
-    "max_new_tokens",
-    "frames_per_video",
-    "max_image_side",
-    "prompt_style",
-    "scoring",
-    "concurrency",
-    "builtin",
-]
-RUN_COLUMNS = [
-    "id",
-    "benchmark",
-    "model",
-    "status",
-    "started_by",
-    "started_at",
-    "score",
-    "answered",
-    "refusals",
-    "parse_failures",
-    "errors",
-    "newly_computed",
-    "from_store",
-]
+#: the models table's columns in words (issue 44 §11): what tells models apart first; the generation settings after
+MODEL_COLUMNS = {
+    "name": "Name",
+    "backend": "Backend",
+    "state": "State",
+    "description": "Description",
+    "path": "Path, Hub id or served name",
+    "batch_size": "Batch size",
+    "concurrency": "Concurrency",
+    "max_new_tokens": "Max new tokens",
+    "frames_per_video": "Frames per video",
+    "max_image_side": "Longest image side",
+    "prompt_style": "Prompt style",
+    "scoring": "Multiple choice by",
+    "dtype": "Dtype",
+    "device": "Device",
+    "builtin": "Built in",
+}
+#: the recent runs' columns in words; the score as the papers print it, the start in the person's time zone
+RUN_COLUMNS = {
+    "id": "Run",
+    "benchmark": "Benchmark",
+    "model": "Model",
+    "status": "Status",
+    "started_by": "Started by",
+    "started_at": "Started",
+    "score": "Score (%)",
+    "answered": "Answered",
+    "refusals": "Refusals",
+    "parse_failures": "Unparsed",
+    "errors": "Errors",
+    "newly_computed": "Newly computed",
+    "from_store": "From the store",
+}
+SUMMARY_COUNTS = ("answered", "refusals", "parse_failures", "errors", "newly_computed", "from_store")
 JUDGE_OFF = "(no judge)"
 MODEL_QUEUE: ConcurrencyOptions = {"concurrency_id": "models", "concurrency_limit": 1}
-EXAMPLE_ENTRY = {
-    "name": "my-vllm",
-    "backend": "openai",
-    "path": "Qwen/Qwen2-VL-7B-Instruct",
-    "concurrency": 8,
-    "options": {"base_url": "http://127.0.0.1:8000/v1", "api_key_env": "OPENAI_API_KEY"},
-}
+
+
+def model_state(row: dict[str, Any]) -> str:
+    """What the State column says: a served model's server holds its weights, not this process.
+
+    >>> model_state({"backend": "openai", "loaded": False}), model_state({"backend": "random", "loaded": True})
+    ('served by its server', 'loaded')
+    """
+    if row.get("backend") == "openai":
+        return "served by its server"
+    return "loaded" if row.get("loaded") else "not loaded"
 
 
 def models_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    return pd.DataFrame([{c: r.get(c) for c in MODEL_COLUMNS} for r in rows], columns=MODEL_COLUMNS)
+    flat = []
+    for row in rows:
+        entry = {label: row.get(key) for key, label in MODEL_COLUMNS.items()}
+        entry[MODEL_COLUMNS["state"]] = model_state(row)
+        entry[MODEL_COLUMNS["builtin"]] = "yes" if row.get("builtin") else "no"
+        flat.append(entry)
+    return pd.DataFrame(flat, columns=list(MODEL_COLUMNS.values()))
 
 
 def models_count(models: list[dict[str, Any]], runs: list[dict[str, Any]]) -> str:
@@ -83,15 +97,20 @@ def models_count(models: list[dict[str, Any]], runs: list[dict[str, Any]]) -> st
     return text + (f" · {len(runs)} recent run{'' if len(runs) == 1 else 's'}" if runs else " · no runs yet")
 
 
-def runs_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def runs_frame(rows: list[dict[str, Any]], zone: str | None = None) -> pd.DataFrame:
+    """The recent runs as a person reads them: headers in words, the score as a percentage with two decimals (as
+    the papers print it), the start in the time zone ``zone`` (the browser's)."""
     flat = []
     for row in rows:
         summary = row.get("summary") or {}
-        entry = {**{c: row.get(c) for c in RUN_COLUMNS}, **{k: summary.get(k) for k in RUN_COLUMNS[6:]}}
+        entry = {key: row.get(key) for key in RUN_COLUMNS}
+        entry |= {key: summary.get(key) for key in SUMMARY_COUNTS}
         errors = row.get("errors") if row.get("errors") is not None else summary.get("errors")
         entry["status"] = status_label(row.get("status") or "", errors)  # "finished with 3 errors", "failed (5 errors)"
-        flat.append(entry)
-    return pd.DataFrame(flat, columns=RUN_COLUMNS)
+        entry["score"] = paper_score(summary.get("score"))
+        entry["started_at"] = local_time(row.get("started_at"), zone)
+        flat.append({RUN_COLUMNS[key]: value for key, value in entry.items()})
+    return pd.DataFrame(flat, columns=list(RUN_COLUMNS.values()))
 
 
 def run_message(model: str, bench: str, done: dict[str, Any]) -> str:
@@ -99,12 +118,30 @@ def run_message(model: str, bench: str, done: dict[str, Any]) -> str:
     label = status_label(done["status"], done["errors"])
     text = f"{label.capitalize()}: {esc(model)} on {esc(bench)}"
     if done["score"] is not None:
-        text += f", score {done['score']:.3f} over {done['scored']} of {done['items']} items"
+        text += f", score {paper_score(done['score'])} over {done['scored']} of {done['items']} items"
     else:
         text += ": no item has an answer, so there is no score and the run is not ranked"
     if done["errors"] and done.get("error_examples"):
         text += f". First error: {esc(done['error_examples'][0][:300])}"
     return text + "."
+
+
+def run_summary_markdown(done: dict[str, Any]) -> str:
+    """A finished run as a person reads it (the Models and Planning tabs): the status line, then its counts and
+    time in one line that wraps on a phone, and the warnings (issue 44 §11: the summary was a JSON dump).
+
+    >>> print(run_summary_markdown({"model": "m", "benchmark": "b", "status": "finished", "errors": 0, "score": 0.5,
+    ...     "scored": 2, "items": 2, "answered": 2, "refusals": 0, "parse_failures": 0, "newly_computed": 2,
+    ...     "from_store": 0, "seconds": 0.25, "run_id": 7}))
+    Finished: m on b, score 50.00 over 2 of 2 items.
+    <BLANKLINE>
+    Run 7 · Answered **2** · Refusals **0** · Unparsed **0** · Errors **0** · Newly computed **2** · From the store **0** · Time **0.2 s**
+    """
+    counts = [f"{RUN_COLUMNS[key]} **{done.get(key)}**" for key in SUMMARY_COUNTS]
+    line = " · ".join([f"Run {done.get('run_id')}", *counts, f"Time **{done.get('seconds') or 0:.1f} s**"])
+    lines = [run_message(done["model"], done["benchmark"], done), line]
+    lines += [f"> ⚠️ {esc(w)}" for w in done.get("warnings") or []]
+    return "\n\n".join(lines)
 
 
 @dataclass
@@ -122,17 +159,14 @@ class ModelsView:
     judge: gr.Dropdown
     run: gr.Button
     run_message: gr.Markdown
-    summary: gr.JSON
     runs: gr.Dataframe
-    entry: gr.Code
-    save: gr.Button
-    delete_name: gr.Textbox
-    delete: gr.Button
-    edit_result: gr.Markdown
+    zone: gr.Textbox  # the browser's time zone, read when the tab opens (components/readable.py)
+    start_from: gr.Dropdown | None = None  # the registry editor's "Start from a registered model"
 
     @property
     def view(self) -> list[Any]:
-        return [self.count, self.table, self.benchmark, self.model, self.judge, self.runs]
+        shown = [self.count, self.table, self.benchmark, self.model, self.judge, self.runs]
+        return shown + ([self.start_from] if self.start_from is not None else [])
 
 
 def _layout() -> ModelsView:
@@ -141,10 +175,13 @@ def _layout() -> ModelsView:
         "a re-run computes only what is missing. Admins can edit the registry."
     )
     count = gr.Markdown(elem_id="models-count")
-    table = gr.Dataframe(headers=MODEL_COLUMNS, interactive=False, label="Models", elem_id="models-table")
+    table = gr.Dataframe(
+        headers=list(MODEL_COLUMNS.values()), interactive=False, label="Models", elem_id="models-table"
+    )
     with gr.Row():
         refresh = gr.Button("Refresh", elem_id="models-refresh")
         unload = gr.Button("Unload all models", elem_id="models-unload")
+    zone = gr.Textbox(visible=False, elem_id="models-zone")
     with gr.Accordion("Run a benchmark", open=True):
         with gr.Row():
             benchmark = gr.Dropdown([], label="Benchmark", elem_id="run-benchmark", allow_custom_value=True)
@@ -156,39 +193,16 @@ def _layout() -> ModelsView:
                 [JUDGE_OFF], value=JUDGE_OFF, label="Judge for unparsed answers (labelled)", allow_custom_value=True
             )
         run = gr.Button("Run", variant="primary", elem_id="run-button")
-        run_message = gr.Markdown(elem_id="run-message")
-        summary = gr.JSON(label="Result", elem_id="run-summary", visible=False)  # shown after a run
-        runs = gr.Dataframe(headers=RUN_COLUMNS, interactive=False, label="Recent runs", elem_id="runs-table")
-    with gr.Accordion("Edit the registry (admins)", open=False):
-        entry = gr.Code(json.dumps(EXAMPLE_ENTRY, indent=2), language="json", label="Model entry (JSON)")
-        with gr.Row():
-            save = gr.Button("Save model", elem_id="model-save")
-            delete_name = gr.Textbox(label="Model name to delete", elem_id="model-delete-name")
-            delete = gr.Button("Delete model", variant="stop", elem_id="model-delete")
-        edit_result = gr.Markdown(elem_id="model-edit-message")
+        run_message = gr.Markdown(elem_id="run-message")  # after a run: its status line and counts
+        runs = gr.Dataframe(
+            headers=list(RUN_COLUMNS.values()), interactive=False, label="Recent runs", elem_id="runs-table"
+        )
     return ModelsView(
-        count,
-        table,
-        refresh,
-        unload,
-        benchmark,
-        model,
-        limit,
-        retry,
-        judge,
-        run,
-        run_message,
-        summary,
-        runs,
-        entry,
-        save,
-        delete_name,
-        delete,
-        edit_result,
+        count, table, refresh, unload, benchmark, model, limit, retry, judge, run, run_message, runs, zone
     )
 
 
-def _view(ctx: AppContext, v: ModelsView, name: str | None) -> dict:
+def _view(ctx: AppContext, v: ModelsView, name: str | None, zone: str | None = None) -> dict:
     """The registry, the benchmark and model choices, and the recent runs, by component."""
     rows = service.model_table(ctx, name)
     names = [r["name"] for r in rows]
@@ -199,7 +213,8 @@ def _view(ctx: AppContext, v: ModelsView, name: str | None) -> dict:
         v.benchmark: gr.Dropdown(choices=service.benchmark_names(ctx, name)),
         v.model: gr.Dropdown(choices=names),
         v.judge: gr.Dropdown(choices=[JUDGE_OFF, *names]),
-        v.runs: runs_frame(runs),
+        v.runs: runs_frame(runs, zone),
+        **({v.start_from: gr.Dropdown(choices=names)} if v.start_from is not None else {}),
     }
 
 
@@ -217,85 +232,61 @@ def _run(ctx: AppContext, v: ModelsView, data: dict, name: str | None, progress:
         judge=None if judge_name in (None, JUDGE_OFF) else judge_name,
         progress=lambda done, total: progress((done, total), desc=f"{chosen} on {bench}", unit="items"),
     )
-    done = result.as_dict()
-    return {
-        v.summary: gr.JSON(done, visible=True),
-        v.run_message: run_message(chosen, bench, done),
-        **_view(ctx, v, name),
-    }
+    return {v.run_message: run_summary_markdown(result.as_dict()), **_view(ctx, v, name, data[v.zone])}
 
 
 def build_models_tab(ctx: AppContext) -> TabHandle:
     with gr.Tab("Models", id="models", visible=False) as tab:
         v = _layout()
+        form = layout_model_form(ctx)
+        v.start_from = form.start_from
+    wire_model_form(ctx, form, lambda name, zone: _view(ctx, v, name, zone), v.view, v.zone)
 
-    def on_load(request: gr.Request) -> dict:
+    def fill(name: str | None, zone: str | None) -> dict:
         try:
-            return _view(ctx, v, caller(ctx, request))
+            return _view(ctx, v, name, zone)
         except PermissionDenied:  # annotators never see this tab; leave it empty (one unchanged output: an
             return {v.count: gr.update()}  # empty dict would read as a single value and log a traceback)
         except CompStudioError as exc:  # e.g. a models.json edited by hand that does not parse
             return {v.count: mistake_text(str(exc))}
 
+    def on_load(request: gr.Request) -> dict:
+        return fill(caller(ctx, request), None)
+
+    def on_open(zone: str | None, request: gr.Request) -> dict:
+        """The tab opened: its tables, with times in the browser's time zone (``zone``, read by the event's js)."""
+        return {**fill(caller(ctx, request), zone), v.zone: zone}
+
     @ui_errors
-    def on_refresh(request: gr.Request) -> dict:
-        return _view(ctx, v, caller(ctx, request))
+    def on_refresh(zone: str | None, request: gr.Request) -> dict:
+        return _view(ctx, v, caller(ctx, request), zone)
 
     @shown_in(v.run_message)
     def on_run(data: dict, request: gr.Request, progress=gr.Progress(track_tqdm=True)) -> dict:
         return _run(ctx, v, data, caller(ctx, request), progress)
 
-    @shown_in(v.edit_result)
-    def on_save(text: str, request: gr.Request) -> dict:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise Mistake(f"The entry is not valid JSON: {exc}") from None
-        if not isinstance(data, dict):
-            raise Mistake('The entry must be one JSON object, e.g. {"name": "m", "backend": "random"}.')
-        spec = service.save_model(ctx, caller(ctx, request), data)
-        return {v.edit_result: f"Saved **{esc(spec.name)}**.", **_view(ctx, v, caller(ctx, request))}
-
-    @shown_in(v.edit_result)
-    def on_delete(name_to_delete: str, request: gr.Request) -> dict:
-        if not name_to_delete.strip():
-            raise Mistake("Enter the name of the model to delete.")
-        service.delete_model(ctx, caller(ctx, request), name_to_delete.strip())
-        return {v.edit_result: f"Deleted **{esc(name_to_delete.strip())}**.", **_view(ctx, v, caller(ctx, request))}
-
     @ui_errors
-    def on_unload(request: gr.Request) -> dict:
+    def on_unload(zone: str | None, request: gr.Request) -> dict:
         service.unload_model(ctx, caller(ctx, request), None)
-        return _view(ctx, v, caller(ctx, request))
+        return _view(ctx, v, caller(ctx, request), zone)
 
     private: EventOptions = {"api_visibility": "private"}
-    run_outputs = [v.run_message, v.summary, *v.view]
-    listen(ctx, tab.select, on_load, None, v.view, show_progress="hidden", **private, api_name="models_ui_open")
-    listen(ctx, v.refresh.click, on_refresh, None, v.view, **QUIET, **private, api_name="models_ui_refresh")
+    run_outputs = [v.run_message, *v.view]
+    listen(ctx, tab.select, on_open, [v.zone], [*v.view, v.zone], js=BROWSER_ZONE_JS,
+           show_progress="hidden", **private, api_name="models_ui_open")  # fmt: skip
+    listen(ctx, v.refresh.click, on_refresh, [v.zone], v.view, **QUIET, **private, api_name="models_ui_refresh")
     listen(
         ctx,
         v.run.click,
         on_run,
-        {v.benchmark, v.model, v.limit, v.retry, v.judge},
+        {v.benchmark, v.model, v.limit, v.retry, v.judge, v.zone},
         run_outputs,
         **MODEL_QUEUE,
         **private,
         api_name="models_ui_run",
     )
-    listen(
-        ctx, v.save.click, on_save, [v.entry], [v.edit_result, *v.view], **QUIET, **private, api_name="models_ui_save"
-    )
-    listen(
-        ctx,
-        v.delete.click,
-        on_delete,
-        [v.delete_name],
-        [v.edit_result, *v.view],
-        **QUIET,
-        **private,
-        api_name="models_ui_delete",
-    )
-    listen(ctx, v.unload.click, on_unload, None, v.view, **MODEL_QUEUE, **QUIET, **private, api_name="models_ui_unload")
+    listen(ctx, v.unload.click, on_unload, [v.zone], v.view, **MODEL_QUEUE, **QUIET, **private,
+           api_name="models_ui_unload")  # fmt: skip
     return TabHandle(tab, "reviewer", on_load=(on_load, v.view), filled_on_select=True)
 
 
@@ -376,7 +367,12 @@ def format_answer(answer) -> str:
 
 
 def build_ask_model(
-    ctx: AppContext, benchmark: str, item_of: Callable[[Any], EvalItem], item_input: Any, api_name: str
+    ctx: AppContext,
+    benchmark: str,
+    item_of: Callable[[Any], EvalItem],
+    item_input: Any,
+    api_name: str,
+    elem_id: str | None = None,
 ) -> gr.Dropdown:
     """An "Ask a model" panel for the current item of a benchmark tab.
 
@@ -386,7 +382,7 @@ def build_ask_model(
     on load with the registry's names).
     """
     with gr.Row():
-        chosen = gr.Dropdown([], label="Model", scale=3, allow_custom_value=True)
+        chosen = gr.Dropdown([], label="Model", scale=3, allow_custom_value=True, elem_id=elem_id)
         ask = gr.Button("Ask a model", scale=1)
     shown = gr.Markdown()
 

@@ -31,6 +31,7 @@ from components.access import endpoint, listen
 from components.common import TabHandle, caller, esc, ui_errors
 from components.feedback import refusal
 from components.model_choices import offer_models_on_open
+from components.models import run_summary_markdown
 from components.player import build_player, empty_value, player_value
 
 NONE_LABEL = "None is plausible"
@@ -147,7 +148,7 @@ def reviewer_tools(ctx: AppContext, qid: gr.Dropdown) -> gr.Dropdown:
         circular = gr.Checkbox(label="Circular (every rotation must be right)", value=False)
         limit = gr.Number(label="Limit (empty: all)", value=None, precision=0, elem_id="planning-limit")
         run = gr.Button("Run", elem_id="planning-run")
-    summary = gr.JSON(label="Run summary", elem_id="planning-run-summary")
+    summary = gr.Markdown(elem_id="planning-run-summary")  # readable: a status line and a table (issue 44 §11)
     gr.Markdown("#### Author a new question: it goes to annotators before it counts")
     with gr.Row():
         sequence = gr.Textbox(label="Sequence id", elem_id="planning-author-sequence")
@@ -173,12 +174,13 @@ def reviewer_tools(ctx: AppContext, qid: gr.Dropdown) -> gr.Dropdown:
         count,
         request: gr.Request,
         progress=gr.Progress(track_tqdm=True),
-    ) -> dict:
+    ) -> str:
         def report(done: int, total: int) -> None:
             progress(done / max(total, 1), desc=f"{done}/{total}")
 
         limit_n = int(count) if count else None
-        return service.run_batch(ctx, caller(ctx, request), model_name, input_mode, rotate, limit_n, report)
+        done = service.run_batch(ctx, caller(ctx, request), model_name, input_mode, rotate, limit_n, report)
+        return run_summary_markdown(done)
 
     @ui_errors
     def on_author(sequence_id: str, intent_text: str, request: gr.Request) -> str:

@@ -132,6 +132,26 @@ def render(ctx: AppContext, v: VerifyView, payload: dict[str, Any]) -> dict:
     }
 
 
+def verification_outcome(decision: str, item_id: str, before: str | None, item: dict) -> str:
+    """What a verifier reads after a decision: the item's state, "still" when the decision did not change it
+    (issue 44 §13: not "now draft" for an item that already was a draft).
+
+    >>> verification_outcome("accept", "q1", "draft", {"status": "draft", "disputed": False})
+    'Recorded your accept of q1; the item is still a **draft**: it waits for the other verifiers.'
+    >>> verification_outcome("accept", "q1", "draft", {"status": "verified", "disputed": False})
+    'Recorded your accept of q1; the item is now **verified**.'
+    """
+    state = "disputed" if item["disputed"] else item["status"]
+    head = f"Recorded your {decision} of {esc(item_id)}; the item is "
+    if state == "disputed":
+        return head + ("still" if before == "disputed" else "now") + " **disputed**: a reviewer decides."
+    if before == state == "draft":
+        return head + "still a **draft**: it waits for the other verifiers."
+    if before == state:
+        return head + f"still **{state}**."
+    return head + f"now **{state}**."
+
+
 def _decide(ctx: AppContext, v: VerifyView, decision: str) -> Callable[..., dict]:
     def handler(data: dict, request: gr.Request) -> dict:
         item_id = data[v.current]
@@ -146,7 +166,7 @@ def _decide(ctx: AppContext, v: VerifyView, decision: str) -> Callable[..., dict
                 "answer": data[v.edit_key],
             }
         try:
-            done = service.submit_verification(
+            submitted = service.submit_verification(
                 ctx.database,
                 ctx.settings,
                 name,
@@ -156,12 +176,14 @@ def _decide(ctx: AppContext, v: VerifyView, decision: str) -> Callable[..., dict
                 key_correct=data[v.key_right],
                 note=data[v.note],
                 changes=changes,
-            )["item"]
+            )
             nxt = render(ctx, v, service.next_verification(ctx.database, ctx.settings, name))
         except CompStudioError as exc:  # a bad edit: the person's fields stay for fixing
             return {v.outcome: refusal(str(exc), name)}
-        state = "disputed: a reviewer decides" if done["disputed"] else done["status"]
-        return {**nxt, v.outcome: f"Recorded your {decision} of {esc(item_id)}; the item is now **{state}**."}
+        return {
+            **nxt,
+            v.outcome: verification_outcome(decision, item_id, submitted["status_before"], submitted["item"]),
+        }
 
     return handler
 

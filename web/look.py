@@ -34,8 +34,38 @@ APP_JS = """
   // A session that ended says so (web/gate.py): once any call is refused with a 401, the page shows the one
   // sentence the server gave ("You are signed out: sign in again" / "Your role changed: reload the page") with
   // its link, and no error toast or badge.
+  // Text typed once the session has ended cannot be saved: say so under the field being typed in, with the way
+  // on (issue 44 §12), as soon as a save is refused and at each field typed in afterwards.
+  let ended = null;
+  let lastField = null;
+  const textField = (el) => el && el.matches && el.matches('textarea, input[type=text], input:not([type])');
+  const noteUnder = (field) => {
+    if (!ended || !textField(field)) return;
+    const block = field.closest('.block') || field.parentElement;
+    if (!block || (block.nextElementSibling && block.nextElementSibling.classList.contains('session-ended-note'))) return;
+    const note = document.createElement('div');
+    note.className = 'session-ended-note';
+    note.setAttribute('role', 'alert');
+    const signedOut = ended.session !== 'role_changed';
+    const text = document.createElement('span');
+    text.textContent = (signedOut ? '⚠️ Not saved: you are signed out, so what you type here is not saved. '
+      : '⚠️ Not saved: your role changed, so what you type here is not saved. ')
+      + 'Copy your text, then ';
+    const link = document.createElement('a');
+    link.href = ended.link;
+    link.textContent = signedOut ? 'Sign in' : 'Reload the page';
+    const after = document.createElement('span');
+    after.textContent = signedOut ? ' again and paste it (your last saved draft is kept).' : ' and paste it.';
+    note.append(text, link, after);
+    block.after(note);
+  };
+  document.addEventListener('input', (event) => {
+    if (textField(event.target)) { lastField = event.target; noteUnder(event.target); }
+  }, true);
   const sessionEnded = (info) => {
     document.body.classList.add('session-ended');
+    ended = ended || info;
+    noteUnder(textField(document.activeElement) ? document.activeElement : lastField);
     if (document.getElementById('session-ended')) return;
     const bar = document.createElement('div');
     bar.id = 'session-ended';
@@ -76,6 +106,11 @@ body.session-ended .toast-wrap, body.session-ended .toast-body, body.session-end
 }
 body.session-ended [data-testid='status-tracker']:has(> span.error),
 body.session-ended .sr-only[role='status'] {display: none !important}
+/* "Draft saved at ..." would be stale once saves are refused: the note under the field says what happened */
+body.session-ended #intent-draft-status {display: none !important}
+.session-ended-note {margin: 4px 0 8px; padding: .5em .8em; background: #fef3c7; color: #78350f;
+  border-left: 4px solid #b45309; border-radius: 4px; font-weight: 600}
+.session-ended-note a {color: #1e3a8a; text-decoration: underline}
 #app-title h1 {font-size: 1.6em; margin: 0; overflow-wrap: normal; word-break: normal; hyphens: none}
 #study-completion-code {font-size: 1.6rem; font-weight: 700; letter-spacing: .05em; padding: .3rem .8rem;
   border-radius: 6px; display: inline-block; background: var(--neutral-100); color: var(--body-text-color);
@@ -85,6 +120,14 @@ body.session-ended .sr-only[role='status'] {display: none !important}
   #app-header {flex-direction: column; gap: 0.25em}
   #app-title h1 {font-size: 1.25em}
 }
+/* Review: one item on one 1280×900 screen (issue 44 §4; components/review/queue.py) */
+#review-top {align-items: center} #review-top p, #review-item h3 {margin: 0}
+#review-item-form, #review-work > .column, #review-slots {gap: 8px}
+.review-slot {gap: 2px; padding: 4px 0; border-bottom: 1px solid var(--border-color-primary)}
+.review-slot .wrap {flex-wrap: nowrap} .review-slot p {margin: 0; line-height: 1.35}
+.review-slot textarea {border: 1px solid var(--border-color-primary); border-radius: var(--input-radius);
+  background: var(--input-background-fill); padding: 6px 10px}
+.review-final {gap: 8px} .review-final .block {padding: 6px 8px} .review-final span[data-testid='block-info'] {margin-bottom: 4px}
 """
 
 

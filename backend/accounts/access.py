@@ -212,6 +212,7 @@ EVENTS: dict[str, str] = {
     "icl_ui_run": "annotator",
     "icl_ui_set_table": "annotator",
     "icl_ui_upload": "reviewer",
+    "icl_models_open": "annotator",  # refills the Ask-a-model picker for reviewers (components/model_choices.py)
     # -- Models (components/models.py)
     "model_list": "reviewer",
     "models_ui_open": "reviewer",  # the tab's select event
@@ -226,6 +227,11 @@ EVENTS: dict[str, str] = {
     "models_ui_save": "admin",
     "models_ui_delete": "admin",
     "models_ui_unload": "admin",
+    "models_ui_form_from": "reviewer",  # the registry editor (components/model_form.py)
+    "models_ui_form_edit": "reviewer",
+    "models_ui_json_to_form": "reviewer",
+    "models_ui_test": "reviewer",  # a registered model as registered; an entry not saved: admins (the service)
+    "models_ui_form_save": "admin",
     # -- Admin (components/admin.py)
     "admin_import_vilpact": "admin",
     "admin_export_intents": "admin",

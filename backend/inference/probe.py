@@ -17,6 +17,7 @@ from backend.inference.request import GenerationParams, text
 
 if TYPE_CHECKING:
     from backend.context import AppContext
+    from backend.inference.registry import ModelSpec
 
 PROBE_PROMPT = "Reply with the single word: ready"
 
@@ -49,9 +50,14 @@ def replica_identities(backend: Any) -> list[dict[str, Any]] | None:
 def probe_model(ctx: AppContext, name: str, prompt: str = PROBE_PROMPT) -> dict[str, Any]:
     """One call to model ``name`` (see the module docstring); a failed call is reported, not raised."""
     from backend.inference.registry import get_spec
+
+    return probe_spec(ctx, get_spec(ctx, name), prompt)
+
+
+def probe_spec(ctx: AppContext, spec: ModelSpec, prompt: str = PROBE_PROMPT) -> dict[str, Any]:
+    """:func:`probe_model` for a spec (the Models tab tests an entry before it is saved)."""
     from backend.inference.revision import current_revision
 
-    spec = get_spec(ctx, name)
     began = time.perf_counter()
     backend = ctx.pool.get(spec)
     load_ms = (time.perf_counter() - began) * 1000

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from backend.errors import NotFound
 from backend.inference.circular import rotation_order
+from backend.inference.store import NOT_LIVE
 from backend.storage import Database, utcnow
 
 if TYPE_CHECKING:
@@ -76,8 +77,9 @@ def _run(row: dict[str, Any]) -> SampleRun:
 def list_runs(
     database: Database, model: str | None = None, benchmark: str | None = None, limit: int = 200
 ) -> list[SampleRun]:
-    """Stored runs, newest first (runs still going are left out: their rows are being written)."""
-    clauses, params = ["status != 'running'"], []
+    """Stored runs, newest first; runs still going are left out (their rows are being written), and so are live
+    answers, stored as runs of one item (:data:`backend.inference.store.NOT_LIVE`)."""
+    clauses, params = ["status != 'running'", NOT_LIVE], []
     for column, value in (("model", model), ("benchmark", benchmark)):
         if value:
             clauses.append(f"{column} = ?")

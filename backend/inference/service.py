@@ -26,11 +26,19 @@ REGISTRY_ROLE = "admin"
 
 
 def model_table(ctx: AppContext, username: str | None) -> list[dict[str, Any]]:
-    """Every registered model with whether it is loaded and whether it can be edited."""
+    """Every registered model with whether it is loaded and whether it can be edited. ``loaded``: its weights are
+    held by this process; a served model (openai) never is: its client, which the views build to read what the
+    server serves, holds none (issue 44 §11: a never-used ``vllm-local`` read ``loaded: true``)."""
+    from backend.inference.revision import SERVED_BACKENDS
+
     require_role(ctx.database, username, RUN_ROLE)
     loaded = set(ctx.pool.loaded())
     return [
-        {**spec.as_dict(), "loaded": spec.name in loaded, "builtin": ctx.models.is_builtin(spec.name)}
+        {
+            **spec.as_dict(),
+            "loaded": spec.name in loaded and spec.backend not in SERVED_BACKENDS,
+            "builtin": ctx.models.is_builtin(spec.name),
+        }
         for spec in registry.list_models(ctx).values()
     ]
 
@@ -80,6 +88,54 @@ def remove_model(ctx: AppContext, actor: str, name: str) -> list[str]:
     return sorted(models)
 
 
+def probe_entry(ctx: AppContext, username: str | None, entry: dict[str, Any]) -> dict[str, Any]:
+    """``models test`` from the Models tab: one call to the model ``entry`` describes
+    (:func:`backend.inference.probe.probe_spec`, what the command calls), with what its server serves and the
+    warnings a person must read (:func:`probe_warnings`). A registered model as registered: reviewers; an entry
+    not saved (or changed): admins, since it sends a request to an address of their choosing. The backend of an
+    entry not saved is unloaded after the call; a model that cannot be loaded is reported, not raised."""
+    from backend.inference.probe import probe_spec
+
+    spec = registry.spec_from_dict(entry, ctx.models.backends)
+    registered = registry.list_models(ctx).get(spec.name)
+    as_registered = registered is not None and registered.load_key() == spec.load_key()
+    require_role(ctx.database, username, RUN_ROLE if as_registered else REGISTRY_ROLE)
+    try:
+        result = probe_spec(ctx, spec)
+    except (OSError, RuntimeError, ValueError, ImportError) as exc:  # weights not found, a bad module:factory
+        result = {"model": spec.name, "backend": spec.backend, "path": spec.path, "ok": False}
+        result["error"] = f"the model could not be loaded: {type(exc).__name__}: {exc}"[:500]
+    finally:
+        if not as_registered:
+            ctx.pool.unload(spec.name)
+    return {**result, "warnings": probe_warnings(result)}
+
+
+def probe_warnings(result: dict[str, Any]) -> list[str]:
+    """What a probe's result says that a person must not miss: a server that does not serve the named model,
+    replicas that serve different weights, a replica that did not answer.
+
+    >>> probe_warnings({"model": "m", "path": "Qwen/X", "ok": True, "serves_this_model": False,
+    ...     "replicas": [{"url": "http://h/v1", "status": 200, "served": [{"id": "other"}]}]})
+    ["http://h/v1 does not serve 'Qwen/X' (it serves: other): set the path to a name it serves."]
+    """
+    out = []
+    for replica in result.get("replicas") or []:
+        served = [str(m.get("id")) for m in replica.get("served", [])]
+        if "served" in replica and result.get("path") not in served:
+            names = ", ".join(served) or "nothing"
+            out.append(
+                f"{replica['url']} does not serve {result.get('path')!r} (it serves: {names}): "
+                "set the path to a name it serves."
+            )
+        elif "served" not in replica:
+            problem = replica.get("error") or f"answered {replica.get('status')}"
+            out.append(f"{replica['url']} did not say what it serves ({problem}).")
+    if result.get("replicas_agree") is False:
+        out.append("The replicas serve different weights: their answers would be mixed in one run.")
+    return out
+
+
 def unload_model(ctx: AppContext, username: str | None, name: str | None = None) -> list[str]:
     require_role(ctx.database, username, REGISTRY_ROLE)
     return ctx.pool.unload(name)
@@ -127,5 +183,6 @@ def answer_by_id(ctx: AppContext, username: str | None, benchmark: str, model: s
 
 
 def recent_runs(ctx: AppContext, username: str | None, limit: int = 20) -> list[dict[str, Any]]:
+    """The newest batch runs (live answers, stored as runs of one item, are not runs a person started)."""
     require_role(ctx.database, username, RUN_ROLE)
-    return list_runs(ctx.database, limit)
+    return list_runs(ctx.database, limit, include_live=False)

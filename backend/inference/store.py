@@ -182,8 +182,15 @@ def close_interrupted_runs(database: Database) -> int:
         return cur.rowcount
 
 
-def list_runs(database: Database, limit: int = 50) -> list[dict[str, Any]]:
-    rows = database.query("SELECT * FROM eval_runs ORDER BY id DESC LIMIT ?", (limit,))
+#: a live answer ("Ask a model") is stored as a run of one item (options ``live``) so that the leaderboards that
+#: read runs count it; lists of runs a person reads leave it out (issue 44 §10)
+NOT_LIVE = "COALESCE(json_extract(options, '$.live'), 0) = 0"
+
+
+def list_runs(database: Database, limit: int = 50, include_live: bool = True) -> list[dict[str, Any]]:
+    """Runs, newest first; ``include_live=False`` leaves out the one-item runs of live answers (:data:`NOT_LIVE`)."""
+    where = "" if include_live else f"WHERE {NOT_LIVE} "
+    rows = database.query(f"SELECT * FROM eval_runs {where}ORDER BY id DESC LIMIT ?", (limit,))
     for row in rows:
         row["summary"] = json.loads(row["summary"]) if row["summary"] else None
         row["options"] = json.loads(row["options"]) if row["options"] else None

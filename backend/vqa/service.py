@@ -274,7 +274,8 @@ def submit_verification(
     until a reviewer resolves it (:func:`resolve_dispute`). An item already verified or rejected that is handed
     out again (a re-check round) keeps its state when the decision agrees with it (accepting a verified item keeps
     it verified and in the answer pool); a decision against it disputes it, and a reviewer decides.
-    A repeated submit returns the stored outcome.
+    A repeated submit returns the stored outcome. ``status_before``: the item's state before this decision (None
+    for a repeated submit), so that a view can say "still a draft" rather than "now draft".
     """
     user = require_author(database, username)
     if decision not in DECISIONS:
@@ -283,10 +284,12 @@ def submit_verification(
         raise ValidationError("an edit needs the corrected fields")
     if decision == "accept" and not (compositional and key_correct):
         raise ValidationError("you cannot accept an item that is not compositional or has a wrong key: edit or reject")
+    status_before = None
     with database.write() as db:
         row, repeated = assignment.claim_for_submit(db, VERIFY_KIND, item_id, user.username)
         if not repeated:
             item = fetch_item(db, item_id)
+            status_before = "disputed" if item.disputed else item.status
             if decision == "edit":
                 replace_content(db, _apply_changes(settings, item, dict(changes or {})))
             db.conn.execute(
@@ -312,7 +315,7 @@ def submit_verification(
                     "UPDATE vqa_items SET status = 'draft', disputed = 1, updated_at = ? WHERE id = ?",
                     (utcnow(), item_id),
                 )
-    return {"item": get_item(database, item_id).as_dict()}
+    return {"item": get_item(database, item_id).as_dict(), "status_before": status_before}
 
 
 def _settle(db: sqlite_utils.Database, settings: Settings, item_id: str) -> None:

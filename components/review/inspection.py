@@ -15,7 +15,7 @@ from backend.errors import ValidationError
 from backend.review import inspection
 from backend.review import service as review
 from components.access import listen
-from components.common import caller, esc
+from components.common import caller, counted, esc
 from components.feedback import shown_in
 from components.player import build_player, empty_value, marks_js, player_value
 from components.review.queue import PRIVATE_FAST
@@ -74,8 +74,9 @@ def _show(ctx: AppContext, p: InspectionPanel, chosen: str | None, name: str | N
     report = inspection.report(ctx.database, name, int(chosen))
     lines = [
         f"- **{esc(r['reviewer'])}**: {r['paper_form']} (all occur / in order / none missing) · marked on the "
-        f"timeline: {r['marks']['not_in_video']} actions not in the video, {r['marks']['out_of_order']} out of "
-        f"order, {r['marks']['missing_between']} sequences missing an action"
+        f"timeline: {counted(r['marks']['not_in_video'], 'action')} not in the video, "
+        f"{r['marks']['out_of_order']} out of order, {counted(r['marks']['missing_between'], 'sequence')} missing an "
+        "action"
         for r in report["reviewers"]
     ]
     nxt = inspection.next_item(ctx.database, name, int(chosen))

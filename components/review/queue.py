@@ -12,7 +12,7 @@ from backend.context import AppContext
 from backend.errors import ValidationError
 from backend.review import service as review
 from components.access import listen
-from components.common import EventOptions, caller, esc, ui_errors
+from components.common import EventOptions, caller, counted, esc, ui_errors
 from components.feedback import shown_in
 from components.player import build_player, empty_value, player_value
 
@@ -78,7 +78,7 @@ class QueuePanel:
 
 def status_markdown(counts: dict[str, int], holding: bool) -> str:
     """The queue's counts: all waiting rounds, and those this reviewer may take (issue 13 §3)."""
-    text = f"**Waiting for review:** {counts['waiting']} sequence rounds"
+    text = f"**Waiting for review:** {counted(counts['waiting'], 'sequence round')}"
     if counts["for_you"] == 0:
         return text + " · none left for you"
     return text + f" · {counts['for_you']} for you" + (" (this one included)" if holding else "")
@@ -88,8 +88,8 @@ def nothing_left_markdown(waiting: int) -> str:
     text = "### Nothing left to review."
     if waiting:
         text += (
-            f"\n\nThe {waiting} waiting sequence rounds are for other reviewers: rounds you annotated or "
-            "already reviewed, or held by another reviewer right now."
+            f"\n\n{'The one waiting sequence round is' if waiting == 1 else f'The {waiting} waiting sequence rounds are'}"
+            " for other reviewers: rounds you annotated or already reviewed, or held by another reviewer right now."
         )
     return text
 
@@ -115,62 +115,108 @@ def item_player(item: dict[str, Any], username: str | None) -> str:
 
 
 def intent_markdown(annotation: dict[str, Any]) -> str:
+    """An annotation on two lines: who, and the concrete intent; then the high-level intent."""
     return (
-        f"**{esc(annotation['label'])}**\n\nConcrete: {esc(annotation['concrete_intent'])}\n\n"
+        f"**{esc(annotation['label'])}** · Concrete: {esc(annotation['concrete_intent'])}  \n"
         f"High-level: {esc(annotation['high_level_intent'])}"
     )
 
 
 def _slots(slots: int) -> tuple[list, list, list, list]:
+    """One compact block per annotation: its intents on two lines, then the judgment beside the comment (issue 44
+    §4: three annotations, the final choice and Submit on one 1280×900 screen). The radio and the comment keep
+    their labels for screen readers (Gradio's ``show_label=False`` is a visually hidden label)."""
     intent_views, verdicts, comments, columns = [], [], [], []
-    with gr.Column():
+    with gr.Column(elem_id="review-slots"):
         for i in range(slots):
-            with gr.Column(visible=False, elem_id=f"review-slot-{i}") as column:
+            with gr.Column(visible=False, elem_id=f"review-slot-{i}", elem_classes=["review-slot"]) as column:
                 intent_views.append(gr.Markdown(elem_id=f"review-intent-{i}"))
-                verdicts.append(gr.Radio([REASONABLE, NOT_REASONABLE], label="Judgment", elem_id=f"review-verdict-{i}"))
-                comments.append(
-                    gr.Textbox(
-                        label="Comment (shown to the next round's annotators)",
-                        elem_id=f"review-comment-{i}",
-                        max_length=2000,
+                with gr.Row(equal_height=True):
+                    verdicts.append(
+                        gr.Radio(
+                            [REASONABLE, NOT_REASONABLE],
+                            label=f"Judgment of annotation {i + 1}",
+                            show_label=False,
+                            container=False,
+                            elem_id=f"review-verdict-{i}",
+                            scale=0,
+                            min_width=330,
+                        )
                     )
-                )
+                    comments.append(
+                        gr.Textbox(
+                            label=f"Comment on annotation {i + 1} (shown to the next round's annotators)",
+                            show_label=False,
+                            container=False,
+                            placeholder="Comment for the next round",
+                            elem_id=f"review-comment-{i}",
+                            max_length=2000,
+                            scale=1,
+                            min_width=160,
+                        )
+                    )
             columns.append(column)
     return columns, intent_views, verdicts, comments
 
 
 def _layout(slots: int) -> QueuePanel:
-    status = gr.Markdown(elem_id="review-queue-status")
-    with gr.Row():
-        next_button = gr.Button("Next item", variant="secondary", elem_id="review-next")
-        show_names = gr.Checkbox(label="Show annotator names", value=False, elem_id="review-show-names")
+    with gr.Row(elem_id="review-top", equal_height=True):
+        status = gr.Markdown(elem_id="review-queue-status")
+        next_button = gr.Button(
+            "Next item", variant="secondary", elem_id="review-next", scale=0, min_width=140, size="md"
+        )
+        show_names = gr.Checkbox(
+            label="Show annotator names", value=False, elem_id="review-show-names", scale=0, min_width=240
+        )
     current = gr.State(None)
     details = gr.Markdown(elem_id="review-item")  # outside the form: it also says when nothing is left
-    with gr.Column(elem_id="review-item-form") as form:
-        # the player and timeline beside the intents and verdicts, so all are on a 1280×800 screen (issue 27 §8)
+    # hidden until an item is taken: the landing shows the queue and "Next item" only (issue 44 §4)
+    with gr.Column(elem_id="review-item-form", visible=False) as form:
+        # the player beside the annotations, the final choice and Submit under them: one 1280×900 screen
         with gr.Row(elem_id="review-work"):
-            with gr.Column(scale=3, min_width=300):
+            with gr.Column(scale=5, min_width=300):
                 video = build_player("review-video", visible=False)
-            with gr.Column(scale=2, min_width=280):
+            with gr.Column(scale=7, min_width=300):
                 columns, intent_views, verdicts, comments = _slots(slots)
-        gr.Markdown("**Final intents** (from a reasonable annotation; edit if needed, the original is kept)")
-        with gr.Row():
-            concrete_from = gr.Dropdown(label="Concrete intent from", elem_id="review-concrete-from")
-            high_from = gr.Dropdown(label="High-level intent from", elem_id="review-high-from")
-        with gr.Row():
-            concrete_text = gr.Textbox(label="Final concrete intent", elem_id="review-concrete", max_length=500)
-            high_text = gr.Textbox(label="Final high-level intent", elem_id="review-high", max_length=500)
-        note = gr.Textbox(
-            label="General note (shown to the next round's annotators when returned)",
-            elem_id="review-note",
-            max_length=2000,
-        )
-        submit = gr.Button("Submit review", variant="primary", elem_id="review-submit")
-        message = gr.Markdown(elem_id="review-message")
-        with gr.Accordion("Skip this item", open=False):
-            skip_reason = gr.Textbox(label="Why do you skip it?", elem_id="review-skip-reason")
-            skip = gr.Button("Skip", elem_id="review-skip")
-            skip_message = gr.Markdown(elem_id="review-skip-message")
+                # the final choice: which annotation each intent comes from, and its text (editable)
+                with gr.Row(elem_classes=["review-final"]):
+                    concrete_from = gr.Dropdown(
+                        label="Final concrete intent from", elem_id="review-concrete-from", scale=1, min_width=150
+                    )
+                    concrete_text = gr.Textbox(
+                        label="Final concrete intent (edit if needed; the original is kept)",
+                        elem_id="review-concrete",
+                        max_length=500,
+                        scale=2,
+                        min_width=200,
+                    )
+                with gr.Row(elem_classes=["review-final"]):
+                    high_from = gr.Dropdown(
+                        label="Final high-level intent from", elem_id="review-high-from", scale=1, min_width=150
+                    )
+                    high_text = gr.Textbox(
+                        label="Final high-level intent (edit if needed)",
+                        elem_id="review-high",
+                        max_length=500,
+                        scale=2,
+                        min_width=200,
+                    )
+                with gr.Row(elem_classes=["review-final"], equal_height=True):
+                    note = gr.Textbox(
+                        label="General note (shown to the next round if returned)",
+                        elem_id="review-note",
+                        max_length=2000,
+                        scale=3,
+                        min_width=200,
+                    )
+                    submit = gr.Button(
+                        "Submit review", variant="primary", elem_id="review-submit", scale=1, min_width=140
+                    )
+                message = gr.Markdown(elem_id="review-message")
+                with gr.Accordion("Skip this item", open=False):
+                    skip_reason = gr.Textbox(label="Why do you skip it?", elem_id="review-skip-reason")
+                    skip = gr.Button("Skip", elem_id="review-skip")
+                    skip_message = gr.Markdown(elem_id="review-skip-message")
     return QueuePanel(
         status,
         next_button,
@@ -197,14 +243,14 @@ def _layout(slots: int) -> QueuePanel:
 
 
 def idle(p: QueuePanel, counts: dict[str, int]) -> dict:
-    """Nothing loaded yet: the counts, and the form only while something is left for this reviewer."""
+    """Nothing loaded yet: the counts and "Next item"; the form waits for an item (issue 44 §4)."""
     left = counts["for_you"] > 0
     return {
         p.status: status_markdown(counts, holding=False),
         p.details: "Press **Next item** to take the next sequence round."
         if left
         else nothing_left_markdown(counts["waiting"]),
-        p.form: gr.update(visible=left),
+        p.form: gr.update(visible=False),
         p.video: gr.update(value=empty_value(), visible=False),
     }
 

@@ -75,3 +75,23 @@ def test_named_api_checks_roles(app):
         api.call("icl_answer", selection, "tiny-icl")
     answer = ApiClient(app.url, "res", PASSWORD).call("icl_answer", selection, "tiny-icl")
     assert answer["correct_answer"] == result["ground_truth"] and answer["prompt"]
+
+
+def test_a_model_saved_meanwhile_is_offered_when_the_tab_opens(app):
+    """Issue 44 §7: like Planning, VQA and Results, the tab's model picker follows the registry without a reload."""
+    from backend.inference.registry import ModelSpec
+    from backend.inference.service import store_model
+
+    with chromium_browser() as browser:
+        page = browser.new_context().new_page()
+        browser_login(page, app.url, "res", PASSWORD)
+        page.locator('button[data-tab-id="icl"]').click()
+        picker = _field(page, "icl-ask-model")
+        expect(picker).not_to_have_value("", timeout=30_000)
+        chosen = picker.input_value()
+        store_model(app.ctx, "cli", ModelSpec("added-later", "random", description="saved in the Models tab"))
+        page.locator('button[data-tab-id="models"]').click()
+        page.locator('button[data-tab-id="icl"]').click()
+        picker.click()
+        expect(page.get_by_role("option", name="added-later", exact=True)).to_be_visible(timeout=30_000)
+        expect(picker).to_have_value(chosen)  # the person's choice stays

@@ -54,7 +54,9 @@ def test_reviewer_runs_a_benchmark_from_the_browser(served, ctx):
         page.keyboard.press("Enter")
         page.locator("#run-limit input").fill("5")
         page.locator("#run-button").click()
-        expect(page.locator("#run-summary")).to_contain_text('"newly_computed"', timeout=30000)
-        expect(page.locator("#run-summary")).to_contain_text('"items": 5')
+        summary = page.locator("#run-message")  # in words: a status line and a table of counts (issue 44 §11)
+        expect(summary).to_contain_text("Finished: random on toy-colors", timeout=30000)
+        expect(summary).to_contain_text("of 5 items")
+        expect(summary).to_contain_text("Newly computed 5")
         browser.close()
     assert ctx.database.scalar("SELECT COUNT(*) FROM predictions") == 5

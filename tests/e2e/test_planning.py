@@ -73,10 +73,28 @@ def test_check_ask_and_results(app, browser):
     answer = reviewer.locator("#planning-answer")
     expect(answer).to_contain_text("bigram-prior answered", timeout=60_000)
     assert not re.search(r"&#?\w+;", answer.inner_text())  # no raw HTML entity on the screen
+    # a live answer is not a run the reviewer started: no row in Recent runs, no run in Samples (issue 44 §10)
+    assert app.ctx.database.scalar("SELECT count(*) FROM eval_runs WHERE json_extract(options, '$.live')") == 1
+    reviewer.locator('button[data-tab-id="models"]').click()
+    reviewer.locator("#models-refresh").click()  # the counts as of now, not as of the page's load
+    reviewer.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=30_000)
+    expect(reviewer.locator("#models-count")).to_contain_text("no runs yet", timeout=30_000)
+    reviewer.locator('button[data-tab-id="results"]').click()
+    reviewer.locator('button[data-tab-id="results-samples"]').click()
+    reviewer.locator("#samples-run input").first.click()
+    expect(reviewer.get_by_role("option", name=re.compile(r"^run \d+"))).to_have_count(0)
+    reviewer.keyboard.press("Escape")
+    reviewer.locator('button[data-tab-id="planning"]').click()
 
     reviewer.locator("#planning-limit input").first.fill("5")
     reviewer.locator("#planning-run").click()
-    expect(reviewer.locator("#planning-run-summary")).to_contain_text("newly_computed", timeout=60_000)
+    summary = reviewer.locator("#planning-run-summary")  # in words, not JSON (issue 44 §11)
+    expect(summary).to_contain_text("Finished: bigram-prior on vilpact-planning", timeout=60_000)
+    expect(summary).to_contain_text("Newly computed")
+    expect(summary).not_to_contain_text("newly_computed")
+    reviewer.locator('button[data-tab-id="models"]').click()
+    expect(reviewer.locator("#models-count")).to_contain_text("1 recent run", timeout=30_000)
+    reviewer.locator('button[data-tab-id="planning"]').click()
 
     reviewer.locator("#planning-author-sequence textarea, #planning-author-sequence input").first.fill("2NZ5C")
     reviewer.locator("#planning-author").click()

@@ -269,7 +269,7 @@ def test_inspection_marks_reach_the_report(app, browser):
     expect(page.locator("#inspection-item")).to_contain_text("Sample item 2", timeout=20_000)
     report = page.locator("#inspection-report")
     expect(report).to_contain_text("rev: 0 / 1 / 0 of 1")
-    expect(report).to_contain_text("1 actions not in the video, 0 out of order, 1 sequences missing an action")
+    expect(report).to_contain_text("1 action not in the video, 0 out of order, 1 sequence missing an action")
     stored = app.ctx.database.query_one("SELECT marks FROM inspection_judgments WHERE reviewer = 'rev'")
     assert json.loads(stored["marks"]) == {"not_in_video": [2], "out_of_order": [], "missing_between": True}
     # a missing video still shows the timeline, flagged: judge on until the sequence without a file

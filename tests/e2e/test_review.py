@@ -7,7 +7,7 @@ import re
 import pytest
 from e2e_helpers import ApiClient, ApiError, browser_login, chromium_browser
 from playwright.sync_api import expect
-from review_helpers import INTENTS, PASSWORD, add_people, add_sequences
+from review_helpers import INTENTS, PASSWORD, add_people, add_sequences, annotate_all
 
 pytestmark = pytest.mark.browser
 
@@ -43,11 +43,14 @@ def annotate_over_http(url: str, names: list[str]) -> list[str]:
     return guidance
 
 
-def review_in_browser(page, decisions: dict[str, list[bool]]) -> None:
+def review_in_browser(page, decisions: dict[str, list[bool]], status: str | None = None) -> None:
     page.locator("#review-next").click()
     for _ in decisions:
         header = page.locator("#review-item h3")
         expect(header).to_contain_text("Sequence S", timeout=20_000)
+        if status is not None:  # what the queue's line says with the first item taken
+            expect(page.locator("#review-queue-status")).to_contain_text(status)
+            status = None
         sequence_id = header.inner_text().split("·")[0].replace("Sequence", "").strip()
         verdicts = decisions[sequence_id]
         for i, ok in enumerate(verdicts):
@@ -99,7 +102,8 @@ def test_three_rounds_through_the_browser(app, tmp_path):
         assert ApiClient(app.url, "a1", PASSWORD).run("intent_next")["task"] is None
         review_in_browser(page, DECISIONS[2])
         annotate_over_http(app.url, ROUNDS[3])
-        review_in_browser(page, DECISIONS[3])
+        # one round waits: "1 sequence round", not "1 sequence rounds" (issue 44 §13)
+        review_in_browser(page, DECISIONS[3], status="Waiting for review: 1 sequence round · 1 for you")
 
         page.get_by_role("tab", name="Dashboard").click()
         page.locator("#review-refresh").click()
@@ -153,3 +157,41 @@ def test_three_rounds_through_the_browser(app, tmp_path):
     reviewer = ApiClient(app.url, "rev", PASSWORD)
     with pytest.raises(ApiError, match="admin role"):
         reviewer.run("dataset_publish", "team/x", True)
+
+
+@pytest.fixture
+def demo_review_app(served_app):
+    """The demo's sequences (with their videos), each annotated by three annotators and waiting for review."""
+    with served_app.started(demo=True, annotators_per_sequence=3, require_full_view=False) as running:
+        add_people(running.ctx.database, annotators=["a1", "a2", "a3"], reviewers=["rev"], password=PASSWORD)
+        annotate_all(running.ctx.database, running.ctx.settings, ["a1", "a2", "a3"])
+        yield running
+
+
+def bottom_of(page, selector: str) -> float:
+    box = page.locator(selector).bounding_box()
+    assert box is not None, f"{selector} is not drawn"
+    return box["y"] + box["height"]
+
+
+def test_a_review_item_fits_one_screen(demo_review_app):
+    """Issue 44 §4: the landing shows the queue and "Next item" only; an item's three annotations, the final choice
+    and "Submit review" are on one 1280×900 screen without scrolling (at 390×844: everything on the page)."""
+    with chromium_browser() as browser:
+        for width, height in ((1280, 900), (390, 844)):
+            page = browser.new_context(viewport={"width": width, "height": height}).new_page()
+            browser_login(page, demo_review_app.url, "rev", PASSWORD)
+            page.get_by_role("tab", name="Review").click()
+            expect(page.locator("#review-item")).to_contain_text("Press Next item")
+            expect(page.locator("#review-next")).to_be_visible()
+            for selector in ("#review-submit", "#review-concrete-from", "#review-note"):
+                expect(page.locator(selector)).to_be_hidden()
+            page.locator("#review-next").click()
+            expect(page.locator("#review-intent-2")).to_contain_text("Annotator C")
+            expect(page.locator("#review-video video")).to_be_visible()
+            expect(page.locator("#review-submit")).to_be_visible()
+            if width == 1280:
+                assert page.evaluate("window.scrollY") == 0
+                for selector in ("#review-verdict-2", "#review-comment-2", "#review-high-from", "#review-submit"):
+                    assert bottom_of(page, selector) <= height, f"{selector} is below the screen"
+            page.context.close()

@@ -58,7 +58,7 @@ def _run_baseline(page, model: str) -> None:
     page.locator("#planning-limit input").first.fill(str(LIMIT))
     page.locator("#planning-run").click()
     expect(page.locator("#planning-run-summary")).to_contain_text(model, timeout=90_000)
-    expect(page.locator("#planning-run-summary")).to_contain_text("newly_computed")
+    expect(page.locator("#planning-run-summary")).to_contain_text("Newly computed")
 
 
 def _open_samples(page) -> None:

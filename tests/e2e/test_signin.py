@@ -246,3 +246,30 @@ def test_fifty_wrong_passwords_lock_the_account_and_the_page_says_so(served_app,
             assert time.monotonic() < deadline, "still refused long after the lock"
             time.sleep(0.5)
         expect(page.locator("#whoami")).to_contain_text("demo-annotator", timeout=30_000)
+
+
+def test_typing_after_the_session_ended_says_where_one_types_that_it_is_not_saved(app, browser, tmp_path):
+    """Issue 44 §12: text typed once the session has ended cannot be saved; the page says so beside the field being
+    typed in (and in the bar at the top), with what to do, and no error toast."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    browser_login(page, app.url, "demo-annotator", app.accounts["demo-annotator"])
+    expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
+    field = page.locator(CONCRETE)
+    field.press_sequentially("S/He wants to save this")
+    expect(page.locator("#intent-draft-status")).to_contain_text("Draft saved", timeout=30_000)
+    other = context.new_page()
+    other.goto(f"{app.url}/logout")
+    page.bring_to_front()
+    field.press_sequentially(" and more", delay=20)  # typed after the session ended: the draft save is refused
+    note = page.locator(".session-ended-note")
+    expect(note).to_be_visible(timeout=30_000)
+    expect(note).to_contain_text("not saved")
+    expect(note.get_by_role("link", name="Sign in")).to_have_attribute("href", "/login")
+    expect(page.locator("#intent-draft-status")).to_be_hidden()  # "Draft saved at ..." would be stale now
+    box, note_box = field.bounding_box(), note.bounding_box()
+    assert 0 <= note_box["y"] - (box["y"] + box["height"]) < 120  # right under the field typed in
+    expect_one_sentence(page, "You are signed out: sign in again.", "/login")
+    page.screenshot(path=str(tmp_path / "typed-after-sign-out.png"))
+    stored = app.ctx.database.query_one("SELECT * FROM drafts WHERE annotator = 'demo-annotator'")
+    assert stored is None or "and more" not in str(dict(stored))

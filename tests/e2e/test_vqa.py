@@ -70,6 +70,9 @@ def test_author_verify_answer_model_and_leaderboard(app, browser):
             expect(page.locator("#vqa-verify-item")).to_contain_text("✅", timeout=20_000)
             page.locator("#vqa-verify-accept").click()
             expect(page.locator("#vqa-verify-outcome")).to_contain_text("Recorded your accept", timeout=20_000)
+            # the first of two verifiers leaves a draft a draft: "still", never "now draft" (issue 44 §13)
+            state = "still a draft" if verifier == "ver1" else "now verified"
+            expect(page.locator("#vqa-verify-outcome")).to_contain_text(f"the item is {state}")
         page.close()
 
     annotator = _open(browser, app, "ann", "Answer")
