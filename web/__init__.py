@@ -138,7 +138,10 @@ def create_shell(ctx: AppContext, *, prebuild: bool = False) -> Shell:
 
         def mount(on: FastAPI, blocks: gr.Blocks) -> None:
             set_session_capacity(blocks, ctx.settings.session_capacity)
-            gr.mount_gradio_app(on, blocks, path=path, auth_dependency=dependency, **kwargs)
+            # root_path: the mount's own path, so that every URL Gradio builds for a file (a gallery's images, a
+            # video) is under the mount. Without it, an event that skips the queue (queue=False) strips its whole
+            # request path, mount included, and its files pointed at /gradio_api/file=... at the root (issue 44 §1)
+            gr.mount_gradio_app(on, blocks, path=path, root_path=path, auth_dependency=dependency, **kwargs)
 
         app.router.routes.append(shell.blocks.add(Page(path, build, mount, admits, shell.blocks)))
 
