@@ -40,6 +40,7 @@ from web.gate import Gate, session_state
 from web.gradio_gaps import set_session_capacity
 from web.invitations import invitation_routes
 from web.mounts import Page, Pages
+from web.page import PageTheme
 from web.scripts import MOUNT as SCRIPTS
 from web.scripts import api_routes, build_scripts_blocks, old_address_routes
 from web.signin import SignIn, build_signin
@@ -155,6 +156,7 @@ def create_shell(ctx: AppContext, *, prebuild: bool = False) -> Shell:
 
         attach_huggingface_oauth(app)
     app.add_middleware(FrontendAssets)
+    app.add_middleware(PageTheme)  # ?__theme= on the shell's own pages (web/page.py)
     app.add_middleware(CrossSiteWrites)  # outermost: a forged write is refused before anything else reads it
     return shell
 

@@ -65,8 +65,27 @@ APP_JS = """
 """
 CSS = """
 #intent-progress {font-size: 0.95em} footer {visibility: hidden} #intent-sequence {display: none}
-#intent-message:not(:has(p)), #intent-skip-message:not(:has(p)) {display: none}
+#intent-message:not(:has(p:not([hidden]))), #intent-skip-message:not(:has(p)) {display: none}
 #intent-message p, #intent-skip-message p {color: #9a3412; font-weight: 600}
+.dark #intent-message p, .dark #intent-skip-message p {color: #fdba74}
+/* keyboard focus shows on every text field (Gradio draws none on a focused text box) */
+.gradio-container textarea:focus-visible, .gradio-container input:not([type=checkbox]):not([type=radio]):focus-visible {
+  outline: 3px solid #b45309 !important; outline-offset: 1px  /* Gradio's field CSS sets outline: none */
+}
+.dark .gradio-container textarea:focus-visible,
+.dark .gradio-container input:not([type=checkbox]):not([type=radio]):focus-visible {outline-color: #fbbf24 !important}
+/* toasts at the bottom, at most three: they no longer pile up over the header's Log out */
+.toast-wrap {top: auto !important; bottom: var(--size-4, 16px) !important}
+.toast-wrap > :nth-last-child(n+4) {display: none !important}
+/* the player (assets/player/player.css) in dark mode: its own colours are light mode's */
+.dark .csp-watched {color: #93c5fd} .dark .csp-need {color: #d1d5db}
+.dark .csp-speed {background: #1f2937; color: #f9fafb; border: 1px solid #6b7280; color-scheme: dark}
+.dark .csp-speed option {background: #1f2937; color: #f9fafb}
+.dark .csp-keys, .dark .csp-mark {background: #1f2937; color: #f9fafb; border-color: #9ca3af}
+.dark .csp-mark[aria-pressed="true"] {background: #c2410c; border-color: #fdba74; color: #fff}
+.dark .csp-timeline {background: #111827; border-color: #4b5563}
+.dark .csp-keylist, .dark .csp-marks {border-color: #4b5563}
+.dark .csp-missing {color: #7c2d12 !important; background: #fff7ed !important}
 @media (hover: hover) and (pointer: fine) {.cs-ctrl-enter::after {content: "\\00a0(Ctrl+Enter)"}}
 #session-ended {position: fixed; top: 0; left: 0; right: 0; z-index: 10000; padding: .8em 1.2em;
   background: #fef3c7; color: #78350f; border-bottom: 2px solid #b45309; font-weight: 600; font-size: 1.05em}
