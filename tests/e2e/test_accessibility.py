@@ -99,3 +99,14 @@ def test_a_reviewers_pages_with_content_have_no_serious_violations(review_app, b
     expect(page.locator("#review-rounds")).to_be_visible(timeout=30_000)
     expect(page.locator("#review-totals")).not_to_contain_text("No sequence round")
     assert serious(page) == []
+
+
+@SCHEMES
+def test_the_results_tab_has_no_serious_violations(app, browser, scheme):
+    """Its empty outputs' placeholders were named <div>s without a role (aria-prohibited-attr, serious)."""
+    auth.add_user(app.ctx.database, f"rev-results-{scheme}", "reviewer", "password1")
+    page = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme).new_page()
+    browser_login(page, app.url, f"rev-results-{scheme}", "password1")
+    page.get_by_role("tab", name="Results", exact=True).click()
+    page.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=30_000)
+    assert serious(page) == []
