@@ -36,7 +36,8 @@ def look(folder: Path) -> None:
             for width, height in ((1280, 900), (390, 844)):
                 out = folder / f"{scheme}-{width}"
                 out.mkdir(parents=True, exist_ok=True)
-                context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
+                phone = {"is_mobile": True, "has_touch": True} if width < 500 else {}  # no keyboard, a finger
+                context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme, **phone)
                 page = context.new_page()
                 page.goto(running.url)
                 page.get_by_label("User name").wait_for(timeout=30_000)

@@ -89,7 +89,7 @@ CSS = """
 /* the player (assets/player/player.css) in dark mode: its own colours are light mode's. One selector per dark
    rule: Gradio prefixes custom CSS, and in a list it keeps ".dark" in front of the first selector only */
 .dark .csp-watched {color: #93c5fd !important} .dark .csp-need {color: #d1d5db !important}
-.dark .csp-speed {background: #1f2937 !important; color: #f9fafb !important; border: 1px solid #6b7280; color-scheme: dark}
+.dark .csp-speed {background-color: #1f2937 !important; color: #f9fafb !important; border: 1px solid #6b7280; color-scheme: dark}
 .dark .csp-speed option {background: #1f2937; color: #f9fafb}
 .dark .csp-keys {background: #1f2937 !important; color: #f9fafb !important; border-color: #9ca3af !important}
 .dark .csp-mark {background: #1f2937 !important; color: #f9fafb !important; border-color: #9ca3af !important}
