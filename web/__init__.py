@@ -33,7 +33,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from backend.context import AppContext
 from web import look
-from web.assets import FrontendAssets
+from web.assets import FrontendAssets, PageGzip
 from web.audiences import Audience, all_audiences, audience_of, build_audience
 from web.cross_site import CrossSiteWrites
 from web.gate import Gate, session_state
@@ -156,6 +156,7 @@ def create_shell(ctx: AppContext, *, prebuild: bool = False) -> Shell:
 
         attach_huggingface_oauth(app)
     app.add_middleware(FrontendAssets)
+    app.add_middleware(PageGzip, mounts=lambda: shell.blocks.routes.keys())  # the page's inline config (web/assets.py)
     app.add_middleware(PageTheme)  # ?__theme= on the shell's own pages (web/page.py)
     app.add_middleware(CrossSiteWrites)  # outermost: a forged write is refused before anything else reads it
     return shell
