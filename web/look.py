@@ -31,8 +31,17 @@ APP_JS = """
   });
   // An empty output's placeholder is a <div> named "Empty value" with no role, which axe-core finds serious
   // (aria-prohibited-attr: a name needs a role); it is an icon, so it becomes an image.
+  // A table that scrolls sideways with no row (an empty table of many columns) has nothing a keyboard can focus
+  // in its scrolling viewport (scrollable-region-focusable, serious): its first column header takes the focus,
+  // as a grid's cell may.
   const namedRoles = () => {
     document.querySelectorAll('.empty[aria-label]:not([role])').forEach((node) => node.setAttribute('role', 'img'));
+    document.querySelectorAll('.virtual-table-viewport').forEach((viewport) => {
+      const first = viewport.querySelector('th[role="columnheader"]');
+      if (first && viewport.scrollWidth > viewport.clientWidth && !viewport.querySelector('[tabindex="0"]')) {
+        first.setAttribute('tabindex', '0');
+      }
+    });
   };
   new MutationObserver(() => { plainToastHeaders(); namedRoles(); }).observe(document.body, {childList: true, subtree: true});
   document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'hidden') flushDraft(); });

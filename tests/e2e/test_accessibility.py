@@ -110,3 +110,16 @@ def test_the_results_tab_has_no_serious_violations(app, browser, scheme):
     page.get_by_role("tab", name="Results", exact=True).click()
     page.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=30_000)
     assert serious(page) == []
+
+
+@SCHEMES
+def test_the_studies_tab_has_no_serious_violations(app, browser, scheme):
+    """Its empty table of studies scrolls sideways with nothing a keyboard can focus in it
+    (scrollable-region-focusable, serious) until its first column header takes the focus."""
+    auth.add_user(app.ctx.database, f"boss-{scheme}", "admin", "password1")
+    page = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme).new_page()
+    browser_login(page, app.url, f"boss-{scheme}", "password1")
+    page.get_by_role("tab", name="Studies", exact=True).click()
+    expect(page.locator("#studies-table")).to_be_visible(timeout=30_000)
+    page.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=30_000)
+    assert serious(page) == []
