@@ -30,6 +30,11 @@ class ValidationError(CompStudioError):
         super().__init__("; ".join(self.problems))
 
 
+class WatchTooShort(ValidationError):
+    """The video was not played enough (or not long enough since the task was handed out) to submit: the page
+    shows it beside the fields until the watching meets the floor (backend/intents/service.py)."""
+
+
 class ImportFileError(CompStudioError):
     """A malformed import file. The message names the file, the line and the problem."""
 

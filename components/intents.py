@@ -12,7 +12,7 @@ import gradio as gr
 from backend.accounts.auth import User, get_user
 from backend.campaigns.instructions import INTENTS as INTENT_INSTRUCTIONS
 from backend.context import AppContext
-from backend.errors import CompStudioError, ValidationError
+from backend.errors import CompStudioError, ValidationError, WatchTooShort
 from backend.intents import service
 from components.access import endpoint, listen
 from components.common import TabHandle, caller, esc, ui_errors
@@ -37,6 +37,8 @@ def _progress_line(progress: dict[str, int]) -> str:
 
 
 def _problems_markdown(exc: CompStudioError) -> str:
+    if isinstance(exc, WatchTooShort):  # the player hides it once the watching meets the floor (player.js)
+        return "\n\n".join(f'<span class="cs-watch-problem">⚠️ {esc(problem)}</span>' for problem in exc.problems)
     return _problem_lines(getattr(exc, "problems", None) or [str(exc)])
 
 
@@ -70,6 +72,8 @@ def task_player(task: dict[str, Any], username: str | None, need_share: float | 
         submit="#intent-submit",
         need_share=need_share,
         key=f"{task['sequence_id']}/{task['round']}",
+        played=task.get("played") or [],
+        keep_played={"url": "/api/intent_played", "item": task["sequence_id"]},
     )
 
 
@@ -418,6 +422,13 @@ def api_endpoints(ctx: AppContext) -> dict[str, Callable[..., dict]]:
         return {"sequence_id": sequence_id, "saved_at": saved}
 
     @ui_errors
+    def intent_played(sequence_id: str, ranges: list[list[float]], request: gr.Request) -> dict:
+        """Keep the parts of the video you have played ([[start, end], ...] in seconds; the page's player sends
+        them as it plays), joined with those kept before: a reload or a crash restores them. played is null
+        when the sequence is no longer yours."""
+        return {"played": service.save_played(db, settings, caller(ctx, request), sequence_id, ranges)}
+
+    @ui_errors
     def intent_viewed(sequence_id: str, watched_share: float, request: gr.Request) -> dict:
         """Report the share of the video you played (0–1, from the player's played ranges; seeking ahead covers
         nothing): at least full_view_share lets you submit when require_full_view is on."""
@@ -430,6 +441,7 @@ def api_endpoints(ctx: AppContext) -> dict[str, Callable[..., dict]]:
         "intent_skip": intent_skip,
         "intent_viewed": intent_viewed,
         "intent_draft": intent_draft,
+        "intent_played": intent_played,
     }
 
 

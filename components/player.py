@@ -14,7 +14,9 @@ What it draws, from one JSON value (:func:`player_value`):
 * keys: Space/k, j/l and ←/→ (∓5 s), ``,``/``.`` one frame at the file's own rate (read on the server), ``?``;
   none fires while the person types in a text field, except Ctrl+Enter, which presses the tab's submit button;
 * "Watched N%": the share of the video covered by ``HTMLMediaElement.played`` (media time, so 2× counts, and a
-  seek ahead covers nothing). The tab sends it with its submit (``watched_share_js``) and the server checks it;
+  seek ahead covers nothing), with the ranges played before a reload (``played``, kept by the server as the
+  player sends them: ``keep_played``). The tab sends it with its submit (``watched_share_js``) and the server
+  checks it; once it meets the floor, the page's "watch first" warning (``.cs-watch-problem``) goes;
 * a window limit (planning's observed window): no play or seek past ``limit`` seconds;
 * inspection marks (``marks=True``): per action "not in the video" / "out of order", and "an action is missing
   between the first and the last", read by the tab's submit (``marks_js``).
@@ -56,13 +58,17 @@ def player_value(
     marks: bool = False,
     need_share: float | None = None,
     key: str | None = None,
+    played: list[list[float]] | None = None,
+    keep_played: dict[str, str] | None = None,
 ) -> str:
     """The player's value (JSON): the video's URL, frame rate and duration read from the file, the timeline's
     bars, and what the tab asks of the player. ``window``: the clip shows only that window of the source video
     (its actions shifted to the clip's time, nothing after it). ``submit``: the CSS selector of the button
     Ctrl+Enter presses. ``need_share``: the share the watch check needs (shown beside "Watched N%"). ``key``: what
     is judged (a sequence and round): a new key draws a fresh player (played ranges, marks) even when the video
-    and actions are the same as the last task's."""
+    and actions are the same as the last task's. ``played``: the ranges played before (kept by the server), counted
+    with what is played now; ``keep_played``: where the player sends its played ranges as it plays
+    (``{"url": "/api/<name>", "item": id}``, posted as ``{"data": [item, ranges]}``)."""
     facts = video_facts(video)
     bars = timeline_bars(actions, window)
     duration = facts.duration
@@ -82,6 +88,8 @@ def player_value(
             "marks": marks,
             "need": need_share,
             "key": key,
+            "played": played or [],
+            "keep": keep_played,
         }
     )
 

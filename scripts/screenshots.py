@@ -3,6 +3,9 @@
 ``HF_HUB_OFFLINE=1 .venv/bin/python scripts/screenshots.py`` writes docs/screenshots/<tab>.png, and the
 annotation tab at phone width (390×844) as docs/screenshots/annotate-intents-phone.png. Review and Inspection with
 an item and the player are copied from tests/e2e/test_player.py's screenshots when that test has run.
+
+``scripts/screenshots.py --look DIR`` instead writes, for looking at (not for the docs), the sign-in page and every
+tab at 1280×900 and 390×844, in light and in dark mode: ``DIR/<light|dark>-<width>/<page>.png``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,37 @@ import app as app_module  # noqa: E402
 from backend.settings import Settings  # noqa: E402
 
 
+def look(folder: Path) -> None:
+    """Every page at both widths, light and dark (see the module's docstring)."""
+    settings = Settings(data_dir=Path(tempfile.mkdtemp()) / "data")
+    with app_in_process(settings) as running, chromium_browser() as browser:
+        app_module.login_help(running.ctx)
+        password = json.loads((settings.data_dir / "demo-accounts.json").read_text())["demo-admin"]
+        for scheme in ("light", "dark"):
+            for width, height in ((1280, 900), (390, 844)):
+                out = folder / f"{scheme}-{width}"
+                out.mkdir(parents=True, exist_ok=True)
+                phone = {"is_mobile": True, "has_touch": True} if width < 500 else {}  # no keyboard, a finger
+                context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme, **phone)
+                page = context.new_page()
+                page.goto(running.url)
+                page.get_by_label("User name").wait_for(timeout=30_000)
+                page.screenshot(path=str(out / "login.png"), full_page=True)
+                browser_login(page, running.url, "demo-admin", password)
+                page.get_by_role("tab", name="Annotate intents").click()
+                start = page.locator("#intent-start")
+                if start.is_visible():
+                    start.click()
+                page.locator("#intent-task h3").wait_for(timeout=30_000)
+                visit_every_tab(page, out)
+                context.close()
+                print(out)
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--look"]:
+        look(Path(sys.argv[2]))
+        return
     settings = Settings(data_dir=Path(tempfile.mkdtemp()) / "data")
     with app_in_process(settings) as running, chromium_browser() as browser:
         app_module.login_help(running.ctx)  # creates the demo accounts

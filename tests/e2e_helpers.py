@@ -320,3 +320,35 @@ def visit_every_tab(page, screenshot_dir: Path | None = None) -> list[str]:
             slug = "".join(ch if ch.isalnum() else "-" for ch in label.lower()).strip("-")
             page.screenshot(path=str(screenshot_dir / f"{slug}.png"), full_page=True)
     return labels
+
+
+def axe_serious(page) -> list[str]:
+    """Serious and critical violations, one line each (rule, help, the first elements). Toasts are checked
+    once they have faded in, and outputs once no event is pending and none is fading back (Gradio dims a pending
+    output to opacity 0.2 and brings it back in 0.15 s; half-faded text has too little contrast by construction)."""
+    page.wait_for_function(
+        """() => {
+        if (document.querySelector('.pending')) return false;  // an output still waiting for its event
+        const unfading = document.getAnimations().some(  // an output coming back from pending (transition: all .15s)
+            (a) => a.playState === 'running' && a instanceof CSSTransition && a.transitionProperty === 'opacity');
+        if (unfading) return false;
+        const inToast = (e) => e && e.closest && e.closest('[data-testid="toast-body"], .toast-wrap');
+        const fading = (a) => (a.effect?.getKeyframes?.() || []).some((k) => 'opacity' in k);  // not the countdown bar
+        const moving = document.getAnimations().some(
+            (a) => a.playState === 'running' && inToast(a.effect?.target) && fading(a));
+        if (moving) return false;  // a toast still fading in (or out): its text is half transparent
+        return [...document.querySelectorAll('[data-testid="toast-body"]')].every((el) => {
+            for (let e = el; e; e = e.parentElement) if (getComputedStyle(e).opacity !== '1') return false;
+            return true;
+        });
+    }""",
+        timeout=30_000,
+    )
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page)
+    return [
+        f"{v['impact']} {v['id']}: {v['help']} at {[(n['target'], n.get('failureSummary')) for n in v['nodes']][:3]}"
+        for v in results.response["violations"]
+        if v["impact"] in {"serious", "critical"}
+    ]

@@ -12,7 +12,9 @@ from backend.accounts import auth
 from backend.errors import PermissionDenied, ValidationError
 from backend.intents import service
 from backend.intents.export import export_intents
+from backend.intents.watching import merge_ranges
 from backend.vilpact.demo import ensure_demo_content
+from backend.vilpact.video import video_facts
 
 GOOD = ("S/He wants to have a drink", "S/He is thirsty")
 
@@ -150,6 +152,31 @@ def test_drafts_survive_a_reload(demo):
     service.submit_intents(db, settings, "ann1", task["sequence_id"], *GOOD)
     assert service.save_draft(db, "ann1", task["sequence_id"], "S/He wants to", "late") is None
     assert db.scalar("SELECT count(*) FROM drafts WHERE item_id = ?", (task["sequence_id"],)) == 0
+
+
+def test_played_ranges_are_kept_with_the_lease_and_come_back_on_reload(demo):
+    """Issue 44 §3: what the player sent is joined with what was kept, clipped to the video, handed back with the
+    task, and does not make a draft; the text draft and the ranges do not overwrite each other."""
+    db, settings = demo.database, demo.settings
+    task = service.next_intent_task(db, settings, "ann1")["task"]
+    sid = task["sequence_id"]
+    assert task["played"] == [] and task["draft"] is None
+    assert service.save_played(db, settings, "ann1", sid, [[0, 1.5], [3, 4]]) == [[0.0, 1.5], [3.0, 4.0]]
+    reloaded = service.next_intent_task(db, settings, "ann1")["task"]
+    assert reloaded["draft"] is None  # ranges alone are no draft
+    assert service.save_played(db, settings, "ann1", sid, [[1, 3.5], [-2, 0.5], [2, "x"]]) == [[0.0, 4.0]]
+    service.save_draft(db, "ann1", sid, "S/He wants to", "")
+    duration = video_facts(task["video"]).duration
+    assert service.save_played(db, settings, "ann1", sid, [[duration - 0.5, 99999]])[-1][1] == duration  # clipped
+    reloaded = service.next_intent_task(db, settings, "ann1")["task"]
+    assert reloaded["played"] == merge_ranges([[0, 4], [duration - 0.5, duration]])
+    assert reloaded["draft"]["concrete_intent"] == "S/He wants to"
+    with pytest.raises(ValidationError, match="not handed to you"):
+        service.save_played(db, settings, "ann2", sid, [[0, 1]])
+    with pytest.raises(ValidationError, match="at most"):
+        service.save_played(db, settings, "ann1", sid, [[i, i + 0.5] for i in range(500)])
+    service.skip_intent_task(db, settings, "ann1", sid, "the test skips it")
+    assert service.save_played(db, settings, "ann1", sid, [[0, 1]]) is None  # no longer theirs: nothing kept
 
 
 def test_skip_with_reason(demo):

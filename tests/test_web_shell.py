@@ -107,6 +107,18 @@ def test_frontend_files_are_gzipped_and_cached_for_a_year(running):
     assert "javascript" in reply.headers["content-type"]
 
 
+def test_a_page_with_its_inline_config_is_gzipped_and_stays_uncached(running):
+    """Issue 44 (sign-in speed): the page carries Gradio's whole config, a third of a megabyte, uncompressed."""
+    client = signed_in(running, "annotator")
+    page = client.get("/annotator/", headers={"Accept-Encoding": "gzip"})
+    assert page.status_code == 200 and "window.gradio_config" in page.text  # httpx decodes it
+    assert page.headers["content-encoding"] == "gzip"
+    assert int(page.headers["content-length"]) < len(page.content) / 4
+    assert page.headers["cache-control"] == "no-store"
+    plain = client.get("/annotator/", headers={"Accept-Encoding": "identity"})
+    assert "content-encoding" not in plain.headers and "window.gradio_config" in plain.text
+
+
 def test_a_frontend_file_is_read_once_and_then_answered_from_memory(running):
     """web/assets.py: Gradio answers a file's first request; the same bytes come from memory after it, under
     every mount, plain or gzipped; a file Gradio does not have stays its 404; ``static/`` gets no year-long cache."""

@@ -33,13 +33,14 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from backend.context import AppContext
 from web import look
-from web.assets import FrontendAssets
+from web.assets import FrontendAssets, PageGzip
 from web.audiences import Audience, all_audiences, audience_of, build_audience
 from web.cross_site import CrossSiteWrites
 from web.gate import Gate, session_state
 from web.gradio_gaps import set_session_capacity
 from web.invitations import invitation_routes
 from web.mounts import Page, Pages
+from web.page import PageTheme
 from web.scripts import MOUNT as SCRIPTS
 from web.scripts import api_routes, build_scripts_blocks, old_address_routes
 from web.signin import SignIn, build_signin
@@ -138,7 +139,10 @@ def create_shell(ctx: AppContext, *, prebuild: bool = False) -> Shell:
 
         def mount(on: FastAPI, blocks: gr.Blocks) -> None:
             set_session_capacity(blocks, ctx.settings.session_capacity)
-            gr.mount_gradio_app(on, blocks, path=path, auth_dependency=dependency, **kwargs)
+            # root_path: the mount's own path, so that every URL Gradio builds for a file (a gallery's images, a
+            # video) is under the mount. Without it, an event that skips the queue (queue=False) strips its whole
+            # request path, mount included, and its files pointed at /gradio_api/file=... at the root (issue 44 §1)
+            gr.mount_gradio_app(on, blocks, path=path, root_path=path, auth_dependency=dependency, **kwargs)
 
         app.router.routes.append(shell.blocks.add(Page(path, build, mount, admits, shell.blocks)))
 
@@ -152,6 +156,8 @@ def create_shell(ctx: AppContext, *, prebuild: bool = False) -> Shell:
 
         attach_huggingface_oauth(app)
     app.add_middleware(FrontendAssets)
+    app.add_middleware(PageGzip, mounts=lambda: shell.blocks.routes.keys())  # the page's inline config (web/assets.py)
+    app.add_middleware(PageTheme)  # ?__theme= on the shell's own pages (web/page.py)
     app.add_middleware(CrossSiteWrites)  # outermost: a forged write is refused before anything else reads it
     return shell
 

@@ -29,7 +29,21 @@ APP_JS = """
     header.removeAttribute('role');
     header.removeAttribute('tabindex');
   });
-  new MutationObserver(plainToastHeaders).observe(document.body, {childList: true, subtree: true});
+  // An empty output's placeholder is a <div> named "Empty value" with no role, which axe-core finds serious
+  // (aria-prohibited-attr: a name needs a role); it is an icon, so it becomes an image.
+  // A table that scrolls sideways with no row (an empty table of many columns) has nothing a keyboard can focus
+  // in its scrolling viewport (scrollable-region-focusable, serious): its first column header takes the focus,
+  // as a grid's cell may.
+  const namedRoles = () => {
+    document.querySelectorAll('.empty[aria-label]:not([role])').forEach((node) => node.setAttribute('role', 'img'));
+    document.querySelectorAll('.virtual-table-viewport').forEach((viewport) => {
+      const first = viewport.querySelector('th[role="columnheader"]');
+      if (first && viewport.scrollWidth > viewport.clientWidth && !viewport.querySelector('[tabindex="0"]')) {
+        first.setAttribute('tabindex', '0');
+      }
+    });
+  };
+  new MutationObserver(() => { plainToastHeaders(); namedRoles(); }).observe(document.body, {childList: true, subtree: true});
   document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'hidden') flushDraft(); });
   // A session that ended says so (web/gate.py): once any call is refused with a 401, the page shows the one
   // sentence the server gave ("You are signed out: sign in again" / "Your role changed: reload the page") with
@@ -95,8 +109,34 @@ APP_JS = """
 """
 CSS = """
 #intent-progress {font-size: 0.95em} footer {visibility: hidden} #intent-sequence {display: none}
-#intent-message:not(:has(p)), #intent-skip-message:not(:has(p)) {display: none}
+#intent-message:not(:has(p:not([hidden]))), #intent-skip-message:not(:has(p)) {display: none}
 #intent-message p, #intent-skip-message p {color: #9a3412; font-weight: 600}
+.dark #intent-message p {color: #fdba74}
+.dark #intent-skip-message p {color: #fdba74}
+/* keyboard focus shows on every text field (Gradio draws none on a focused text box) */
+.gradio-container textarea:focus-visible, .gradio-container input:not([type=checkbox]):not([type=radio]):focus-visible {
+  outline: 3px solid #b45309 !important; outline-offset: 1px  /* Gradio's field CSS sets outline: none */
+}
+.dark textarea:focus-visible {outline-color: #fbbf24 !important}
+.dark input:not([type=checkbox]):not([type=radio]):focus-visible {outline-color: #fbbf24 !important}
+/* toasts at the bottom, at most three, each showing its newest message (its title counts them): they no longer
+   pile up over the header's Log out */
+.toast-wrap {top: auto !important; bottom: var(--size-4, 16px) !important}
+.toast-wrap > :nth-last-child(n+4), .toast-messages > :not(:last-child) {display: none !important}
+/* the theme's accent (indigo 600) on the dark background is 3.1:1 (a selected tab's name): indigo 400 there */
+.dark .gradio-container {--color-accent: #818cf8}
+/* the player (assets/player/player.css) in dark mode: its own colours are light mode's. One selector per dark
+   rule: Gradio prefixes custom CSS, and in a list it keeps ".dark" in front of the first selector only */
+.dark .csp-watched {color: #93c5fd !important} .dark .csp-need {color: #d1d5db !important}
+.dark .csp-speed {background-color: #1f2937 !important; color: #f9fafb !important; border: 1px solid #6b7280; color-scheme: dark}
+.dark .csp-speed option {background: #1f2937; color: #f9fafb}
+.dark .csp-keys {background: #1f2937 !important; color: #f9fafb !important; border-color: #9ca3af !important}
+.dark .csp-mark {background: #1f2937 !important; color: #f9fafb !important; border-color: #9ca3af !important}
+.dark .csp-mark[aria-pressed="true"] {background: #c2410c !important; border-color: #fdba74 !important; color: #fff !important}
+.dark .csp-timeline {background: #111827 !important; border-color: #4b5563 !important}
+.dark .csp-keylist {border-color: #4b5563}
+.dark .csp-marks {border-color: #4b5563}
+.dark .csp-missing {color: #7c2d12 !important; background: #fff7ed !important}
 @media (hover: hover) and (pointer: fine) {.cs-ctrl-enter::after {content: "\\00a0(Ctrl+Enter)"}}
 #session-ended {position: fixed; top: 0; left: 0; right: 0; z-index: 10000; padding: .8em 1.2em;
   background: #fef3c7; color: #78350f; border-bottom: 2px solid #b45309; font-weight: 600; font-size: 1.05em}
@@ -141,6 +181,12 @@ def app_theme() -> gr.themes.Base:
         body_text_color_subdued="*neutral_500",  # neutral 400 (a dropdown's placeholder, info text) is 2.5:1
         button_primary_background_fill="*primary_700",
         button_primary_background_fill_hover="*primary_600",
+        # dark mode: a secondary button's name read 3.6:1 (neutral 400 on 700), also while it waits (disabled)
+        button_secondary_text_color_dark="*neutral_50",
+        button_secondary_text_color_hover_dark="*neutral_50",
+        button_secondary_background_fill_hover_dark="*primary_600",  # white on indigo 500 is 4.3:1
+        body_text_color_subdued_dark="*neutral_300",  # neutral 400 on a dark field (a dropdown's placeholder) is 4.0:1
+        input_placeholder_color_dark="*neutral_300",
     )
 
 

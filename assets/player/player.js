@@ -28,6 +28,7 @@ if (!window.csPlayerInstalled) {
       const button = selector ? document.querySelector(selector) : null;
       if (!button || button.offsetParent === null || button.disabled) return;
       event.preventDefault();
+      if (player && typing(event.target)) window.csFocusOnNext = player;  // the next task's player gets the keys
       button.click();
       return;
     }
@@ -36,6 +37,10 @@ if (!window.csPlayerInstalled) {
     const handled = player.key(event.key, onControl);
     if (handled) event.preventDefault();
   });
+  // the played ranges go to the server as the page goes away too (a reload, a closed tab): sendBeacon survives it
+  const keepAll = () => window.csPlayers.forEach((p) => p.keepPlayed && p.keepPlayed(true));
+  window.addEventListener('pagehide', keepAll);
+  document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'hidden') keepAll(); });
 }
 
 const root = element;
@@ -50,6 +55,7 @@ const make = (tag, attrs = {}, text = null) => {
   if (text !== null) node.textContent = text;
   return node;
 };
+const LANE = 36;  // px per timeline lane: room for a name on two lines
 const fmt = (s) => (Math.round(s * 10) / 10).toString();
 const speedKey = () => 'compstudio.playbackRate.' + ((player.cfg && player.cfg.user) || '');
 const storedSpeed = () => {
@@ -62,17 +68,52 @@ const span = () => {  // the length the watch check and the axis measure: the wi
   const full = video && isFinite(video.duration) && video.duration > 0 ? video.duration : (cfg.duration || 0);
   return cfg.limit ? Math.min(cfg.limit, full || cfg.limit) : full;
 };
+const playedRanges = () => {  // what this page played, joined with what was played before a reload (cfg.played)
+  const video = player.video;
+  const pairs = ((player.cfg && player.cfg.played) || []).map((r) => [r[0], r[1]]);
+  if (video) for (let i = 0; i < video.played.length; i++) pairs.push([video.played.start(i), video.played.end(i)]);
+  pairs.sort((a, b) => a[0] - b[0]);
+  const merged = [];
+  for (const [start, end] of pairs) {
+    if (!(end > start)) continue;
+    if (merged.length && start <= merged[merged.length - 1][1]) merged[merged.length - 1][1] = Math.max(merged[merged.length - 1][1], end);
+    else merged.push([start, end]);
+  }
+  return merged;
+};
 player.share = () => {
   const video = player.video;
   const total = span();
   if (!video || !total) return 0;
   let covered = 0;
-  for (let i = 0; i < video.played.length; i++) {
-    const start = Math.max(0, video.played.start(i));
-    const end = Math.min(total, video.played.end(i));
+  for (const [s, e] of playedRanges()) {
+    const start = Math.max(0, s);
+    const end = Math.min(total, e);
     if (end > start) covered += end - start;
   }
   return Math.min(1, covered / total);
+};
+player.keptAt = 0;
+player.keptText = '';
+player.keepPlayed = (leaving) => {  // send the played ranges to be kept with the lease (components/intents.py)
+  const keep = player.cfg && player.cfg.keep;
+  if (!keep || !player.video || !player.root.isConnected) return;
+  const text = JSON.stringify(playedRanges().map(([s, e]) => [Math.round(s * 1000) / 1000, Math.round(e * 1000) / 1000]));
+  if (text === player.keptText || text === '[]') return;
+  player.keptText = text;
+  player.keptAt = Date.now();
+  const body = JSON.stringify({data: [keep.item, JSON.parse(text)]});
+  if (leaving && navigator.sendBeacon) navigator.sendBeacon(keep.url, new Blob([body], {type: 'application/json'}));
+  else fetch(keep.url, {method: 'POST', headers: {'Content-Type': 'application/json'}, body, keepalive: true}).catch(() => {});
+};
+const watchWarnings = () => {  // the page's "watch first" warning goes once the watching meets the floor
+  const need = player.cfg && player.cfg.need;
+  if (!need || player.share() + 1e-9 < need) return;
+  const scope = root.closest('[role="tabpanel"]') || document;
+  scope.querySelectorAll('.cs-watch-problem').forEach((node) => {
+    const line = node.closest('p') || node;
+    if (!line.hidden) line.hidden = true;
+  });
 };
 player.marks = () => ({
   not_in_video: [...player.marked.not_in_video].sort((a, b) => a - b),
@@ -132,19 +173,28 @@ player.key = (key, onControl) => {
   return true;
 };
 
+const actionText = (action) => `${action.name} (${fmt(action.start)}–${fmt(action.end)} s)`;
 const highlight = () => {
   const video = player.video;
   const now = video ? video.currentTime : -1;
+  const onScreen = [];
   for (const [button, action] of player.buttons) {
     const on = now >= action.start && now < action.end;
     button.classList.toggle('csp-now', on);
-    if (on) button.setAttribute('aria-current', 'true'); else button.removeAttribute('aria-current');
+    if (on) { button.setAttribute('aria-current', 'true'); onScreen.push(action); } else button.removeAttribute('aria-current');
+  }
+  const nowLine = root.querySelector('.csp-now-line');  // the full names, which a short bar cannot hold
+  if (nowLine) {
+    const text = player.pointed ? actionText(player.pointed)
+      : onScreen.length ? 'Now: ' + onScreen.map(actionText).join(' · ') : '';
+    if (nowLine.textContent !== text) nowLine.textContent = text;
   }
   const watched = root.querySelector('.csp-watched');
   if (watched) {
     const text = 'Watched ' + Math.floor(player.share() * 100 + 1e-9) + '%';
     if (watched.textContent !== text) watched.textContent = text;
   }
+  watchWarnings();
 };
 const holdWindow = () => {  // planning: never past the observed window
   const video = player.video;
@@ -169,22 +219,29 @@ const drawTimeline = (box) => {
   const lanes = Math.max(1, ...cfg.actions.map((a) => a.lane + 1));
   const scroller = make('div', {class: 'csp-timeline', role: 'group', 'aria-label': 'Action timeline'});
   const track = make('div', {class: 'csp-track'});
-  track.style.height = (lanes * 32) + 'px';
+  track.style.height = (lanes * LANE) + 'px';
   player.buttons = [];
   for (const action of cfg.actions) {
     const name = `${action.name} ${fmt(action.start)}–${fmt(action.end)} s`;
     const button = make('button', {type: 'button', class: 'csp-action', 'aria-label': name, title: name}, action.name);
     button.style.left = (100 * action.start / total) + '%';
     button.style.width = `max(24px, ${100 * (action.end - action.start) / total}%)`;
-    button.style.top = (action.lane * 32) + 'px';
+    button.style.top = (action.lane * LANE) + 'px';
     button.dataset.index = String(action.index);
     button.addEventListener('click', () => seek(action.start));
+    const point = (on) => () => { player.pointed = on ? action : null; highlight(); };
+    button.addEventListener('pointerenter', point(true));
+    button.addEventListener('pointerleave', point(false));
+    button.addEventListener('focus', point(true));
+    button.addEventListener('blur', point(false));
     track.appendChild(button);
     player.buttons.push([button, action]);
   }
   scroller.appendChild(track);
   box.appendChild(scroller);
 };
+
+const drawNow = (box) => box.appendChild(make('p', {class: 'csp-now-line'}));
 
 const drawMarks = (box) => {
   const cfg = player.cfg;
@@ -226,10 +283,15 @@ const build = () => {
   const box = root.querySelector('.csp') || root;
   if (player.video) player.video.pause();
   box.replaceChildren();
+  box.setAttribute('tabindex', '-1');  // Ctrl+Enter moves the focus here: the player's keys work (not a text field)
+  box.setAttribute('role', 'group');
+  box.setAttribute('aria-label', 'Video player');
+  player.pointed = null;
   player.cfg = cfg;
   player.video = null;
   player.buttons = [];
   player.marked = {not_in_video: new Set(), out_of_order: new Set(), missing_between: false};
+  player.keptText = JSON.stringify((cfg && cfg.played) || []);
   if (!cfg) return;
   box.classList.toggle('csp-with-marks', Boolean(cfg.marks));  // room for the marks: a smaller video
   if (cfg.src) {
@@ -242,6 +304,8 @@ const build = () => {
     video.addEventListener('loadedmetadata', () => { video.playbackRate = storedSpeed(); highlight(); });
     video.addEventListener('play', () => requestAnimationFrame(frameLoop));
     for (const name of ['timeupdate', 'seeked', 'pause', 'ended']) video.addEventListener(name, () => { holdWindow(); highlight(); });
+    for (const name of ['pause', 'ended']) video.addEventListener(name, () => player.keepPlayed(false));
+    video.addEventListener('timeupdate', () => { if (Date.now() - player.keptAt > 3000) player.keepPlayed(false); });
     video.addEventListener('seeking', holdWindow);
     video.addEventListener('ratechange', () => {
       const select = root.querySelector('.csp-speed');
@@ -281,7 +345,12 @@ const build = () => {
   box.appendChild(list);
   drawTimeline(box);
   if (cfg.marks) drawMarks(box);
+  drawNow(box);
   highlight();
+  if (window.csFocusOnNext === player) {  // Ctrl+Enter sent the last task: the keys work on this one at once
+    window.csFocusOnNext = null;
+    box.focus({preventScroll: true});
+  }
 };
 
 build();

@@ -43,6 +43,7 @@ EVENTS: dict[str, str] = {
     "intent_skip": "annotator",
     "intent_viewed": "annotator",
     "intent_draft": "annotator",
+    "intent_played": "annotator",
     "intents_ui_start": "annotator",
     "intents_ui_submit": "annotator",
     "intents_ui_skip": "annotator",

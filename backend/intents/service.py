@@ -17,7 +17,8 @@ from backend import assignment, webhooks
 from backend.accounts import auth
 from backend.campaigns import gold, quality
 from backend.campaigns import workers as study_workers
-from backend.errors import ValidationError
+from backend.errors import ValidationError, WatchTooShort
+from backend.intents import watching
 from backend.intents.rules import check_intent_pair
 from backend.settings import Settings
 from backend.storage import Database, audit, utcnow
@@ -32,8 +33,10 @@ def _task_view(database: Database, settings: Settings, lease: assignment.Lease, 
     sequence = get_sequence(database, lease.item_id)
     video = servable_video(settings, sequence.video_id, sequence.video_path)
     draft = database.query_one(
-        "SELECT payload FROM drafts WHERE annotator = ? AND kind = ? AND item_id = ?", (annotator, KIND, lease.item_id)
+        "SELECT payload, played FROM drafts WHERE annotator = ? AND kind = ? AND item_id = ?",
+        (annotator, KIND, lease.item_id),
     )
+    payload = json.loads(draft["payload"]) if draft else None
     return {
         "sequence_id": sequence.id,
         "round": lease.review_round,
@@ -46,7 +49,8 @@ def _task_view(database: Database, settings: Settings, lease: assignment.Lease, 
         "must_view": bool(settings.require_full_view and video is not None and lease.viewed_at is None),
         "lease_expires_at": lease.expires_at,
         "guidance": lease.guidance,
-        "draft": json.loads(draft["payload"]) if draft else None,
+        "draft": payload or None,  # a row that holds only played ranges is no draft
+        "played": watching.read_played(draft["played"]) if draft else [],  # kept across reloads (issue 44 §3)
     }
 
 
@@ -119,6 +123,34 @@ def save_draft(
             (username, KIND, sequence_id, payload, now, int(client_ms) if client_ms is not None else None),
         ).rowcount
     return now if written else None
+
+
+def save_played(
+    database: Database, settings: Settings, username: str | None, sequence_id: str, ranges: list[list[float]]
+) -> list[list[float]] | None:
+    """Keep the parts of the video the annotator has played (``ranges``: pairs of media seconds, from the player),
+    joined with those stored before, so a reload or a crash restores "Watched N%" (backend/intents/watching.py).
+    Returns the stored ranges, or None when nothing was kept (the sequence is no longer leased to them)."""
+    username = auth.require_role(database, username, "annotator").username
+    if not isinstance(ranges, list) or len(ranges) > watching.MAX_RANGES:
+        raise ValidationError(f"ranges must be a list of at most {watching.MAX_RANGES} [start, end] pairs.")
+    _, duration = _video_to_watch(settings, get_sequence(database, sequence_id))
+    with database.write() as db:
+        handed = assignment.get_assignment(db, KIND, sequence_id, username)
+        if handed is None:
+            raise ValidationError(f"sequence {sequence_id!r} is not handed to you")
+        if handed["status"] != "leased":
+            return None
+        row = db.conn.execute(
+            "SELECT played FROM drafts WHERE annotator = ? AND kind = ? AND item_id = ?", (username, KIND, sequence_id)
+        ).fetchone()
+        merged = watching.merge_ranges([*watching.read_played(row["played"] if row else None), *ranges], duration)
+        db.conn.execute(
+            """INSERT INTO drafts (annotator, kind, item_id, payload, updated_at, played) VALUES (?, ?, ?, '{}', ?, ?)
+               ON CONFLICT (annotator, kind, item_id) DO UPDATE SET played = excluded.played""",
+            (username, KIND, sequence_id, utcnow(), json.dumps(merged)),
+        )
+    return merged
 
 
 def watch_problem(settings: Settings, watched_share: float | None) -> str | None:
@@ -199,14 +231,14 @@ def mark_viewed(
     username = auth.require_role(database, username, "annotator").username
     problem = watch_problem(settings, watched_share)
     if problem:
-        raise ValidationError(problem)
+        raise WatchTooShort(problem)
     must_view, duration = _video_to_watch(settings, get_sequence(database, sequence_id))
     with database.write() as db:
         handed = assignment.get_assignment(db, KIND, sequence_id, username)
         if must_view and handed is not None and handed["viewed_at"] is None:
             too_soon = watch_time_problem(settings, duration, _seconds_since(handed["leased_at"]))
             if too_soon:
-                raise ValidationError(too_soon)
+                raise WatchTooShort(too_soon)
         assignment.mark_viewed(db, KIND, sequence_id, username)
         audit(db, username, "intent.viewed", sequence_id, {"watched_share": watched_share})
 
@@ -274,7 +306,7 @@ def submit_intents(
             if must_view and row["viewed_at"] is None:
                 watch = watch or watch_time_problem(settings, duration, spent)
                 if watch:
-                    raise ValidationError(watch)
+                    raise WatchTooShort(watch)
             db.conn.execute(
                 """INSERT INTO annotations (sequence_id, annotator, concrete_intent, high_level_intent, round, source,
                        submitted_at, seconds_spent) VALUES (?, ?, ?, ?, ?, 'live', ?, ?)""",

@@ -1,12 +1,13 @@
 """axe-core (axe-playwright-python) on the crowd's pages: the login page and the intent-annotation tab must have
 no serious or critical violations (issue 13, section 8); so must the VQA answer page (its image) and a reviewer's
-pages with content in them (a loaded review item, the dashboard empty and with figures). The other tabs are
+pages with content in them (a loaded review item, the dashboard empty and with figures); each in light and in
+dark mode (issue 44; the study pages in dark: tests/e2e/test_dark_mode.py). The other tabs are
 measured by scripts/accessibility.py (their counts are in the README)."""
 
 from __future__ import annotations
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
+from e2e_helpers import axe_serious as serious
 from e2e_helpers import browser_login
 from playwright.sync_api import expect
 from review_helpers import PASSWORD, add_people, add_sequences, annotate_all, judge_all
@@ -22,50 +23,25 @@ def app(served_app):
     return served_app({"ann1": "annotator"}, password="password1", demo=True)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def review_app(served_app):
-    """Two sequences annotated by two annotators: two rounds wait for review."""
-    running = served_app(annotators_per_sequence=2, require_full_view=False)
-    database = running.ctx.database
-    add_sequences(database, ["S1", "S2"], needed=2)
-    add_people(database, annotators=["a1", "a2"], reviewers=["rev"], password=PASSWORD)
-    annotate_all(database, running.ctx.settings, ["a1", "a2"])
-    return running
+    """Two sequences annotated by two annotators: two rounds wait for review (a fresh app per test: the test
+    reviews one)."""
+    with served_app.started(annotators_per_sequence=2, require_full_view=False) as running:
+        database = running.ctx.database
+        add_sequences(database, ["S1", "S2"], needed=2)
+        add_people(database, annotators=["a1", "a2"], reviewers=["rev"], password=PASSWORD)
+        annotate_all(database, running.ctx.settings, ["a1", "a2"])
+        yield running
 
 
-def serious(page) -> list[str]:
-    """Serious and critical violations, one line each (rule, help, the first elements). Toasts are checked
-    once they have faded in, and outputs once no event is pending and none is fading back (Gradio dims a pending
-    output to opacity 0.2 and brings it back in 0.15 s; half-faded text has too little contrast by construction)."""
-    page.wait_for_function(
-        """() => {
-        if (document.querySelector('.pending')) return false;  // an output still waiting for its event
-        const unfading = document.getAnimations().some(  // an output coming back from pending (transition: all .15s)
-            (a) => a.playState === 'running' && a instanceof CSSTransition && a.transitionProperty === 'opacity');
-        if (unfading) return false;
-        const inToast = (e) => e && e.closest && e.closest('[data-testid="toast-body"], .toast-wrap');
-        const fading = (a) => (a.effect?.getKeyframes?.() || []).some((k) => 'opacity' in k);  // not the countdown bar
-        const moving = document.getAnimations().some(
-            (a) => a.playState === 'running' && inToast(a.effect?.target) && fading(a));
-        if (moving) return false;  // a toast still fading in (or out): its text is half transparent
-        return [...document.querySelectorAll('[data-testid="toast-body"]')].every((el) => {
-            for (let e = el; e; e = e.parentElement) if (getComputedStyle(e).opacity !== '1') return false;
-            return true;
-        });
-    }""",
-        timeout=30_000,
-    )
-    results = Axe().run(page)
-    return [
-        f"{v['impact']} {v['id']}: {v['help']} at {[(n['target'], n.get('failureSummary')) for n in v['nodes']][:3]}"
-        for v in results.response["violations"]
-        if v["impact"] in {"serious", "critical"}
-    ]
+SCHEMES = pytest.mark.parametrize("scheme", ["light", "dark"])  # the system's preference, which every page follows
 
 
+@SCHEMES
 @pytest.mark.parametrize("viewport", [{"width": 1280, "height": 900}, {"width": 390, "height": 844}])
-def test_the_login_page_and_the_annotation_tab_have_no_serious_violations(app, browser, viewport):
-    page = browser.new_context(viewport=viewport).new_page()
+def test_the_login_page_and_the_annotation_tab_have_no_serious_violations(app, browser, viewport, scheme):
+    page = browser.new_context(viewport=viewport, color_scheme=scheme).new_page()
     page.goto(app.url)
     expect(page.get_by_label("User name")).to_be_visible(timeout=30_000)
     assert serious(page) == []
@@ -82,11 +58,12 @@ def test_the_login_page_and_the_annotation_tab_have_no_serious_violations(app, b
     assert serious(page) == []
 
 
-def test_the_vqa_answer_page_has_no_serious_violations(app, browser):
+@SCHEMES
+def test_the_vqa_answer_page_has_no_serious_violations(app, browser, scheme):
     """Gradio draws a shown image inside a button; without alt text that button has no name (critical)."""
-    auth.add_user(app.ctx.database, "ann-vqa", "annotator", "password1")
-    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-    browser_login(page, app.url, "ann-vqa", "password1")
+    auth.add_user(app.ctx.database, f"ann-vqa-{scheme}", "annotator", "password1")
+    page = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme).new_page()
+    browser_login(page, app.url, f"ann-vqa-{scheme}", "password1")
     page.locator('button[data-tab-id="vqa"]').click()
     page.locator('button[data-tab-id="vqa-answer"]').click()
     expect(page.locator("#vqa-answer-image img")).to_be_visible(timeout=30_000)
@@ -94,10 +71,11 @@ def test_the_vqa_answer_page_has_no_serious_violations(app, browser):
     assert serious(page) == []
 
 
-def test_a_reviewers_pages_with_content_have_no_serious_violations(review_app, browser):
+@SCHEMES
+def test_a_reviewers_pages_with_content_have_no_serious_violations(review_app, browser, scheme):
     """A loaded item (the final-intent dropdowns' placeholder text was 2.5:1) and the dashboard: empty (its
     empty table was an unfocusable scroll region, its empty chart an unnamed graphic) and with figures."""
-    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    page = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme).new_page()
     browser_login(page, review_app.url, "rev", PASSWORD)
     page.get_by_role("tab", name="Review", exact=True).click()
     page.locator('button[data-tab-id="review-dashboard"]').click()
@@ -120,4 +98,28 @@ def test_a_reviewers_pages_with_content_have_no_serious_violations(review_app, b
     page.locator("#review-refresh").click()
     expect(page.locator("#review-rounds")).to_be_visible(timeout=30_000)
     expect(page.locator("#review-totals")).not_to_contain_text("No sequence round")
+    assert serious(page) == []
+
+
+@SCHEMES
+def test_the_results_tab_has_no_serious_violations(app, browser, scheme):
+    """Its empty outputs' placeholders were named <div>s without a role (aria-prohibited-attr, serious)."""
+    auth.add_user(app.ctx.database, f"rev-results-{scheme}", "reviewer", "password1")
+    page = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme).new_page()
+    browser_login(page, app.url, f"rev-results-{scheme}", "password1")
+    page.get_by_role("tab", name="Results", exact=True).click()
+    page.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=30_000)
+    assert serious(page) == []
+
+
+@SCHEMES
+def test_the_studies_tab_has_no_serious_violations(app, browser, scheme):
+    """Its empty table of studies scrolls sideways with nothing a keyboard can focus in it
+    (scrollable-region-focusable, serious) until its first column header takes the focus."""
+    auth.add_user(app.ctx.database, f"boss-{scheme}", "admin", "password1")
+    page = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme).new_page()
+    browser_login(page, app.url, f"boss-{scheme}", "password1")
+    page.get_by_role("tab", name="Studies", exact=True).click()
+    expect(page.locator("#studies-table")).to_be_visible(timeout=30_000)
+    page.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=30_000)
     assert serious(page) == []

@@ -33,16 +33,21 @@ pytestmark = pytest.mark.browser
 PASSWORD = "password1"
 SHOTS = Path(os.environ.get("COMPSTUDIO_SHOTS", tempfile.gettempdir())) / "player"
 # 8 s videos; the third action starts at 4.0 s, the fourth overlaps it (lanes)
-ACTIONS = (("Holding a cup", 0.0, 3.0), ("Pouring into a cup", 1.0, 4.0), ("Drinking", 4.0, 6.5), ("Tidying", 6.0, 8.0))
+ACTIONS = (
+    ("Putting a cup/glass/bottle somewhere", 0.0, 3.0),
+    ("Pouring into a cup", 1.0, 4.0),
+    ("Drinking", 4.0, 6.5),
+    ("Tidying", 6.0, 8.0),
+)
 DURATION = 8.0
-SEQUENCES = tuple(f"PLAYER-{letter}" for letter in "ABCDEFGH")  # one each for every login below, and spares
+SEQUENCES = tuple(f"PLAYER-{letter}" for letter in "ABCDEFGHIJKL")  # one each for every login below, and spares
 GOOD = ("S/He wants to have a drink", "S/He is taking a break")
 VIDEO = "#intent-video video"
 
 
 @pytest.fixture(scope="module")
 def app(served_app):
-    people = {name: "annotator" for name in ("ann1", "ann2", "ann3", "ann4", "ann5")} | {"rev": "reviewer"}
+    people = {f"ann{n}": "annotator" for n in range(1, 8)} | {"rev": "reviewer"}
     running = served_app(people, password=PASSWORD, annotators_per_sequence=1, planning_annotators_per_question=1)
     settings, db = running.ctx.settings, running.ctx.database
     data_dir = settings.data_dir
@@ -210,6 +215,7 @@ def test_a_seek_to_the_end_is_refused_and_watching_at_2x_submits(app, browser):
     _video(page, "{ v.muted = true; return v.play(); }")
     page.wait_for_function(f"() => document.querySelector('{VIDEO}').ended", timeout=30_000)
     assert _watched(page) >= 95
+    expect(message).to_be_hidden()  # the "watch first" warning goes as soon as the watching meets the floor
     page.locator("#intent-submit").click()
     expect(page.locator("#intent-last-saved")).to_contain_text("Saved for", timeout=20_000)
     expect(message).to_be_hidden()  # the refusal no longer holds: cleared
@@ -308,6 +314,7 @@ def _serious(page) -> list[str]:
 
 def test_at_1280x800_player_timeline_and_first_field_are_on_screen_and_axe_finds_nothing(app, browser):
     page = _annotator(browser, app, "ann4")
+    expect(page.locator("#intent-video .csp-keys")).to_be_visible()  # a keyboard here: the keys are offered
     for selector in (VIDEO, "#intent-video .csp-timeline", "#concrete-intent", "#intent-submit"):
         _on_screen(page, selector)
     assert "Ctrl+Enter" in _after(page, "#intent-submit")  # a keyboard here: the key is offered
@@ -335,8 +342,10 @@ def test_phone_width_the_timeline_scrolls_targets_are_24px_work_before_instructi
     page = _annotator(browser, app, "ann4", viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     timeline = page.locator("#intent-video .csp-timeline")
     assert timeline.evaluate("t => t.scrollWidth > t.clientWidth")  # scrolls sideways
+    expect(page.locator("#intent-video .csp-keys")).to_be_hidden()  # no keyboard on a phone: no keys offered
     sizes = page.locator("#intent-video button, #intent-video select").evaluate_all(
-        "els => els.map(e => { const r = e.getBoundingClientRect(); return [e.textContent, r.width, r.height]; })"
+        "els => els.filter(e => e.offsetParent !== null)"
+        ".map(e => { const r = e.getBoundingClientRect(); return [e.textContent, r.width, r.height]; })"
     )
     assert sizes and all(w >= 24 and h >= 24 for _text, w, h in sizes), sizes
     work = page.locator("#intent-video").bounding_box()
@@ -348,3 +357,96 @@ def test_phone_width_the_timeline_scrolls_targets_are_24px_work_before_instructi
     shot(page, "phone-390")  # the viewport (a full-page shot re-emulates the screen, and the pointer with it)
     page.locator("#intent-submit").scroll_into_view_if_needed()
     shot(page, "phone-390-submit")
+
+
+def _kept(response, seconds: float) -> bool:
+    """Whether ``response`` answers the player's sending of played ranges that reach ``seconds``."""
+    if "/api/intent_played" not in response.url:
+        return False
+    ranges = response.request.post_data_json["data"][1]
+    return bool(ranges) and ranges[-1][1] >= seconds
+
+
+def _play_until(page, seconds: float) -> None:
+    """Play at 2× from where the video is, muted, and pause once it reaches ``seconds`` (or its end); return once
+    the server keeps the ranges the player sent as it paused."""
+    with page.expect_response(lambda response: _kept(response, seconds - 0.5), timeout=30_000) as kept:
+        _video(page, "{ v.muted = true; v.playbackRate = 2; return v.play(); }")
+        page.wait_for_function(
+            f"() => {{ const v = document.querySelector('{VIDEO}'); return v.ended || v.currentTime >= {seconds}; }}",
+            timeout=30_000,
+        )
+        _video(page, "{ v.pause(); }")
+    assert kept.value.ok and kept.value.json()["data"][0]["played"]
+
+
+def test_a_reload_keeps_what_was_watched_and_the_rest_completes_it(app, browser):
+    """Issue 44 §3: the played ranges belong to the lease. Half the video, a reload: "Watched 50%" comes back;
+    playing the other half brings it to the floor, and the submit is accepted without watching it all again."""
+    page = _annotator(browser, app, "ann6")
+    _set_time(page, 0.0)
+    _play_until(page, DURATION / 2)
+    half = _watched(page)
+    assert 45 <= half < 95
+    page.reload()
+    page.wait_for_function(f"() => document.querySelector('{VIDEO}')?.readyState >= 2", timeout=30_000)
+    expect(page.locator("#intent-video .csp-watched")).to_have_text(re.compile(r"Watched [1-9]\d%"))
+    assert abs(_watched(page) - half) <= 2  # restored, not 0%
+    _set_time(page, DURATION / 2)
+    _play_until(page, DURATION)
+    assert _watched(page) >= 95
+    page.locator("#concrete-intent textarea, #concrete-intent input").fill(GOOD[0])
+    page.locator("#high-level-intent textarea, #high-level-intent input").fill(GOOD[1])
+    page.locator("#intent-submit").click()
+    expect(page.locator("#intent-last-saved")).to_contain_text("Saved for", timeout=20_000)
+
+
+def test_text_fields_show_focus_and_ctrl_enter_hands_the_keys_to_the_next_player(app, browser):
+    """Issue 44 §8: the focused field has a visible outline (the other has none); after Ctrl+Enter the focus is
+    on the next task's player, so its keys work at once (k plays) instead of typing into the empty field."""
+    page = _annotator(browser, app, "ann7")
+    _set_time(page, 0.0)
+    _play_until(page, DURATION)
+    concrete = page.locator("#concrete-intent textarea, #concrete-intent input")
+    high = page.locator("#high-level-intent textarea, #high-level-intent input")
+    concrete.click()
+    page.keyboard.type(GOOD[0])
+    outline = "e => [getComputedStyle(e).outlineStyle, parseFloat(getComputedStyle(e).outlineWidth)]"
+    style, width = concrete.evaluate(outline)
+    assert style != "none" and width >= 2, (style, width)
+    assert high.evaluate(outline)[0] == "none" or high.evaluate(outline)[1] == 0
+    page.keyboard.press("Tab")
+    page.keyboard.type(GOOD[1])
+    style, width = high.evaluate(outline)
+    assert style != "none" and width >= 2, (style, width)
+    shot(page, "focus-ring")
+    first = page.locator("#intent-task h3").inner_text()
+    page.keyboard.press("Control+Enter")
+    expect(page.locator("#intent-last-saved")).to_contain_text("Saved for", timeout=20_000)
+    expect(page.locator("#intent-task h3")).not_to_have_text(first)
+    page.wait_for_function("() => document.activeElement?.closest('#intent-video') !== null", timeout=10_000)
+    page.wait_for_function(f"() => document.querySelector('{VIDEO}').readyState >= 2", timeout=30_000)
+    _video(page, "{ v.muted = true; }")
+    page.keyboard.press("k")
+    page.wait_for_function(f"() => !document.querySelector('{VIDEO}').paused")
+    assert concrete.input_value() == ""  # nothing typed into the next task's field
+
+
+def test_a_long_action_name_is_not_cut_and_reads_in_full(app, browser):
+    """Issue 44 §13: a long name wraps in its bar instead of ending in "…", and the full name with its times is
+    written under the timeline while the bar is pointed at (the bar's title says it too)."""
+    for viewport, extra in (
+        ({"width": 1280, "height": 800}, {}),
+        ({"width": 390, "height": 844}, {"is_mobile": True, "has_touch": True}),
+    ):
+        page = _annotator(browser, app, "ann1", viewport=viewport, **extra)
+        bar = page.get_by_role("button", name="Putting a cup/glass/bottle somewhere 0–3 s")
+        fits = "b => b.scrollWidth <= b.clientWidth + 1 && b.scrollHeight <= b.clientHeight + 1"
+        assert bar.evaluate(fits), bar.evaluate("b => [b.scrollWidth, b.clientWidth, b.scrollHeight, b.clientHeight]")
+        assert bar.get_attribute("title") == "Putting a cup/glass/bottle somewhere 0–3 s"
+        bar.click()
+        expect(page.locator("#intent-video .csp-now-line")).to_contain_text(
+            "Putting a cup/glass/bottle somewhere (0–3 s)"
+        )
+        shot(page, f"long-name-{viewport['width']}")
+        page.context.close()

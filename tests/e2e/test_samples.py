@@ -32,7 +32,7 @@ INJECTED = """() => ({elements: document.querySelectorAll('[data-xss]').length, 
 
 @pytest.fixture(scope="module")
 def app(served_app):
-    running = served_app({"rev": "reviewer"}, password=PASSWORD, demo=True)  # with the demo content
+    running = served_app({"rev": "reviewer", "ann": "annotator"}, password=PASSWORD, demo=True)  # with the demo content
     ctx = running.ctx
     with ctx.database.write() as db:  # Charades videos are not shipped: synthetic ones cover the windows
         for question in list_questions(ctx.database)[:WITH_VIDEO]:
@@ -66,6 +66,26 @@ def _open_samples(page) -> None:
     page.locator('button[data-tab-id="results-samples"]').click()
 
 
+LOADED = """() => { const images = [...document.querySelectorAll('#samples-media img')];
+    return images.length > 0 && images.every(i => i.complete && i.naturalWidth > 0); }"""
+
+
+def _frames_load_for_their_viewer_only(page, browser, url: str) -> None:
+    """The frames the model got are drawn (each image decoded, not its alt text), from the page's own mount; the
+    same file answers 200 to the page's person only: another person, or nobody, is refused (issue 44 §1)."""
+    page.wait_for_function(LOADED, timeout=30_000)
+    src = page.locator("#samples-media img").first.get_attribute("src")
+    assert src is not None and src.startswith(page.url + "gradio_api/file="), (src, page.url)
+    assert page.context.request.get(src, max_redirects=0).status == 200
+    nobody = browser.new_context()
+    assert nobody.request.get(src, max_redirects=0).status == 401
+    annotator = browser.new_context().new_page()
+    browser_login(annotator, url, "ann", PASSWORD)
+    assert annotator.context.request.get(src, max_redirects=0).status == 401  # not their page: signed in elsewhere
+    nobody.close()
+    annotator.context.close()
+
+
 def test_a_researcher_looks_inside_a_baseline_run_and_compares_two(app, browser):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
@@ -93,6 +113,7 @@ def test_a_researcher_looks_inside_a_baseline_run_and_compares_two(app, browser)
     frames = page.locator("#samples-media img")
     expect(frames).to_have_count(app.ctx.settings.planning_frames, timeout=30_000)
     expect(page.locator("#samples-media")).to_contain_text(re.compile(r"frame 1 · \d+\.\d\d s"))
+    _frames_load_for_their_viewer_only(page, browser, app.url)
     expect(header).to_contain_text(f"Video 1: {app.ctx.settings.planning_frames} frames sampled of")
     trace = page.locator("#samples-trace")
     expect(trace).to_contain_text("Read as:")

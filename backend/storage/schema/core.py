@@ -159,4 +159,12 @@ MIGRATIONS = [
             "ALTER TABLE drafts ADD COLUMN client_ms INTEGER",
         ),
     ),
+    Migration(
+        "core_0007_draft_played",
+        (
+            # The parts of the video the annotator has played (JSON [[start, end], ...], media seconds), kept with
+            # the lease like the draft, so a reload or a crash does not throw the watching away (issue 44 §3).
+            "ALTER TABLE drafts ADD COLUMN played TEXT",
+        ),
+    ),
 ]
