@@ -49,7 +49,7 @@ from backend.inference.batching import (
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem, get_benchmark
 from backend.inference.digests import FileDigests
 from backend.inference.manifest import run_manifest
-from backend.inference.outcomes import outcome_counts
+from backend.inference.outcomes import outcome_counts, run_status
 from backend.inference.overrides import Overrides, apply_overrides
 from backend.inference.parsing import ParsedAnswer, parse_choice
 from backend.inference.registry import SPEED_OPTIONS, ModelSpec, get_spec
@@ -145,17 +145,6 @@ def store_key(ctx: AppContext, bench: BenchmarkSpec, spec: ModelSpec, gen: Overr
     (:mod:`backend.inference.store`): what runs write and read. Views read through
     :func:`backend.inference.reading.read_key` (a served model whose server is down: its last run's)."""
     return settings_hash(spec, effective_params(bench, spec, gen), current_revision(ctx, spec))
-
-
-def run_status(items: int, errors: int) -> str:
-    """``failed`` when every item failed, ``finished with errors`` when some did, else ``finished``.
-
-    >>> run_status(5, 5), run_status(5, 2), run_status(5, 0), run_status(0, 0)
-    ('failed', 'finished with errors', 'finished', 'finished')
-    """
-    if items and errors >= items:
-        return "failed"
-    return "finished with errors" if errors else "finished"
 
 
 def status_label(status: str, errors: int | None) -> str:
