@@ -35,6 +35,7 @@ COMMAND_MODULES = (
     "backend.operations.cli",
     "backend.inference.cli",
     "backend.inference.models_cli",
+    "backend.serve.cli",
     "backend.filebench.cli",
     "backend.inference.samples_cli",
     "backend.review.cli",
@@ -153,7 +154,15 @@ def main(argv: list[str] | None = None) -> int:
         run_app(argv[1:], prog="compstudio app")
         return 0
     parser = build_parser()
+    passthrough: list[str] = []
+    if "--" in argv:  # what follows `--` goes as it is to a command that passes flags on (serve: the engine's)
+        cut = argv.index("--")
+        argv, passthrough = argv[:cut], argv[cut + 1 :]
     args = parser.parse_args(argv)
+    if passthrough:
+        if not hasattr(args, "engine_flags"):
+            parser.error(f"{args.command} takes no flags after --")
+        args.engine_flags = passthrough
     if getattr(args, "data_dir", None) is None:
         args.data_dir = getattr(args, "data_dir_first", None)  # --data-dir given before the command
     try:
