@@ -23,6 +23,7 @@ from backend.inference.runner import status_label
 from components.access import endpoint, listen
 from components.common import ConcurrencyOptions, EventOptions, TabHandle, caller, esc, ui_errors
 from components.feedback import QUIET, Mistake, mistake_text, shown_in
+from components.served_replicas import build_served_replicas
 
 MODEL_COLUMNS = [  # what tells models apart first; the generation settings after
     "name",
@@ -228,6 +229,7 @@ def _run(ctx: AppContext, v: ModelsView, data: dict, name: str | None, progress:
 def build_models_tab(ctx: AppContext) -> TabHandle:
     with gr.Tab("Models", id="models", visible=False) as tab:
         v = _layout()
+        build_served_replicas(ctx, tab)  # compstudio serve's replicas and their state (components/served_replicas.py)
 
     def on_load(request: gr.Request) -> dict:
         try:

@@ -170,3 +170,33 @@ def test_flags_after_the_double_dash_go_to_the_engine_as_they_are(settings, weig
     with pytest.raises(SystemExit):
         main(["models", "list", *data, "--", "--seed", "1"])
     assert "takes no flags after --" in capsys.readouterr().err
+
+
+def test_the_models_tab_lists_served_replicas_and_their_state_for_reviewers(settings, ctx, weights, capsys):
+    from backend.accounts import auth
+    from backend.errors import PermissionDenied
+    from components.served_replicas import EMPTY, replicas_note
+
+    auth.add_user(ctx.database, "rev", "reviewer", "a-long-password", actor="test")
+    auth.add_user(ctx.database, "ann", "annotator", "a-long-password", actor="test")
+    assert service.replicas_view(ctx, "rev") == [] and replicas_note([]) == EMPTY
+    assert main(_serve_args(settings, weights, "--replicas", "2", "--detach", "--ready-timeout", "60")) == 0
+    capsys.readouterr()
+    try:
+        rows = service.replicas_view(ctx, "rev")
+        assert [(r["model"], r["replica"], r["state"]) for r in rows] == [
+            ("tiny-served", 0, "ready"),
+            ("tiny-served", 1, "ready"),
+        ]
+        assert set(rows[0]) == {"model", "engine", "replica", "url", "state", "gpus"}  # no pids, no log paths
+        with pytest.raises(PermissionDenied):
+            service.replicas_view(ctx, "ann")
+        second = service.read_state(ctx, "tiny-served").replicas[1]
+        os.killpg(second.pgid, signal.SIGKILL)  # one replica dies
+        assert _gone([second.pid])
+        states = [r["state"] for r in service.replicas_view(ctx, "rev")]
+        assert states == ["ready", "exited"] and replicas_note(service.replicas_view(ctx, "rev")).endswith(
+            "1 ready, 1 exited"
+        )
+    finally:
+        service.stop(ctx, "tiny-served")

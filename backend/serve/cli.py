@@ -39,14 +39,19 @@ def _serve(args: argparse.Namespace) -> Any:
     serving, _, known = service.plan(ctx, ask)
     if args.dry_run:
         return {"name": serving.name, "revision": serving.revision, "replicas": [r.argv for r in serving.replicas]}
-    spec = service.start(ctx, serving, known, tied=not args.detach, timeout_s=args.ready_timeout)
+    try:
+        spec = service.start(ctx, serving, known, tied=not args.detach, timeout_s=args.ready_timeout)
+    except KeyboardInterrupt:  # while the replicas load: start() has stopped them
+        return {"stopped": serving.name, "by": "interrupt", "before": "ready"}
     ready = {"serving": spec.name, "engine": serving.engine, "revision": spec.options.get("revision")}
     ready["replicas"] = [{"url": r.url, "gpus": r.gpus, "log": r.log} for r in serving.replicas]
     if args.detach:
         return ready | {"stop_with": f"compstudio serve --stop {spec.name}"}
     line = ready | {"stop_with": "Ctrl+C, or compstudio serve --stop " + spec.name}
-    print(json.dumps(line), flush=True)  # one line, once every replica is ready: a script can wait for it
-    return service.supervise(ctx, spec.name)
+    try:  # one line, once every replica is ready and Ctrl+C is caught: a script can wait for it
+        return service.supervise(ctx, spec.name, lambda: print(json.dumps(line), flush=True))
+    except KeyboardInterrupt:  # before supervise caught it
+        return {**service.stop(ctx, spec.name), "by": "interrupt"}
 
 
 def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) -> None:

@@ -26,6 +26,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -330,19 +331,21 @@ def stop(ctx: AppContext, name: str, grace_s: float = 15.0) -> dict[str, Any]:
     return {"stopped": name, "replicas": ended}
 
 
-def supervise(ctx: AppContext, name: str, poll_s: float = 1.0) -> dict[str, Any]:
-    """Wait while the replicas of ``name`` run; on Ctrl+C or SIGTERM stop them. Returns how it ended."""
+def supervise(ctx: AppContext, name: str, ready: Callable[[], None] | None = None, poll_s: float = 1.0) -> dict:
+    """Say ``ready`` (once Ctrl+C and SIGTERM are caught), then wait while the replicas of ``name`` run; on Ctrl+C
+    or SIGTERM stop them. Returns how it ended."""
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
+        if ready is not None:
+            ready()
         while True:
             serving = read_state(ctx, name)
             if serving is None:
                 return {"stopped": name, "by": "serve --stop"}
             if not any(processes.alive(r.pid) for r in serving.replicas if r.pid):
                 state_path(ctx, name).unlink(missing_ok=True)
-                raise InferenceError(
-                    f"every replica of {name} exited; logs: {', '.join(r.log for r in serving.replicas)}"
-                )
+                logs = ", ".join(r.log for r in serving.replicas)
+                raise InferenceError(f"every replica of {name} exited; logs: {logs}")
             time.sleep(poll_s)
     except KeyboardInterrupt:
         return {**stop(ctx, name), "by": "interrupt"}
@@ -352,3 +355,15 @@ def supervise(ctx: AppContext, name: str, poll_s: float = 1.0) -> dict[str, Any]
 
 def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
+
+
+REPLICA_COLUMNS = ("model", "engine", "replica", "url", "state", "gpus")
+
+
+def replicas_view(ctx: AppContext, username: str | None) -> list[dict[str, Any]]:
+    """The Models tab's read-only list of served models' replicas and their states (reviewers and admins): what
+    ``serve --status`` says, without process ids and log paths."""
+    from backend.accounts.auth import require_role
+
+    require_role(ctx.database, username, "reviewer")
+    return [{k: row[k] for k in REPLICA_COLUMNS} for row in replica_states(ctx)]
