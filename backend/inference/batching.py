@@ -6,7 +6,8 @@
   search found is remembered per model and settings in the app's pool (:attr:`ModelPool.batch_sizes
   <backend.inference.registry.ModelPool>`), so the next run starts there. Every answered batch counts: the search
   wastes no work but the batch that did not fit.
-* **Order.** With batches of more than one item, items of similar length go together (:func:`by_length`), so a
+* **Order.** With batches of more than one item for a backend that pads them (one with ``prepare_batch``), items of
+  similar length go together (:func:`by_length`), so a
   batch pads little. Batched answers equal one-by-one answers (left padding, tested), so the order changes no
   answer.
 * **Preparing ahead.** A backend with ``prepare_batch(requests)`` and ``generate_prepared(prepared, params)``

@@ -375,10 +375,10 @@ def _batches(
     key = (spec.load_key(), shash)
     fixed = spec.batch_size if is_auto(spec.batch_size) else max(int(spec.batch_size), spec.concurrency)
     sizer = batch_sizer(fixed, ctx.pool.batch_sizes, key, cap)
-    if sizer.auto or sizer.size > 1:
-        todo = [todo[i] for i in by_length([p.request for p in todo])]
     generated = spec.scoring != "likelihood" or not any(p.item.options for p in todo)
     prepare = getattr(backend, "prepare_batch", None) if generated else None
+    if prepare is not None and (sizer.auto or sizer.size > 1):  # a backend that pads its batches: similar lengths
+        todo = [todo[i] for i in by_length([p.request for p in todo])]
     with Prefetcher(prepare or (lambda requests: None)) as prefetch:
         start = 0
         while start < len(todo):
