@@ -88,6 +88,9 @@ def test_serve_registers_every_replica_a_run_uses_them_and_stop_ends_them(settin
         pids = [s["pid"] for s in states]
         summary = run_eval(ctx, "toy-colors", "tiny-served", limit=8)
         assert summary.errors == 0 and summary.warnings == []  # weights pinned: nothing unverifiable
+        engine = summary.manifest["engine"]
+        assert engine["engine"] == "OpenAI-compatible server" and engine["streamed"] and engine["concurrency"] == 16
+        assert engine["dtype"] is None and "the server's own" in engine["note"]
         assert sorted(r["url"] for r in summary.serving["replicas"]) == sorted(urls)
         assert main(["serve", "--status", "--data-dir", str(settings.data_dir)]) == 0
         assert [row["state"] for row in json.loads(capsys.readouterr().out)] == ["ready", "ready"]

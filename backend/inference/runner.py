@@ -348,13 +348,17 @@ def engine_defaults(spec: ModelSpec) -> dict[str, Any]:
     (``usage_report``: placement, dtype, attention implementation, peak memory, visual tokens per item)."""
     speed = {k: v for k, v in spec.options.items() if k in SPEED_OPTIONS}
     engine = {"openai": "OpenAI-compatible server"}.get(spec.backend, spec.backend)
-    return {
+    out: dict[str, Any] = {
         "engine": engine,
         "batch_size": spec.batch_size,
         "concurrency": spec.concurrency,
         "dtype_requested": spec.dtype,
         "speed_options": speed,
     }
+    if spec.backend == "openai":  # the server's version is in model.served; the rest the API does not report
+        out.update(dtype=None, attn_implementation=None, peak_memory_gib=None)
+        out["note"] = "dtype, attention and memory are the server's own; the OpenAI API does not report them"
+    return out
 
 
 def _batches(
