@@ -134,7 +134,7 @@ class TransformersBackend:
             load["attn_implementation"] = str(spec.options["attn_implementation"])
         cuda = self.device.startswith("cuda")
         gpus = torch.cuda.device_count() if cuda else 0
-        free = torch.cuda.mem_get_info()[0] if cuda and gpus else 0
+        free = torch.cuda.mem_get_info()[0] if cuda and gpus > 1 else 0  # only asked with several GPUs
         self.device_map = placement(spec, self.device, gpus, free)
         if self.device_map:
             load["device_map"] = self.device_map
