@@ -163,7 +163,9 @@ def summary_table(summary: Mapping[str, Any]) -> str:
 class _Renamed(argparse.Action):
     """An old flag name that still works: says on standard error which name to use, then appends as the new one."""
 
-    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: str | None = None):
+    def __call__(
+        self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: str | None = None
+    ) -> None:
         print(f"note: {option_string} is now {self.metavar_new}", file=sys.stderr)
         items = list(getattr(namespace, self.dest, None) or [])
         items.append(values)
