@@ -34,14 +34,9 @@ def build_app(
     ``main`` starts)."""
     ctx = build_context(settings, notices=notices, hf_api=hf_api)
     if settings.demo_content:
-        from backend.icl.demo import ensure_icl_demo
-        from backend.vilpact.demo import ensure_demo_content, ensure_vilpact_demo
-        from backend.vqa.demo import ensure_vqa_demo
+        from backend.operations.first_start import write_demo_content  # the same as `compstudio init`
 
-        ensure_demo_content(ctx)
-        ensure_vilpact_demo(ctx)
-        ensure_vqa_demo(ctx)
-        ensure_icl_demo(ctx)
+        write_demo_content(ctx)
     return create_shell(ctx, prebuild=prebuild), ctx
 
 

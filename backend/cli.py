@@ -3,7 +3,13 @@
 Each package contributes its sub-commands through a ``register(sub, groups, common)`` function in
 its ``cli`` module (this module registers only ``settings``), listed in ``COMMAND_MODULES``: ``sub`` takes top-level commands, ``groups["import"]`` and
 ``groups["export"]`` take ``import KIND`` / ``export KIND`` commands, ``common`` is the parent parser with
-``--data-dir``. A handler takes the parsed args and returns what to print as JSON. Errors a person can fix print ``error: ...`` and exit 2.
+``--data-dir``. A handler takes the parsed args and returns what to print as JSON (or :class:`Finished`, that and an
+exit code). ``--data-dir`` is accepted before the command too (``python -m backend --data-dir D gold ...``).
+
+Exit codes (:data:`EXIT_CODES`, docs/evaluation-cli.md), so a script can branch: 0 done (every run finished); 1 an
+unexpected error (a traceback); 2 an error a person can fix (``error: ...``: bad arguments, an unknown model, no
+server); 3 a run finished with errors (some items' calls failed: they have no answer); 4 a run failed (every item's
+call failed); 130 interrupted (Ctrl+C).
 """
 
 from __future__ import annotations
@@ -12,7 +18,8 @@ import argparse
 import importlib
 import json
 import sys
-from dataclasses import asdict
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +35,7 @@ COMMAND_MODULES = (
     "backend.operations.cli",
     "backend.inference.cli",
     "backend.inference.models_cli",
+    "backend.serve.cli",
     "backend.filebench.cli",
     "backend.inference.samples_cli",
     "backend.review.cli",
@@ -39,6 +47,38 @@ COMMAND_MODULES = (
     "backend.webhooks.cli",
     "backend.reporting.cli",
 )
+
+
+#: what each exit code means (docs/evaluation-cli.md, "Exit codes")
+EXIT_CODES = {
+    0: "done: every run finished",
+    1: "an unexpected error (a traceback on standard error)",
+    2: "an error you can fix (error: ... on standard error)",
+    3: "a run finished with errors: some items' calls failed and have no answer",
+    4: "a run failed: every item's call failed",
+    130: "interrupted",
+}
+EXIT_OK, EXIT_USAGE, EXIT_RUN_ERRORS, EXIT_RUN_FAILED, EXIT_INTERRUPTED = 0, 2, 3, 4, 130
+
+
+@dataclass(frozen=True)
+class Finished:
+    """What a handler prints (``value``, as JSON unless None) and the exit code it asks for."""
+
+    value: Any
+    code: int = EXIT_OK
+
+
+def status_exit(statuses: Iterable[str | None]) -> int:
+    """The exit code of the runs a command made, by the worst of their statuses.
+
+    >>> status_exit(["finished", "finished with errors"]), status_exit(["failed", "finished"]), status_exit([])
+    (3, 4, 0)
+    """
+    seen = set(statuses)
+    if "failed" in seen:
+        return EXIT_RUN_FAILED
+    return EXIT_RUN_ERRORS if "finished with errors" in seen else EXIT_OK
 
 
 def context_from(args: argparse.Namespace) -> AppContext:
@@ -81,7 +121,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--data-dir", type=Path, default=None, help="data folder (default: COMPSTUDIO_DATA_DIR or ./data)"
     )
     prog = "compstudio" if Path(sys.argv[0]).name == "compstudio" else "python -m backend"
-    parser = argparse.ArgumentParser(prog=prog, description="CompStudio command line")
+    epilog = "exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES.items())
+    parser = argparse.ArgumentParser(prog=prog, description="CompStudio command line", epilog=epilog)
+    parser.add_argument(
+        "--data-dir",
+        dest="data_dir_first",
+        type=Path,
+        default=None,
+        help="data folder, before or after the command (default: COMPSTUDIO_DATA_DIR or ./data)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     # listed for --help only: main() hands `app ...` to app.py's own parser before this one parses
     sub.add_parser(
@@ -106,12 +154,28 @@ def main(argv: list[str] | None = None) -> int:
         run_app(argv[1:], prog="compstudio app")
         return 0
     parser = build_parser()
+    passthrough: list[str] = []
+    if "--" in argv:  # what follows `--` goes as it is to a command that passes flags on (serve: the engine's)
+        cut = argv.index("--")
+        argv, passthrough = argv[:cut], argv[cut + 1 :]
     args = parser.parse_args(argv)
+    if passthrough:
+        if not hasattr(args, "engine_flags"):
+            parser.error(f"{args.command} takes no flags after --")
+        args.engine_flags = passthrough
+    if getattr(args, "data_dir", None) is None:
+        args.data_dir = getattr(args, "data_dir_first", None)  # --data-dir given before the command
     try:
         result = args.handler(args)
     except CompStudioError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    code = EXIT_OK
+    if isinstance(result, Finished):
+        result, code = result.value, result.code
     if result is not None:
         emit(result)
-    return 0
+    return code

@@ -63,7 +63,7 @@ def _cell(value: Any) -> str:
         return f"{value:.4f}".rstrip("0").rstrip(".") if value != int(value) or abs(value) < 1 else f"{value:g}"
     if isinstance(value, (list, tuple)):
         return ", ".join(_cell(v) for v in value)
-    return str(value).replace("|", "/").replace("\n", " ")
+    return str(value).replace("|", "\\|").replace("\n", " ")  # Markdown's escaped pipe: the text stays as is
 
 
 def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None, title: str = "") -> str:
@@ -102,6 +102,7 @@ def run_row(summary: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "benchmark": summary.get("benchmark"),
         "model": summary.get("model") or summary.get("run"),
+        "status": summary.get("status"),
         "items": summary.get("items"),
         "metric": summary.get("metric", "score"),
         "score": summary.get("score"),
@@ -157,3 +158,26 @@ def summary_table(summary: Mapping[str, Any]) -> str:
         if summary.get(key):
             parts.append(f"{key}: {summary[key]}")
     return "\n\n".join(parts)
+
+
+class _Renamed(argparse.Action):
+    """An old flag name that still works: says on standard error which name to use, then appends as the new one."""
+
+    def __call__(
+        self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: str | None = None
+    ) -> None:
+        print(f"note: {option_string} is now {self.metavar_new}", file=sys.stderr)
+        items = list(getattr(namespace, self.dest, None) or [])
+        items.append(values)
+        setattr(namespace, self.dest, items)
+
+    metavar_new = ""
+
+
+def add_pairs_flag(parser: argparse.ArgumentParser, name: str, help_text: str, dest: str = "option") -> None:
+    """A repeatable ``--NAME KEY=VALUE`` flag stored in ``args.<dest>``, and the old ``--option`` beside it (hidden,
+    with a note): ``--backend-option`` on ``models add`` and ``--benchmark-option`` on ``eval``, ``compare``,
+    ``grid`` and ``samples`` used to share that one name for two different things."""
+    parser.add_argument(f"--{name}", dest=dest, action="append", default=None, metavar="KEY=VALUE", help=help_text)
+    renamed = type("Renamed", (_Renamed,), {"metavar_new": f"--{name}"})
+    parser.add_argument("--option", dest=dest, action=renamed, help=argparse.SUPPRESS)

@@ -11,6 +11,15 @@ so the line always comes out (target: under 5 minutes on one GPU).
     .venv/bin/python benchmarks/gpu_check.py --cpu                # here: tiny local models, CPU, float32
     .venv/bin/python benchmarks/gpu_check.py --models gemma3,qwen2_5_vl=/models/qwen25-3b --source hub
 
+``--source random`` (benchmarks/gpu_random.py) needs no Hub: each family's real architecture from a config written
+in the project (benchmarks/gpu_families.py: Qwen2-VL-2B, Qwen2.5-VL-7B, LLaVA-OneVision-0.5B, SmolVLM2-256M) with
+random weights and a locally built processor, exactly ``--new-tokens`` tokens per answer, CompStudio at batch 1, 8,
+32 and auto (and the static KV cache) against the plain loop, with peak memory, agreement in float32 and bf16 and
+the memory-bandwidth floor; with ``--cpu`` (or no GPU) the same at small dimensions:
+
+    .venv/bin/python benchmarks/gpu_check.py --source random                  # on the GPU machine
+    .venv/bin/python benchmarks/gpu_check.py --source random --cpu --items 8   # here
+
 Models: ``--source hub`` uses the small Hub checkpoints of :data:`HUB` (the default when the Hub is reachable
 and ``HF_HUB_OFFLINE`` is unset), ``--source tiny`` the tiny random models of tests/tiny_models.py,
 built locally in seconds (the default offline and with ``--cpu``). ``--models`` picks
@@ -28,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "benchmarks")]
 
 #: family -> a small real checkpoint on the Hub (Gemma 3 is gated: accept its licence, set HF_TOKEN)
 HUB = {
@@ -129,11 +138,23 @@ def check_family(spec: Any, requests: list, params: Any) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(HUB), help="families, each optionally =PATH (Hub id or folder)")
-    parser.add_argument("--source", choices=("auto", "hub", "tiny"), default="auto")
+    parser.add_argument("--source", choices=("auto", "hub", "tiny", "random"), default="auto")
+    parser.add_argument(
+        "--families", default="qwen2vl-2b,qwen25vl-7b,llava-ov-0.5b,smolvlm-256m", help="--source random"
+    )
+    parser.add_argument("--new-tokens", type=int, default=16, help="--source random: tokens per answer, exactly")
+    parser.add_argument("--small", action="store_true", help="--source random: small dimensions on the GPU too")
+    parser.add_argument("--bandwidth-gbs", type=float, default=None, help="--source random: memory bandwidth (GB/s)")
+    parser.add_argument("--out", default=None, help="--source random: also write the JSON line to this file")
     parser.add_argument("--cpu", action="store_true", help="run on CPU in float32 (with tiny models unless --source)")
     parser.add_argument("--items", type=int, default=32, help="toy-colors items per pass")
     parser.add_argument("--budget-s", type=float, default=270.0, help="start no family after this many seconds")
     args = parser.parse_args(argv)
+    if args.source == "random":
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from gpu_random import run
+
+        return run(args)
     if args.source == "auto" and args.cpu:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
     source = args.source if args.source != "auto" else ("tiny" if args.cpu or not _hub_reachable() else "hub")

@@ -24,6 +24,7 @@ from components.common import ConcurrencyOptions, EventOptions, TabHandle, calle
 from components.feedback import QUIET, Mistake, mistake_text, shown_in
 from components.model_form import layout_model_form, wire_model_form
 from components.readable import BROWSER_ZONE_JS, local_time, paper_score
+from components.served_replicas import build_served_replicas
 
 #: the models table's columns in words (issue 44 §11): what tells models apart first; the generation settings after
 MODEL_COLUMNS = {
@@ -240,6 +241,7 @@ def build_models_tab(ctx: AppContext) -> TabHandle:
         v = _layout()
         form = layout_model_form(ctx)
         v.start_from = form.start_from
+        build_served_replicas(ctx, tab)  # compstudio serve's replicas and their state (components/served_replicas.py)
     wire_model_form(ctx, form, lambda name, zone: _view(ctx, v, name, zone), v.view, v.zone)
 
     def fill(name: str | None, zone: str | None) -> dict:

@@ -5,7 +5,8 @@
 # recipes (head_dim 32: vLLM's CPU attention refuses 16), and runs planning, VQA with images and toy-colors
 # through CompStudio against it and against the transformers backend on the same weights: the served identity
 # is bound, other weights under the same name recompute, likelihood ranks as transformers does, plain prompts
-# go to /v1/completions, a server that is down makes a failed run. Not part of scripts/test.sh.
+# go to /v1/completions, a server that is down makes a failed run, and compstudio serve's two replicas lose no item
+# when one is killed mid-run (--skip-serve / --serve-only). Not part of scripts/test.sh.
 #
 #   bash scripts/check_vllm.sh            # VLLM_VENV (default ~/.cache/compstudio/vllm-venv), built if missing
 #

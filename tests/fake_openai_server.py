@@ -84,6 +84,7 @@ class FakeOpenAIServer:
         root: str | None = "/models/fake-vlm-a",
         version: str | None = "0.0.fake",
         scorer: TransformersScorer | None = None,
+        port: int = 0,
     ) -> None:
         self.model, self.delay_s, self.slow_s = model, delay_s, slow_s
         self.root, self.version, self.max_model_len = root, version, 4096
@@ -111,7 +112,7 @@ class FakeOpenAIServer:
         self._storm: list[tuple[int, float | None]] = []  # (status, retry-after) for the next requests
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
-        self._server = self._listen(("127.0.0.1", 0))
+        self._server = self._listen(("127.0.0.1", port))
         self._address = self._server.server_address[:2]
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -418,7 +419,9 @@ if __name__ == "__main__":  # a server in its own process, for benchmarks (bench
     parser = argparse.ArgumentParser(description="serve the fake OpenAI-compatible server until killed")
     parser.add_argument("--model", default="fake-vlm")
     parser.add_argument("--delay-s", type=float, default=0.0, help="service time per request")
+    parser.add_argument("--port", type=int, default=0, help="the port (default: a free one); as an engine of serve")
+    parser.add_argument("--root", default="/models/fake-vlm-a", help="the weights' folder /v1/models names")
     args = parser.parse_args()
-    with FakeOpenAIServer(args.model, delay_s=args.delay_s) as fake:
+    with FakeOpenAIServer(args.model, delay_s=args.delay_s, root=args.root, port=args.port) as fake:
         print(fake.base_url, flush=True)
         threading.Event().wait()

@@ -47,7 +47,7 @@ def test_the_documented_example_end_to_end(settings, capsys):
                 ModelSpec("random", "random", options={"seed": 0}),
             ],
         )
-        circular = ("--option", "circular=true", "--json", *data)
+        circular = ("--benchmark-option", "circular=true", "--json", *data)
         served = _json(capsys, "eval", "--benchmark", "colours", "--model", "served", *circular)
         assert served["items"] == 4 + 4 + 3 + 4 + 2 + 1  # every rotation of the single-choice items
         assert served["circular"]["complete"] == 5 and served["circular"]["circular_accuracy"] == 1.0

@@ -189,7 +189,7 @@ def test_eval_benchmark_icl_prints_exact_match_per_category(ctx, settings, small
         "icl-echo",
         "--data-dir",
         str(settings.data_dir),
-        "--option",
+        "--benchmark-option",
         "n=2",
     ]
     assert main([*base, "--limit", "2"]) == 0
@@ -197,12 +197,14 @@ def test_eval_benchmark_icl_prints_exact_match_per_category(ctx, settings, small
     assert summary["score"] == 0.5
     assert summary["exact_match_by_category"] == {"phrareco": 0.5, "all": 0.5}
     assert summary["outcomes_by_category"]["phrareco"]["answered"] == 2
-    assert main([*base, "--option", "matching=target_only"]) == 0
+    assert main([*base, "--benchmark-option", "matching=target_only"]) == 0
     kept = json.loads(capsys.readouterr().out)
     assert kept["items"] == len(load_items(ctx, n=2, matching="target_only")) <= 5
     assert kept["exact_match_by_category"]["all"] == kept["score"]
-    assert main([*base, "--option", "matching"]) != 0
-    assert "--option takes key=value, not 'matching'" in capsys.readouterr().err
+    assert main([*base, "--benchmark-option", "matching"]) != 0
+    assert "--benchmark-option takes key=value, not 'matching'" in capsys.readouterr().err
+    assert main([*base, "--option", "matching=target_only"]) == 0  # the old name still works, with a note
+    assert "note: --option is now --benchmark-option" in capsys.readouterr().err
 
 
 def test_a_file_read_again_is_parsed_once_and_a_changed_file_again(tmp_path):

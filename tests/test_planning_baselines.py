@@ -153,6 +153,31 @@ def test_leaderboard_keeps_answered_refused_and_unparsed_apart(ctx):
     assert human["runs"]["human"]["answered_rate"] == 1.0 and human["runs"]["human"]["refusals"] is None
 
 
+def test_a_run_whose_calls_failed_shows_its_errors_and_status_on_the_leaderboard(ctx):
+    """The bug of issue 42: a run that failed on most of its calls showed ``errors: 0`` (failed calls were dropped
+    before they were counted)."""
+    from backend.inference.parsing import ParsedAnswer
+    from backend.inference.store import Prediction, save, start_run
+    from backend.planning.evaluation import BENCHMARK
+    from backend.planning.leaderboard import compare, leaderboard
+    from backend.planning.questions import list_questions
+
+    questions = list_questions(ctx.database)[:5]
+    run_id = start_run(ctx.database, BENCHMARK, "flaky-model", "f1", "test", {})
+    ok = ParsedAnswer("ok", frozenset("A"))
+    rows = [Prediction("flaky-model", BENCHMARK, questions[0].id, "p", "f1", "ok", "A", ok, 1.0, 1.0)]
+    rows += [
+        Prediction("flaky-model", BENCHMARK, q.id, "p", "f1", "error", None, None, None, 1.0, error="timeout")
+        for q in questions[1:]
+    ]
+    save(ctx.database, rows, run_id)
+    run = leaderboard(ctx.database, baseline=None, samples=20)["runs"]["flaky-model"]
+    assert (run["errors"], run["answered"], run["status"]) == (4, 1, "finished with errors")
+    assert run["error_rate"] == 0.8 and run["n"] == 1  # scored on its one answer, its failures counted apart
+    compared = compare(ctx.database, ["flaky-model"], samples=20)["runs"]["flaky-model"]
+    assert (compared["errors"], compared["status"]) == (4, "finished with errors")
+
+
 def test_the_transition_prior_adds_to_the_log_of_the_retrieval_score():
     import math
 

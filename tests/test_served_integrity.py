@@ -13,7 +13,7 @@ from backend.errors import InferenceError
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem
 from backend.inference.registry import ModelSpec, write_models
 from backend.inference.request import text
-from backend.inference.revision import UNKNOWN_WARNING
+from backend.inference.revision import UNKNOWN_WARNING, UNVERIFIABLE_WARNING
 from backend.inference.runner import run_eval
 
 pytestmark = pytest.mark.slow  # over ~10 s a file: out of the quick loop (scripts/test.sh --quick)
@@ -47,7 +47,7 @@ def test_served_identity_is_bound_and_other_weights_recompute(ctx):
         assert manifest["served"]["root"] == "/models/fake-vlm-a" and manifest["served"]["max_model_len"] == 4096
         assert manifest["served"]["server_version"] == "0.0.fake" and manifest["served"]["base_url"] == server.base_url
         assert manifest["revision"].startswith("served:/models/fake-vlm-a|len=4096|server=0.0.fake")
-        assert first.warnings == [] and first.newly_computed == 12
+        assert first.warnings == [UNVERIFIABLE_WARNING] and first.newly_computed == 12  # not started by us
         again = run_eval(ctx, "toy-colors", "served", limit=12)
         assert again.newly_computed == 0  # same weights: the store answers
         server.swap("/models/fake-vlm-b", shift=1)  # other weights under the same served name

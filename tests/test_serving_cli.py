@@ -40,7 +40,8 @@ def test_models_add_list_test_and_remove(settings, capsys):
             capsys,
             *("models", "add", "served", "--backend", "openai", "--path", "fake-vlm", *data),
             *("--base-url", first.base_url, "--base-url", second.base_url, "--concurrency", "4"),
-            *("--option", "adaptive_concurrency=true", "--option", "timeout_s=5", "--option", "api_key_env=NO_KEY"),
+            *("--backend-option", "adaptive_concurrency=true", "--backend-option", "timeout_s=5"),
+            *("--backend-option", "api_key_env=NO_KEY"),
         )["added"]
         assert added["options"] == {
             "adaptive_concurrency": True,
@@ -86,7 +87,9 @@ def test_models_add_list_test_and_remove(settings, capsys):
         assert "must start with http" in _fails(capsys, *bad_url)
         assert "unknown backend" in _fails(capsys, "models", "add", "nope", "--backend", "vllm", "--path", "m", *data)
         local = ("models", "add", "tiny", "--backend", "transformers", "--path", "/models/tiny", "--batch-size", "8")
-        assert _json(capsys, *local, "--option", "native_video=true", *data)["added"]["batch_size"] == 8
+        assert _json(capsys, *local, "--backend-option", "native_video=true", *data)["added"]["batch_size"] == 8
+        auto = _json(capsys, *local[:-1], "auto", "--backend-option", "static_cache=true", "--replace", *data)
+        assert auto["added"]["batch_size"] == "auto" and auto["added"]["options"] == {"static_cache": True}
         assert "served" not in _json(capsys, "models", "remove", "served", *data)["models"]
     write_models(settings, [ModelSpec("random", "random", options={"seed": 0})])
     local = _json(capsys, "models", "test", "random", "--json", *data)  # a backend without a server

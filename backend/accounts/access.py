@@ -224,6 +224,7 @@ EVENTS: dict[str, str] = {
     "model_delete": "admin",
     "model_unload": "admin",
     "models_ui_refresh": "reviewer",
+    "models_ui_replicas": "reviewer",  # compstudio serve's replicas (components/served_replicas.py)
     "models_ui_run": "reviewer",
     "models_ui_save": "admin",
     "models_ui_delete": "admin",

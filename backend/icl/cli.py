@@ -99,7 +99,9 @@ def _eval(args: argparse.Namespace) -> Any:
         options["tests"] = args.tests
     with progress_bar(f"icl / {args.model}") as update:
         result = evaluate_by_category(context_from(args), args.model, options, limit=args.limit, progress=update)
-    return show(args, result, summary_table)
+    from backend.cli import Finished, status_exit
+
+    return Finished(show(args, result, summary_table), status_exit([result.get("status")]))
 
 
 def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) -> None:

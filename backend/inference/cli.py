@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.inference.overrides import parse_pairs
-from backend.terminal import add_output_flags, progress_bar, show, summary_table
+from backend.terminal import add_output_flags, add_pairs_flag, progress_bar, show, summary_table
 
 
 def _eval(args: argparse.Namespace) -> Any:
@@ -47,7 +47,9 @@ def _eval(args: argparse.Namespace) -> Any:
         if summary.config:
             shutil.copyfile(summary.config, args.out / "run.yaml")
             result["out"]["run.yaml"] = str(args.out / "run.yaml")
-    return show(args, result, summary_table)
+    from backend.cli import Finished, status_exit
+
+    return Finished(show(args, result, summary_table), status_exit([summary.status]))
 
 
 def benchmark_report(
@@ -73,7 +75,7 @@ def benchmark_report(
 
 def _load_options(pairs: list[str] | None) -> dict[str, str] | None:
     """``--option key=value`` pairs as the benchmark's load options (e.g. ``setting=high_diversity``)."""
-    return parse_pairs(pairs) or None
+    return parse_pairs(pairs, "--benchmark-option") or None
 
 
 def _compare(args: argparse.Namespace) -> Any:
@@ -111,7 +113,7 @@ def _compare(args: argparse.Namespace) -> Any:
 
     if not models or len(models) < 2:
         raise ValidationError("name at least two models: --models A,B")
-    options = dict(option.split("=", 1) for option in args.option)
+    options = parse_pairs(args.option, "--benchmark-option")
     return compare_stored(ctx, args.benchmark, models, options, samples)
 
 
@@ -152,13 +154,11 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
         default=None,
         help="a registered model that reads unparsed answers, or 'off' (default: the answer_judge setting)",
     )
-    evaluate.add_argument(
-        "--option",
-        action="append",
-        default=None,
-        metavar="KEY=VALUE",
-        help="a benchmark load option, repeatable (icl: bank, tests, setting, n, order, seed, fictional, matching; "
-        "file benchmarks: circular=true, category)",
+    add_pairs_flag(
+        evaluate,
+        "benchmark-option",
+        "a benchmark load option, repeatable (icl: bank, tests, setting, n, order, seed, fictional, matching; "
+        "file benchmarks: circular=true, category; planning: mode, circular)",
     )
     add_output_flags(evaluate)
     evaluate.set_defaults(handler=_eval)
@@ -174,7 +174,7 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
     comp.add_argument(
         "--no-baseline-run", action="store_true", help="planning: do not answer missing questions with bigram-prior"
     )
-    comp.add_argument("--option", action="append", default=[], help="load option key=value (e.g. icl: setting=random)")
+    add_pairs_flag(comp, "benchmark-option", "a benchmark load option, repeatable (e.g. icl: setting=random)")
     comp.set_defaults(handler=_compare)
 
     export = groups["export"].add_parser(

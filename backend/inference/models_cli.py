@@ -1,6 +1,6 @@
 """``compstudio models list|add|test|remove``: the model registry from the command line.
 
-``models add NAME --backend openai --path SERVED_NAME --base-url URL [--base-url URL]... [--option k=v]...`` is
+``models add NAME --backend openai --path SERVED_NAME --base-url URL [--base-url URL]... [--backend-option k=v]...`` is
 what lmms-eval's ``--model_args pretrained=...,base_url=...`` says, kept in ``<data-dir>/models.json`` so every
 command, tab and report uses the same entry. ``models test NAME`` makes one call and prints its latency and
 what answered (:func:`backend.inference.probe.probe_model`).
@@ -12,24 +12,34 @@ import argparse
 import json
 from typing import Any
 
-from backend.terminal import add_output_flags, show, table
+from backend.terminal import add_output_flags, add_pairs_flag, show, table
 
-SPEC_FLAGS = (  # flag -> ModelSpec field, converted
-    ("dtype", str),
-    ("device", str),
-    ("batch_size", int),
-    ("max_new_tokens", int),
-    ("frames_per_video", int),
-    ("max_image_side", int),
-    ("prompt_style", str),
-    ("scoring", str),
-    ("concurrency", int),
-    ("description", str),
+
+def batch_size(text: str) -> int | str:
+    """``--batch-size``: a number, or ``auto`` (the largest batch that fits, searched during the run).
+
+    >>> batch_size("8"), batch_size("auto")
+    (8, 'auto')
+    """
+    return "auto" if text.strip().lower() == "auto" else int(text)
+
+
+SPEC_FLAGS = (  # flag -> ModelSpec field, converted, and its help
+    ("dtype", str, "weights' dtype: auto (bfloat16 on a GPU, float32 on CPU), float32, bfloat16, float16"),
+    ("device", str, "auto (the GPU when there is one), cpu, cuda, cuda:1, ..."),
+    ("batch_size", batch_size, "items per call (in-process models), or auto: the largest that fits; never in the key"),
+    ("max_new_tokens", int, "answer length limit when the benchmark sets none"),
+    ("frames_per_video", int, "frames sampled from each video"),
+    ("max_image_side", int, "images are shrunk so their longer side is at most this many pixels"),
+    ("prompt_style", str, "chat (the model's chat template) or plain (text as is, for base models)"),
+    ("scoring", str, "generate (answers parsed) or likelihood (options scored by log-probability)"),
+    ("concurrency", int, "requests in flight at once (openai)"),
+    ("description", str, "a sentence shown in the Models tab"),
 )
 
 
 def option_value(text: str) -> Any:
-    """A ``--option`` value: JSON when it parses (numbers, true/false, lists), else the text.
+    """A ``--backend-option`` value: JSON when it parses (numbers, true/false, lists), else the text.
 
     >>> option_value("8"), option_value("true"), option_value('["a", "b"]'), option_value("http://h:8000/v1")
     (8, True, ['a', 'b'], 'http://h:8000/v1')
@@ -44,11 +54,11 @@ def spec_data(args: argparse.Namespace) -> dict[str, Any]:
     """The registry entry the flags of ``models add`` describe."""
     from backend.inference.overrides import parse_pairs
 
-    options = {key: option_value(value) for key, value in parse_pairs(args.option).items()}
+    options = {key: option_value(value) for key, value in parse_pairs(args.option, "--backend-option").items()}
     if args.base_url:
         options["base_url"] = args.base_url[0] if len(args.base_url) == 1 else list(args.base_url)
     data: dict[str, Any] = {"name": args.name, "backend": args.backend, "path": args.path or "", "options": options}
-    for name, _kind in SPEC_FLAGS:
+    for name, _kind, _help in SPEC_FLAGS:
         value = getattr(args, name)
         if value is not None:
             data[name] = value
@@ -106,18 +116,25 @@ def _test(args: argparse.Namespace) -> Any:
             from backend.cli import emit
 
             emit(shown)
-        raise InferenceError(f"model {args.name} did not answer: {result['error']}")
+        failed = [f"did not answer: {result['error']}"] if result.get("error") else []
+        why = "; ".join(failed + list(result.get("problems") or []))
+        raise InferenceError(f"model {args.name}: {why}")
     return shown
 
 
 def _probe_table(result: dict[str, Any]) -> str:
-    head = {k: result.get(k) for k in ("model", "backend", "path", "ok", "latency_ms", "load_ms", "revision")}
-    parts = [table([head]), f"reply: {result.get('reply', result.get('error'))!r}"]
+    """The probe as a table, then the revision as it is (its ``|`` kept), replicas, problems and warnings."""
+    head = {k: result.get(k) for k in ("model", "backend", "path", "ok", "latency_ms", "load_ms")}
+    parts = [
+        table([head]),
+        f"revision: {result.get('revision')}",
+        f"reply: {result.get('reply', result.get('error'))!r}",
+    ]
     if "replicas" in result:
         rows = [
             {
                 "replica": r["url"],
-                "status": r.get("status"),
+                "status": r.get("status") or "unreachable",
                 "served": ", ".join(str(m.get("id")) for m in r.get("served", [])) or r.get("error"),
                 "root": ", ".join(str(m.get("root")) for m in r.get("served", []) if m.get("root")),
                 "max_model_len": ", ".join(
@@ -131,6 +148,8 @@ def _probe_table(result: dict[str, Any]) -> str:
         parts.append(
             f"replicas agree: {result['replicas_agree']}; serve {result['path']!r}: {result['serves_this_model']}"
         )
+    parts += [f"problem: {p}" for p in result.get("problems") or []]
+    parts += [f"warning: {w}" for w in result.get("warnings") or []]
     return "\n\n".join(parts)
 
 
@@ -152,16 +171,16 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
         metavar="URL",
         help="openai: the server's /v1 URL; repeat for replicas (one per GPU or node, or routers)",
     )
-    add.add_argument(
-        "--option",
-        action="append",
-        default=None,
-        metavar="KEY=VALUE",
-        help="a backend option, repeatable (values as JSON when they parse): api_key_env, timeout_s, retries, "
-        "adaptive_concurrency=true, min_concurrency, max_concurrency, native_video=true, model_class, ...",
+    add_pairs_flag(
+        add,
+        "backend-option",
+        "a backend option, repeatable (values as JSON when they parse). openai: api_key_env, revision, timeout_s, "
+        "retries, adaptive_concurrency=true, min_concurrency, max_concurrency, native_video=true, extra_body; "
+        "transformers: model_class=causal-lm, native_video=true, attn_implementation, revision; speed only (never "
+        "in the key): static_cache=true, compile=false, max_batch_size, device_map",
     )
-    for name, kind in SPEC_FLAGS:
-        add.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind, default=None)
+    for name, kind, text in SPEC_FLAGS:
+        add.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind, default=None, help=text)
     add.add_argument("--replace", action="store_true", help="overwrite an entry of the same name")
     add.set_defaults(handler=_add)
 

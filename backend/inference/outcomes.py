@@ -39,3 +39,14 @@ def outcome_counts(statuses: Iterable[str], total: int | None = None) -> dict[st
     denominator = seen if total is None else total
     rates = {RATE_OF[k]: round(v / denominator, 4) if denominator else 0.0 for k, v in counts.items()}
     return {**counts, **rates}
+
+
+def run_status(items: int, errors: int) -> str:
+    """``failed`` when every item failed, ``finished with errors`` when some did, else ``finished``.
+
+    >>> run_status(5, 5), run_status(5, 2), run_status(5, 0), run_status(0, 0)
+    ('failed', 'finished with errors', 'finished', 'finished')
+    """
+    if items and errors >= items:
+        return "failed"
+    return "finished with errors" if errors else "finished"

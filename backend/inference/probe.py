@@ -4,7 +4,12 @@
 the latency of that call (loading excluded, reported apart), the revision its answers are keyed under
 (:func:`backend.inference.revision.current_revision`: for a served model, what its server says it serves) and, for an OpenAI-compatible server, what each replica
 says it serves (``GET /v1/models``: the served names, the weights' folder ``root`` and ``max_model_len`` where
-the server gives them; ``GET /version``), with ``replicas_agree`` false when replicas serve different weights.
+the server gives them; ``GET /version``). ``replicas_agree`` is true only when every replica answered and all serve
+the same weights (an unreachable replica is not agreeing); ``serves_this_model`` is false when a replica that
+answered does not list the model's served name. Either makes ``ok`` false with a sentence in ``problems``, even when
+the call itself answered (a server answering under another name is not the model asked for). ``warnings`` say what
+cannot be checked (:func:`backend.inference.revision.revision_warnings`: weights not verifiable on a server someone
+else started).
 """
 
 from __future__ import annotations
@@ -79,11 +84,37 @@ def probe_spec(ctx: AppContext, spec: ModelSpec, prompt: str = PROBE_PROMPT) -> 
     replicas = replica_identities(backend)
     if replicas is not None:
         result["replicas"] = replicas
-        served = {
-            tuple(sorted((m.get("id"), m.get("root")) for m in r.get("served", []))) for r in replicas if "served" in r
-        }
-        result["replicas_agree"] = len(served) <= 1
-        result["serves_this_model"] = all(
-            any(m.get("id") == spec.path for m in r.get("served", [])) for r in replicas if "served" in r
-        )
+        result.update(replica_checks(spec.path, replicas))
+        if result["problems"]:
+            result["ok"] = False
+        from backend.inference.revision import revision_warnings, served_identity
+
+        result["warnings"] = revision_warnings(spec, served_identity(ctx, spec))
     return result
+
+
+def replica_checks(served_name: str, replicas: list[dict[str, Any]]) -> dict[str, Any]:
+    """Whether the replicas agree and serve ``served_name``, and the sentences that say what is wrong.
+
+    >>> up = {"url": "http://a/v1", "served": [{"id": "m", "root": "/w"}]}
+    >>> replica_checks("m", [up, {"url": "http://b/v1", "error": "ConnectError"}])["replicas_agree"]
+    False
+    >>> replica_checks("other", [up])["problems"]
+    ["http://a/v1 does not serve 'other' (it serves: m)"]
+    """
+    reachable = [r for r in replicas if "served" in r]
+    unreachable = [r["url"] for r in replicas if "served" not in r]
+    served = {tuple(sorted((m.get("id"), m.get("root")) for m in r["served"])) for r in reachable}
+    problems = [f"replica {url} unreachable" for url in unreachable]
+    if len(served) > 1:
+        problems.append("replicas serve different weights")
+    elsewhere = [r for r in reachable if not any(m.get("id") == served_name for m in r["served"])]
+    for r in elsewhere:
+        names = ", ".join(str(m.get("id")) for m in r["served"]) or "nothing"
+        problems.append(f"{r['url']} does not serve {served_name!r} (it serves: {names})")
+    return {
+        "replicas_agree": not unreachable and len(served) <= 1,
+        "serves_this_model": bool(reachable) and not elsewhere,
+        "unreachable": unreachable,
+        "problems": problems,
+    }

@@ -58,6 +58,10 @@ BACKENDS: Mapping[str, str | BackendFactory] = MappingProxyType(
 #: Modules with a ``provide_models(registry, settings)`` function (in-process models and their backends).
 PROVIDER_MODULES: tuple[str, ...] = ("backend.planning.evaluation",)
 
+#: transformers options that change speed, never a greedy answer (the fingerprint leaves them out; tests prove
+#: static-cache answers equal eager ones in float32): see backend/inference/backends/hf.py
+SPEED_OPTIONS = frozenset({"static_cache", "compile", "max_batch_size", "device_map"})
+
 PROMPT_STYLES = ("chat", "plain")
 SCORING = ("generate", "likelihood")
 
@@ -79,7 +83,9 @@ class ModelSpec:
     (``"image-text-to-text"`` or ``"causal-lm"``) and ``native_video`` (bool); for ``random`` ``seed``.
     ``prompt_style``: ``chat`` (the model's chat template) or ``plain`` (text as is, for base models).
     ``scoring``: multiple-choice items answered by ``generate`` + parsing, or by ``likelihood`` of options.
-    ``concurrency``: requests in flight at once (openai); batch runs use ``batch_size`` per call.
+    ``concurrency``: requests in flight at once (openai); batch runs use ``batch_size`` per call, a number or
+    ``"auto"`` (the largest that fits, :mod:`backend.inference.batching`). Speed options (:data:`SPEED_OPTIONS`)
+    and the batch size never change an answer: the fingerprint leaves them out.
     """
 
     name: str
@@ -87,7 +93,7 @@ class ModelSpec:
     path: str = ""
     dtype: str = "auto"
     device: str = "auto"
-    batch_size: int = 1
+    batch_size: int | str = 1  # or "auto"
     max_new_tokens: int = 32
     frames_per_video: int = 8
     max_image_side: int = 768
@@ -101,7 +107,9 @@ class ModelSpec:
         """A hash of everything that can change an answer (not the name, batch size or concurrency:
         batched answers equal one-by-one answers)."""
         keep = {k: v for k, v in asdict(self).items() if k not in {"name", "batch_size", "concurrency", "description"}}
-        keep["options"] = {k: v for k, v in self.options.items() if k not in TRANSPORT_OPTIONS}
+        keep["options"] = {
+            k: v for k, v in self.options.items() if k not in TRANSPORT_OPTIONS and k not in SPEED_OPTIONS
+        }
         if isinstance(keep["options"].get("base_url"), list | tuple):  # replicas: their order answers nothing
             urls = {str(url).strip().rstrip("/") for url in keep["options"]["base_url"]}
             keep["options"]["base_url"] = ",".join(sorted(url for url in urls if url))
@@ -189,8 +197,14 @@ def check_spec(spec: ModelSpec, backends: Collection[str] = BACKENDS) -> None:
     if spec.scoring not in SCORING:
         problems.append(f"scoring must be one of {', '.join(SCORING)}")
     for name in ("batch_size", "max_new_tokens", "frames_per_video", "max_image_side", "concurrency"):
-        if int(getattr(spec, name)) < 1:
-            problems.append(f"{name} must be at least 1")
+        value = getattr(spec, name)
+        if name == "batch_size" and isinstance(value, str) and value.strip().lower() == "auto":
+            continue
+        try:
+            if int(value) < 1:
+                problems.append(f"{name} must be at least 1")
+        except (TypeError, ValueError):
+            problems.append(f"{name} must be a whole number" + (" or auto" if name == "batch_size" else ""))
     if problems:
         raise ValidationError(problems)
 
@@ -365,6 +379,8 @@ class ModelPool:
         self.registry = registry
         self._loaded: dict[str, tuple[str, Any]] = {}
         self._lock = threading.Lock()
+        # batch_size "auto": what the search found, per model and settings (backend.inference.batching)
+        self.batch_sizes: dict[Any, tuple[int, int | None]] = {}
         self.slots = FairSlots(registry.settings.model_concurrency if limit is None else limit)
 
     def slot(

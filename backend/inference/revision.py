@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 UNRESOLVED = ":unresolved"  # the end of a Hub model's revision before it is in the local cache
 UNKNOWN_WARNING = "revision unknown: pin options.revision"  # a served model whose server names nothing
+#: a server someone else started: its /v1/models names a folder, not what the folder holds (weights copied into
+#: it keep the same root), so nothing says the weights are the ones stored answers came from. ``compstudio serve``
+#: pins a digest of the weights (backend.inference.serving), which silences it.
+UNVERIFIABLE_WARNING = "weights not verifiable: pin options.revision"
 SERVED_BACKENDS = ("openai",)
 
 
@@ -111,15 +115,16 @@ def served_identity(
 
 
 def revision_warnings(spec: ModelSpec, served: dict[str, Any] | None) -> list[str]:
-    """What a run and its manifest must say about the revision: :data:`UNKNOWN_WARNING` when a served model's
-    server names nothing identifying and no revision is pinned; that the server was unreachable."""
+    """What a run and its manifest must say about the revision, for a served model with no ``options.revision``:
+    :data:`UNKNOWN_WARNING` when its server names nothing identifying, else :data:`UNVERIFIABLE_WARNING`; that the
+    server was unreachable."""
     if served is None:
         return []
     if served.get("unreachable"):
         return [f"model server unreachable when the run started ({served['unreachable']})"]
-    if not identifies(served) and not spec.options.get("revision"):
-        return [UNKNOWN_WARNING]
-    return []
+    if spec.options.get("revision"):
+        return []
+    return [UNKNOWN_WARNING] if not identifies(served) else [UNVERIFIABLE_WARNING]
 
 
 def current_revision(ctx: AppContext, spec: ModelSpec, refresh: bool = False) -> str:

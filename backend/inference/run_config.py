@@ -121,7 +121,7 @@ def run_config_from_args(args: Any) -> RunConfig:
         "judge": args.judge,
         "retry_failed": True if args.retry_failed else None,
         "gen": parse_pairs(args.gen, "--gen"),
-        "options": parse_pairs(args.option),
+        "options": parse_pairs(args.option, "--benchmark-option"),
     }
     if args.config is not None:
         return with_flags(read_config(args.config), **flags)

@@ -37,13 +37,22 @@ from typing import TYPE_CHECKING, Any
 
 from backend.errors import InferenceError
 from backend.inference.base import Backend, ItemAnswerer, best_option
+from backend.inference.batching import (
+    AUTO_CAP,
+    BatchSizer,
+    Prefetcher,
+    batch_sizer,
+    by_length,
+    is_auto,
+    is_out_of_memory,
+)
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem, get_benchmark
 from backend.inference.digests import FileDigests
 from backend.inference.manifest import run_manifest
-from backend.inference.outcomes import outcome_counts
+from backend.inference.outcomes import outcome_counts, run_status
 from backend.inference.overrides import Overrides, apply_overrides
 from backend.inference.parsing import ParsedAnswer, parse_choice
-from backend.inference.registry import ModelSpec, get_spec
+from backend.inference.registry import SPEED_OPTIONS, ModelSpec, get_spec
 from backend.inference.request import GenerationParams, Request, request_hash, text
 from backend.inference.revision import (
     current_revision,
@@ -138,17 +147,6 @@ def store_key(ctx: AppContext, bench: BenchmarkSpec, spec: ModelSpec, gen: Overr
     return settings_hash(spec, effective_params(bench, spec, gen), current_revision(ctx, spec))
 
 
-def run_status(items: int, errors: int) -> str:
-    """``failed`` when every item failed, ``finished with errors`` when some did, else ``finished``.
-
-    >>> run_status(5, 5), run_status(5, 2), run_status(5, 0), run_status(0, 0)
-    ('failed', 'finished with errors', 'finished', 'finished')
-    """
-    if items and errors >= items:
-        return "failed"
-    return "finished with errors" if errors else "finished"
-
-
 def status_label(status: str, errors: int | None) -> str:
     """A run's status as shown: ``finished with 3 errors``, ``failed (5 errors)``, ``finished``.
 
@@ -179,7 +177,11 @@ def _likelihood_answers(backend: Backend, batch: Sequence[Prepared]) -> list[str
     ]
 
 
-def _answers(backend: Backend, chunk: Sequence[Prepared], params: GenerationParams, score: bool) -> list:
+def _answers(
+    backend: Backend, chunk: Sequence[Prepared], params: GenerationParams, score: bool, ready: Any = None
+) -> list:
+    if ready is not None:  # prepared ahead by the backend itself (backend.inference.batching)
+        return list(backend.generate_prepared(ready, params))  # type: ignore[attr-defined]
     if isinstance(backend, ItemAnswerer):
         return list(backend.answer_items([p.item for p in chunk], params))
     if score:
@@ -191,11 +193,18 @@ def _answers(backend: Backend, chunk: Sequence[Prepared], params: GenerationPara
 
 
 def _call_group(
-    backend: Backend, batch: Sequence[Prepared], params: GenerationParams, score: bool
+    backend: Backend,
+    batch: Sequence[Prepared],
+    params: GenerationParams,
+    score: bool,
+    ready: Any = None,
+    raise_oom: bool = False,
 ) -> list[str | Exception]:
     try:
-        return _answers(backend, batch, params, score)
+        return _answers(backend, batch, params, score, ready)
     except Exception as exc:  # one bad item must not stop the run: retry alone, record what still fails
+        if raise_oom and is_out_of_memory(exc):
+            raise  # batch_size auto: the caller asks again with a smaller batch
         if len(batch) == 1:
             return [exc]
     results: list[str | Exception] = []
@@ -208,10 +217,17 @@ def _call_group(
 
 
 def call_model(
-    backend: Backend, spec: ModelSpec, batch: Sequence[Prepared], params: GenerationParams
+    backend: Backend,
+    spec: ModelSpec,
+    batch: Sequence[Prepared],
+    params: GenerationParams,
+    ready: Any = None,
+    raise_oom: bool = False,
 ) -> list[str | Exception]:
     """Answers for a batch, in order; an exception in place of each answer that failed. Under ``scoring:
-    likelihood`` the choice items are scored and the free-text items generated: the batch is split by kind."""
+    likelihood`` the choice items are scored and the free-text items generated: the batch is split by kind.
+    ``ready``: the whole batch as the backend prepared it ahead (``prepare_batch``), for generation; ``raise_oom``:
+    raise an out-of-memory error of the whole batch instead of retrying item by item."""
     score = spec.scoring == "likelihood" and not isinstance(backend, ItemAnswerer)
     groups: dict[bool, list[int]] = {True: [], False: []}
     for index, prepared in enumerate(batch):
@@ -219,7 +235,8 @@ def call_model(
     results: list[str | Exception | None] = [None] * len(batch)
     for scored, indices in groups.items():
         if indices:
-            answers = _call_group(backend, [batch[i] for i in indices], params, scored)
+            whole = ready if len(indices) == len(batch) and not scored else None
+            answers = _call_group(backend, [batch[i] for i in indices], params, scored, whole, raise_oom)
             for index, answer in zip(indices, answers, strict=True):
                 results[index] = answer
     return [r if r is not None else InferenceError("no answer") for r in results]
@@ -274,23 +291,24 @@ def _compute(
     progress: Progress | None,
     done_before: int,
     total: int,
-) -> tuple[int, dict[str, Any] | None]:
-    """Answer ``todo``, saving as answers come; the number computed and the backend's serving report (if any).
+) -> tuple[int, dict[str, Any] | None, dict[str, Any]]:
+    """Answer ``todo``, saving as answers come; the number computed, the backend's serving report (if any) and
+    what the engine used (the manifest's ``engine``: batch size used, and what the backend's ``usage_report`` says).
 
     A backend with ``generate_stream`` (openai) gets every request at once and keeps its limit in flight; the
     answers are saved in groups of ``max(batch_size, concurrency)`` (or each second). Others get chunks of that
     size, each saved when answered."""
     if not todo:
-        return 0, None
+        return 0, None, {**engine_defaults(spec), "note": "no model call: every answer came from the store"}
     backend = ctx.pool.get(spec)
     check = getattr(backend, "check_likelihood", None)
     if spec.scoring == "likelihood" and check is not None and any(p.item.options for p in todo):
         with ctx.pool.slot():
             check()  # refuse before any item is asked: no answer stands in for a likelihood it is not
-    step = max(spec.batch_size, spec.concurrency)
     mark = backend.serving_mark() if hasattr(backend, "serving_report") else None
     stream = getattr(backend, "generate_stream", None)
     computed = 0
+    report: dict[str, Any] = engine_defaults(spec)
 
     def keep(predictions: list[Prediction]) -> None:
         nonlocal computed
@@ -300,6 +318,8 @@ def _compute(
             progress(done_before + computed, total)
 
     if stream is not None and not isinstance(backend, ItemAnswerer) and spec.scoring != "likelihood":
+        report["streamed"] = True
+        step = max(1 if is_auto(spec.batch_size) else int(spec.batch_size), spec.concurrency)
         pending: list[Prediction] = []
         last = time.perf_counter()
         with ctx.pool.slot():  # one slot for the whole stream: the backend keeps its own limit in flight
@@ -310,15 +330,90 @@ def _compute(
                     pending, last = [], time.perf_counter()
         if pending:
             keep(pending)
+        report["batch_size_used"] = None  # the server batches (continuous batching); concurrency is what we set
     else:
-        for start in range(0, len(todo), step):
-            chunk = todo[start : start + step]
-            with ctx.pool.slot():  # a slot per chunk: a live answer waits for one chunk, not the whole run
+        usage = backend.usage_mark() if hasattr(backend, "usage_report") else None
+        sizer = _batches(ctx, bench, spec, params, todo, backend, keep, shash)
+        report["batch_size_used"] = sizer.used
+        if sizer.auto:
+            report["batch_size_ceiling"] = sizer.ceiling
+        if usage is not None:
+            report.update(backend.usage_report(usage))
+    return computed, backend.serving_report(mark) if mark is not None else None, report
+
+
+def engine_defaults(spec: ModelSpec) -> dict[str, Any]:
+    """What the manifest's ``engine`` says of every run, whatever the backend: which engine, the batch size set
+    (the used one is added when a model is called), and the speed options. In-process backends add their own
+    (``usage_report``: placement, dtype, attention implementation, peak memory, visual tokens per item)."""
+    speed = {k: v for k, v in spec.options.items() if k in SPEED_OPTIONS}
+    engine = {"openai": "OpenAI-compatible server"}.get(spec.backend, spec.backend)
+    out: dict[str, Any] = {
+        "engine": engine,
+        "batch_size": spec.batch_size,
+        "concurrency": spec.concurrency,
+        "dtype_requested": spec.dtype,
+        "speed_options": speed,
+    }
+    if spec.backend == "openai":  # the server's version is in model.served; the rest the API does not report
+        out.update(dtype=None, attn_implementation=None, peak_memory_gib=None)
+        out["note"] = "dtype, attention and memory are the server's own; the OpenAI API does not report them"
+    return out
+
+
+def _batches(
+    ctx: AppContext,
+    bench: BenchmarkSpec,
+    spec: ModelSpec,
+    params: GenerationParams,
+    todo: list[Prepared],
+    backend: Backend,
+    keep: Callable[[list[Prediction]], None],
+    shash: str,
+) -> BatchSizer:
+    """Answer ``todo`` in batches (:mod:`backend.inference.batching`): similar lengths together, the next batch
+    prepared while this one generates, ``batch_size: auto`` searched (a batch that runs out of memory is asked
+    again at half its size). Each batch is saved when answered; a slot is held per batch, so a live answer waits
+    for one batch, not the whole run."""
+    cap = min(AUTO_CAP, int(spec.options.get("max_batch_size") or AUTO_CAP))
+    key = (spec.load_key(), shash)
+    fixed = spec.batch_size if is_auto(spec.batch_size) else max(int(spec.batch_size), spec.concurrency)
+    sizer = batch_sizer(fixed, ctx.pool.batch_sizes, key, cap)
+    generated = spec.scoring != "likelihood" or not any(p.item.options for p in todo)
+    prepare = getattr(backend, "prepare_batch", None) if generated else None
+    if prepare is not None and (sizer.auto or sizer.size > 1):  # a backend that pads its batches: similar lengths
+        todo = [todo[i] for i in by_length([p.request for p in todo])]
+    with Prefetcher(prepare or (lambda requests: None)) as prefetch:
+        start = 0
+        while start < len(todo):
+            size = sizer.next(len(todo) - start)
+            chunk = todo[start : start + size]
+            ready = None
+            if prepare is not None:
+                try:
+                    ready = prefetch.take((start, size), [p.request for p in chunk])
+                except Exception:
+                    ready = None  # call_model prepares again, item by item, and records what fails
+                if start + size < len(todo):
+                    ahead = todo[start + size : start + size + sizer.following()]
+                    prefetch.ahead((start + size, len(ahead)), [p.request for p in ahead])
+            with ctx.pool.slot():
                 began = time.perf_counter()
-                answers = call_model(backend, spec, chunk, params)
+                try:
+                    answers = call_model(backend, spec, chunk, params, ready, raise_oom=sizer.auto and size > 1)
+                except Exception as exc:
+                    if not is_out_of_memory(exc):
+                        raise
+                    sizer.out_of_memory(size)
+                    ctx.pool.batch_sizes[key] = sizer.remembered()
+                    continue
                 latency = (time.perf_counter() - began) * 1000 / len(chunk)
+            sizer.answered(size)
             keep([to_prediction(bench, spec, shash, p, a, latency) for p, a in zip(chunk, answers, strict=True)])
-    return computed, backend.serving_report(mark) if mark is not None else None
+            start += size
+    if sizer.auto:
+        ctx.pool.batch_sizes[key] = sizer.remembered()
+    return sizer
 
 
 JUDGE_OFF = ("off", "")
@@ -414,7 +509,7 @@ def run_eval(
         progress(len(prepared) - len(todo), len(prepared))
     try:
         record_run_items(ctx, run_id, prepared)  # what the run covers and what its model sees (the Samples view)
-        computed, serving = _compute(
+        computed, serving, engine = _compute(
             ctx, bench, spec, shash, todo, params, run_id, progress, len(prepared) - len(todo), len(prepared)
         )
     except BaseException as exc:
@@ -429,6 +524,7 @@ def run_eval(
     summary.manifest = run_manifest(
         ctx, bench.name, spec.name, load_options=load_options, prepared=prepared, warnings=warnings, gen=gen
     )
+    summary.manifest["engine"] = engine
     videos = video_input(ctx, bench.name, spec, prepared, shash, computed)
     if videos is not None:
         summary.manifest["frame_sampling"]["video_input"] = videos

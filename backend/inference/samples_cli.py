@@ -2,7 +2,7 @@
 
 ::
 
-    compstudio samples --model M --benchmark B [--option key=value] [--run ID]
+    compstudio samples --model M --benchmark B [--benchmark-option key=value] [--run ID]
         [--filter wrong|unparsed|refused|inconsistent|...] [--category C] [--search TEXT]
         [--vs M2 | --vs-run ID] [--format jsonl|csv] [--out FILE]
     compstudio samples --runs [--model M] [--benchmark B]
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from backend.errors import ValidationError
+from backend.terminal import add_pairs_flag
 
 #: short benchmark names the command line also accepts (as ``compare`` does)
 ALIASES = {"planning": "vilpact-planning", "vqa": "mmcomposition", "in-context": "icl"}
@@ -57,7 +58,7 @@ def _options(pairs: list[str] | None) -> dict[str, str] | None:
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise ValidationError(f"--option takes key=value, not {pair!r}")
+            raise ValidationError(f"--benchmark-option takes key=value, not {pair!r}")
         options[key.strip()] = value.strip()
     return options or None
 
@@ -114,9 +115,7 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
     )
     parser.add_argument("--model", default=None, help="the run's model")
     parser.add_argument("--benchmark", default=None, help="the run's benchmark (planning, vqa, icl or any name)")
-    parser.add_argument(
-        "--option", action="append", default=None, metavar="KEY=VALUE", help="the run's load options (repeatable)"
-    )
+    add_pairs_flag(parser, "benchmark-option", "the run's benchmark load options (repeatable)")
     parser.add_argument("--run", type=int, default=None, help="a run id instead of --model/--benchmark")
     parser.add_argument("--filter", default="all", choices=list(FILTERS), help="which samples (default: all)")
     parser.add_argument("--category", default=None, help="only this category (planning: scene)")

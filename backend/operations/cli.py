@@ -32,7 +32,22 @@ def _restore(args: argparse.Namespace) -> Any:
     return backup.restore_snapshot(snapshot, settings).as_dict()
 
 
+def _init(args: argparse.Namespace) -> Any:
+    from backend.cli import context_from
+    from backend.operations.first_start import prepare_data_folder
+
+    return prepare_data_folder(context_from(args), accounts=not args.no_accounts)
+
+
 def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) -> None:
+    init = sub.add_parser(
+        "init",
+        parents=[common],
+        help="prepare a data folder as the app's first start does: database, demo content, demo accounts",
+    )
+    init.add_argument("--no-accounts", action="store_true", help="do not create the demo accounts")
+    init.set_defaults(handler=_init)
+
     take = sub.add_parser(
         "backup", parents=[common], help="snapshot the database now into <data>/backups (keeps the last backup_keep)"
     )

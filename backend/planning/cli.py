@@ -90,7 +90,7 @@ def _strips(args: argparse.Namespace) -> Any:
 
 # answered, refused and unparsed apart (backend.inference.outcomes), in every summary this command prints
 OUTCOME_KEYS = ("answered", "answered_rate", "refusals", "refusal_rate", "parse_failures", "parse_failure_rate")
-_RUN_KEYS = ("items", "newly_computed", "from_store", "seconds", *OUTCOME_KEYS, "errors", "manifest")
+_RUN_KEYS = ("status", "items", "newly_computed", "from_store", "seconds", *OUTCOME_KEYS, "errors", "manifest")
 
 
 def _run(args: argparse.Namespace) -> Any:
@@ -113,7 +113,10 @@ def _run(args: argparse.Namespace) -> Any:
             )
         summaries[model] = {k: summary.as_dict()[k] for k in _RUN_KEYS}
     board = leaderboard(ctx.database, args.baseline, args.circular, ctx.settings.bootstrap_samples, ctx)
-    return show(args, {"runs": summaries, "leaderboard": _brief(board) if args.brief else board}, _run_table)
+    shown = show(args, {"runs": summaries, "leaderboard": _brief(board) if args.brief else board}, _run_table)
+    from backend.cli import Finished, status_exit
+
+    return Finished(shown, status_exit(s["status"] for s in summaries.values()))
 
 
 def _run_table(result: dict) -> str:
@@ -125,6 +128,8 @@ def _run_table(result: dict) -> str:
         {
             "model": name,
             "run": entry.get("run"),
+            "status": entry.get("status"),
+            "errors": entry.get("errors"),
             "accuracy": entry.get("accuracy"),
             "ci95": entry.get("ci95"),
             "answered": pct(entry.get("answered_rate")),
@@ -137,7 +142,7 @@ def _run_table(result: dict) -> str:
 
 
 def _brief(board: dict) -> dict:
-    keep = ("accuracy", "ci95", "n", "run", "partial", *OUTCOME_KEYS, "consistency_rate")
+    keep = ("accuracy", "ci95", "n", "run", "partial", "status", *OUTCOME_KEYS, "errors", "consistency_rate")
     return {
         "questions": board["questions"],
         "chance": board["chance"],

@@ -12,7 +12,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from backend.inference.circular import circular_outcome, circular_summary
-from backend.inference.outcomes import outcome_counts
+from backend.inference.outcomes import outcome_counts, run_status
 from backend.inference.store import list_runs, lookup
 from backend.planning.evaluation import BENCHMARK
 from backend.planning.questions import CHOICE_LETTERS, N_CHOICES, list_questions
@@ -89,7 +89,9 @@ def _noted_runs(
                     notes[name] = key.note
             else:
                 name = model if sum(1 for m, _ in seen if m == model) == 1 else f"{model} [{shash[:6]}]"
-            out[name] = (answers, outcome_counts(statuses) | consistency)
+            counts = outcome_counts(statuses)
+            status = {"status": run_status(len(statuses), int(counts["errors"]))}
+            out[name] = (answers, counts | status | consistency)
     return out, notes
 
 
@@ -97,11 +99,13 @@ def _answers(predictions: dict, questions: dict, circular: bool) -> tuple[dict[s
     """Question id -> chosen index (see :func:`stored_answers`), the statuses of the predictions read, and
     with ``circular`` the consistency counts (:func:`backend.inference.circular.circular_summary`)."""
     per_question: dict[str, dict[int, tuple[int | None, str]]] = {}
+    failed: dict[str, set[int]] = {}
     for (item_id, _), prediction in predictions.items():
-        if prediction.failed:  # a failed call is neither an answer nor a wrong answer: out of every score
-            continue
         match = _ROTATED.match(item_id)
         qid, rotation = (match["qid"], int(match["rotation"])) if match else (item_id, 0)
+        if prediction.failed:  # a failed call is neither an answer nor a wrong answer: out of every score,
+            failed.setdefault(qid, set()).add(rotation)  # but counted among the run's errors
+            continue
         letters = prediction.parsed.letters if prediction.parsed and prediction.parsed.ok else None
         per_question.setdefault(qid, {})[rotation] = (_index(letters, rotation), prediction.status)
     answers: dict[str, int | None] = {}
@@ -120,6 +124,11 @@ def _answers(predictions: dict, questions: dict, circular: bool) -> tuple[dict[s
         elif 0 in by_rotation:
             answers[qid] = by_rotation[0][0]
             statuses.append(by_rotation[0][1])
+    for qid, rotations in failed.items():
+        if circular:
+            statuses += ["error"] * len(rotations - set(per_question.get(qid, {})))
+        elif 0 in rotations and 0 not in per_question.get(qid, {}):
+            statuses.append("error")
     consistency = circular_summary(rotated) if circular else {}
     keep = ("consistent", "consistency_rate", "incomplete")
     return answers, statuses, {k: v for k, v in consistency.items() if k in keep}
@@ -231,7 +240,7 @@ def compare(
         wanted.append(BLIND_BASELINE)
     runs = {name: stored[name][0] for name in wanted}
     board = report(questions, runs, None, samples, {n: stored[n][1] for n in wanted}, compared=wanted)
-    keep = ("accuracy", "ci95", "n", "run", "partial", "answered", "refusals", "parse_failures")
+    keep = ("accuracy", "ci95", "n", "run", "partial", "status", "answered", "refusals", "parse_failures", "errors")
     missing = [m for m in (models or []) if m not in stored]
     from backend.humans.paired import people_vs_models
     from backend.planning.results import run_outcomes

@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from backend.terminal import add_pairs_flag
+
 
 def _report(args: argparse.Namespace) -> Any:
     from backend.cli import context_from
@@ -71,8 +73,6 @@ def register(sub: Any, groups: dict[str, Any], common: argparse.ArgumentParser) 
     )
     grid.add_argument("--values", required=True, help="comma-separated values, e.g. 336,672 or frames,text")
     grid.add_argument("--limit", type=int, default=None, help="only the first N items")
-    grid.add_argument(
-        "--option", action="append", default=None, metavar="KEY=VALUE", help="a benchmark load option, repeatable"
-    )
+    add_pairs_flag(grid, "benchmark-option", "a benchmark load option, repeatable")
     grid.add_argument("--out", type=Path, default=None, help="also write the tables and the chart to this folder")
     grid.set_defaults(handler=_grid)

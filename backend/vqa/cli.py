@@ -155,7 +155,9 @@ def _run(args: argparse.Namespace) -> Any:
             limit=args.limit,
             progress=update,
         )
-    return show(args, result, summary_table)
+    from backend.cli import Finished, status_exit
+
+    return Finished(show(args, result, summary_table), status_exit([result.get("status")]))
 
 
 def _vote(args: argparse.Namespace) -> Any:

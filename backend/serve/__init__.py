@@ -1,0 +1,1 @@
+"""``compstudio serve``: serving engines (vLLM, SGLang) started, registered and stopped by CompStudio."""
