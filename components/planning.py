@@ -33,6 +33,7 @@ from components.feedback import refusal
 from components.model_choices import offer_models_on_open
 from components.models import run_summary_markdown
 from components.player import build_player, empty_value, player_value
+from components.study_status import study_end, study_line
 
 NONE_LABEL = "None is plausible"
 CHECK_HELP = PLANNING_INSTRUCTIONS.markdown()  # the text a study qualification shows too (backend/campaigns)
@@ -248,8 +249,10 @@ def _check_panel(ctx: AppContext) -> dict[str, Any]:
     status = gr.Markdown(elem_id="planning-check-status")
 
     def render(task, name: str | None) -> dict:
-        counts = {progress: counts_markdown(validation.check_counts(ctx.database, name))}
-        if task is None:  # nothing left: say so, and no empty player or form
+        study = validation.study_of(ctx.database, name)  # a crowd-study worker: their quota, then their code
+        line = study_line(study) if study else counts_markdown(validation.check_counts(ctx.database, name))
+        counts = {progress: line}
+        if task is None:  # nothing left: say so (a study worker: their code, or where to wait), no empty form
             return {
                 **counts,
                 current: None,
@@ -257,7 +260,7 @@ def _check_panel(ctx: AppContext) -> dict[str, Any]:
                 clip: gr.update(value=empty_value(), visible=False),
                 form: gr.update(visible=False),
                 fetch: gr.update(visible=False),
-                text: "### Nothing left for you to check. Thank you!",
+                text: study_end(study, "planning") if study else "### Nothing left for you to check. Thank you!",
             }
         view = service.build_view(ctx, task.question)
         return {
@@ -439,14 +442,17 @@ def _register_api(ctx: AppContext) -> None:
     @ui_errors
     def planning_next_check(request: gr.Request) -> dict:
         """Your current or next question to check (no key, no STRIPS verdicts), or {"question": null} when
-        none is left; ``left_for_you`` counts the questions left for you, this one included."""
+        none is left; ``left_for_you`` counts the questions left for you, this one included; a crowd-study
+        worker also gets ``study`` (tasks done of the quota and, once done, the completion code)."""
         name = caller(ctx, request)
         task = validation.next_question(ctx.database, name, ctx.settings.lease_minutes, ctx.settings)
         left = validation.check_counts(ctx.database, name)["left_for_you"]
+        study = validation.study_of(ctx.database, name)  # a crowd-study worker: quota and, once done, the code
+        extra = {"study": study} if study else {}
         if task is None:
-            return {"question": None, "left_for_you": left}
+            return {"question": None, "left_for_you": left, **extra}
         view = service.build_view(ctx, task.question, with_clip=False)
-        return {"question": question_json(view, False), "expires_at": task.expires_at, "left_for_you": left}
+        return {"question": question_json(view, False), "expires_at": task.expires_at, "left_for_you": left, **extra}
 
     @ui_errors
     def planning_submit_check(
@@ -520,13 +526,15 @@ def build_planning_tab(ctx: AppContext) -> TabHandle:
         try:
             ids = service.question_ids(ctx, name)
             counts = validation.check_counts(ctx.database, name)
+            study = validation.study_of(ctx.database, name)
         except CompStudioError:  # not signed in or not an annotator: app.py hides the tab anyway
             return {tools: gr.update(visible=False)}  # an empty dict would read as one output value
         return {
             qid: gr.update(choices=ids, value=ids[0] if ids else None),
             tools: gr.update(visible=is_reviewer(ctx, name)),
-            check["progress"]: counts_markdown(counts),
-            check["fetch"]: gr.update(visible=counts["left_for_you"] > 0),
+            check["progress"]: study_line(study) if study else counts_markdown(counts),
+            # a study worker always has the button: it hands the next question, or shows their code or the way to wait
+            check["fetch"]: gr.update(visible=bool(study) or counts["left_for_you"] > 0),
         }
 
     return TabHandle(tab=tab, min_role="annotator", on_load=(on_load, [qid, tools, check["progress"], check["fetch"]]))

@@ -29,6 +29,7 @@ from components.common import TabHandle, caller, esc, ui_errors
 from components.feedback import refusal
 from components.model_choices import offer_models_on_open
 from components.results import charts_html
+from components.study_status import study_end, study_line
 from components.vqa_authoring import author_panel, item_image, letter_choices, question_md
 from components.vqa_chart import category_chart_html
 from components.vqa_verify import verify_counts, verify_panel
@@ -93,7 +94,9 @@ def build_vqa_tab(ctx: AppContext) -> TabHandle:
             verify_tab: gr.Tab(visible=rights["author"]),
             models_tab: gr.Tab(visible=rights["reviewer"]),
             admin_tab: gr.Tab(visible=rights["admin"]),
-            answer["progress"]: answer_counts(counts["answer"] or {}),
+            answer["progress"]: study_line(counts["study"])
+            if counts["study"]
+            else answer_counts(counts["answer"] or {}),
             verify.progress: verify_counts(counts["verify"]) if counts["verify"] else "",
             **board["render"](runs.leaderboard(ctx, name)),
         }
@@ -130,15 +133,15 @@ def _answer_panel(ctx: AppContext) -> dict[str, Any]:
     result = gr.Markdown(elem_id="vqa-answer-result")
 
     def render(payload: dict[str, Any]) -> dict:
-        task, done = payload["task"], payload["progress"]
-        base = {progress: answer_counts(done)}
-        if task is None:  # nothing left: say so, and no empty image or form
+        task, done, study = payload["task"], payload["progress"], payload.get("study")
+        base = {progress: study_line(study) if study else answer_counts(done)}
+        if task is None:  # nothing left: say so (a study worker: their code, or where to wait), no empty form
             return {
                 **base,
                 current: None,
                 image: None,
                 form: gr.update(visible=False),
-                question: "### Nothing left for you to answer. Thank you!",
+                question: study_end(study, "vqa") if study else "### Nothing left for you to answer. Thank you!",
                 choices: gr.update(choices=[], value=[]),
             }
         return {

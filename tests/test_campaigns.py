@@ -290,6 +290,11 @@ def test_a_planning_study_worker_checks_their_quota_and_no_more(tmp_path):
     assert next_question(ctx.database, worker.username, 20) is None
     view = workers.study_view(ctx.database, worker.username)
     assert (view["status"], view["completion_code"], view["work_tab"]) == ("finished", "DONE42", "planning")
+    from backend.planning.validation import study_of
+    from components.study_status import study_end
+
+    assert study_of(ctx.database, worker.username) == view  # what the Check panel shows instead of "Nothing left"
+    assert '<span id="study-completion-code">DONE42</span>' in study_end(view, "planning")
 
 
 def test_the_mturk_completion_page_submits_only_to_mechanical_turk(database):
@@ -304,3 +309,103 @@ def test_the_mturk_completion_page_submits_only_to_mechanical_turk(database):
         if shown:
             assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in body
             assert 'value="ASG&quot;1"' in body  # escaped
+
+
+# -- VQA and planning studies: the code where the worker works, and on the study page --------------------------
+def study_page(ctx, study, token) -> tuple[str, str]:
+    """``GET /study/<id>/here`` as the worker's browser asks it (their session cookie): (data-state, body)."""
+    import re
+
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from web.study_pages import study_routes
+
+    client = TestClient(Starlette(routes=study_routes(ctx)))
+    client.cookies.set(sessions.cookie_name(ctx.database), token)
+    body = client.get(f"/study/{study.id}/here").text
+    return re.search(r'data-state="([^"]+)"', body).group(1), body  # type: ignore[union-attr]
+
+
+def answer_vqa(ctx, username) -> dict:
+    from backend.vqa import service as vqa
+    from backend.vqa.items import get_item
+
+    task = vqa.next_answer_task(ctx.database, ctx.settings, username)["task"]
+    key = get_item(ctx.database, task["id"]).answer
+    return vqa.submit_answer(ctx.database, ctx.settings, username, task["id"], list(key))
+
+
+def test_a_vqa_study_worker_gets_the_code_where_they_answer_and_on_the_study_page(demo_ctx):
+    from backend.vqa import service as vqa
+    from backend.vqa.demo import ensure_vqa_demo
+    from components.study_status import study_end
+
+    ensure_vqa_demo(demo_ctx)
+    database = demo_ctx.database
+    study = make_study(database, kind="vqa", qualification_size=0, tasks_per_worker=2)
+    first = arrive(database, study)
+    worker = first.worker
+    answer_vqa(demo_ctx, worker.username)
+    reply = vqa.next_answer_task(database, demo_ctx.settings, worker.username)
+    assert reply["task"] is not None and reply["study"]["done"] == 1 and reply["study"]["completion_code"] is None
+    assert study_page(demo_ctx, study, first.token)[0] == "qualified"
+    answer_vqa(demo_ctx, worker.username)
+    reply = vqa.next_answer_task(database, demo_ctx.settings, worker.username)
+    assert reply["task"] is None  # their share is done: nothing more, and the code where they answer
+    view = reply["study"]
+    assert (view["status"], view["done"], view["completion_code"]) == ("finished", 2, "DONE42")
+    assert view["page"] == f"/study/{study.id}/here"  # the header's link, from the root (the tab is at /worker-vqa/)
+    shown = study_end(view, "vqa")
+    assert '<span id="study-completion-code">DONE42</span>' in shown
+    assert 'href="https://app.prolific.com/submissions/complete?cc=DONE42"' in shown
+    assert vqa.left_counts(database, worker.username)["study"]["completion_code"] == "DONE42"  # the tab on load
+    state, body = study_page(demo_ctx, study, first.token)
+    assert state == "finished" and '<span class="code" id="study-code">DONE42</span>' in body
+    assert "study" not in vqa.next_answer_task(database, demo_ctx.settings, "boss")  # nobody else gets one
+
+
+def test_a_vqa_study_worker_with_nothing_left_after_one_task_waits_then_is_paid(demo_ctx):
+    from backend.campaigns import waiting
+    from backend.vqa import service as vqa
+    from backend.vqa.demo import ensure_vqa_demo
+    from components.study_status import study_end
+
+    ensure_vqa_demo(demo_ctx)
+    database = demo_ctx.database
+    study = make_study(database, kind="vqa", qualification_size=0, tasks_per_worker=3)
+    first = arrive(database, study)
+    answer_vqa(demo_ctx, first.worker.username)
+    with database.write() as db:  # the pool runs dry: no other item needs an answer
+        db.conn.execute("UPDATE tasks SET status = 'done' WHERE kind = 'vqa_answer' AND status = 'open'")
+    reply = vqa.next_answer_task(database, demo_ctx.settings, first.worker.username)
+    assert reply["task"] is None and reply["study"]["status"] == "qualified"
+    shown = study_end(reply["study"], "vqa")
+    assert f'href="/study/{study.id}/here?wait=1"' in shown and "Nothing left" not in shown  # where to wait
+    assert waiting.wait(database, demo_ctx.settings, first.worker.username, study.id).state == "wait"
+    database.conn.execute("UPDATE study_workers SET waiting_since = '2020-01-01T00:00:00+00:00'")
+    assert waiting.wait(database, demo_ctx.settings, first.worker.username, study.id).state == "paid"
+    view = vqa.next_answer_task(database, demo_ctx.settings, first.worker.username)["study"]
+    assert (view["status"], view["done"], view["completion_code"]) == ("finished", 1, "DONE42")
+    assert "You are paid for the 1 task(s) you did" in study_end(view, "vqa")
+    state, body = study_page(demo_ctx, study, first.token)
+    assert state == "finished" and 'id="study-code">DONE42<' in body
+
+
+def test_a_vqa_study_worker_who_did_nothing_gets_the_screen_out_code_when_it_closes(demo_ctx):
+    from backend.vqa import service as vqa
+    from backend.vqa.demo import ensure_vqa_demo
+    from components.study_status import study_end
+
+    ensure_vqa_demo(demo_ctx)
+    database = demo_ctx.database
+    study = make_study(database, kind="vqa", qualification_size=0)
+    first = arrive(database, study)
+    studies.close_study(database, "boss", study.id)
+    reply = vqa.next_answer_task(database, demo_ctx.settings, first.worker.username)  # the tab asks: screened out
+    view = reply["study"]
+    assert reply["task"] is None and (view["status"], view["closed_early"]) == ("screened_out", True)
+    assert (view["completion_code"], view["screenout_code"]) == (None, "OUT7")
+    assert '<span id="study-completion-code">OUT7</span>' in study_end(view, "vqa")
+    arrival = arrive(database, study)  # their link again: the closed study's page with the screen-out code
+    assert arrival.token is None and arrival.worker.end_reason == workers.CLOSED_BEFORE_WORK

@@ -432,7 +432,7 @@ def study_view(database: Database, username: str) -> dict[str, Any] | None:
         "screenout_url": study.return_link(study.screenout_code)
         if (full or closed_early) and study.screenout_code
         else None,
-        "page": f"study/{study.id}/here",
+        "page": f"/study/{study.id}/here",  # from the server's root: the tab's page is at /worker-<tab>/
     }
 
 

@@ -12,13 +12,14 @@ when, once all its checks are in, a strict majority chose its key, and ``rejecte
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import sqlite_utils
 
 from backend import assignment, webhooks
 from backend.accounts.auth import require_role
 from backend.campaigns import gold, quality
-from backend.campaigns.workers import may_hand_out
+from backend.campaigns.workers import may_hand_out, study_view
 from backend.errors import NotFound, ValidationError
 from backend.planning.questions import PlanningQuestion, get_question
 from backend.planning.results import bootstrap_accuracy
@@ -53,6 +54,13 @@ def next_question(
     if lease is None:
         return None
     return PlanningTask(get_question(database, lease.item_id), lease.expires_at)
+
+
+def study_of(database: Database, username: str | None) -> dict[str, Any] | None:
+    """Where the caller stands in their crowd study (tasks done of the quota and, once their part ended, the code
+    they earned: backend/campaigns/workers.py:study_view), or None for anyone who is no study worker."""
+    name = require_role(database, username, "annotator").username
+    return study_view(database, name)
 
 
 def check_counts(database: Database, username: str | None) -> dict[str, int]:

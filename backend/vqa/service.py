@@ -27,7 +27,7 @@ from backend import assignment, webhooks
 from backend.accounts import auth
 from backend.accounts.auth import User
 from backend.campaigns import gold, quality
-from backend.campaigns.workers import may_hand_out
+from backend.campaigns.workers import may_hand_out, study_view
 from backend.errors import PermissionDenied, ValidationError
 from backend.settings import Settings
 from backend.storage import Database, audit, utcnow
@@ -226,12 +226,17 @@ def _progress(db: sqlite_utils.Database, kind: str, username: str) -> dict[str, 
     }
 
 
-def left_counts(database: Database, username: str | None) -> dict[str, dict[str, int] | None]:
-    """The caller's answer and (authors) verification counts, without handing anything out."""
+def left_counts(database: Database, username: str | None) -> dict[str, dict[str, Any] | None]:
+    """The caller's answer and (authors) verification counts, without handing anything out; ``study``: a crowd-study
+    worker's place in their study (None for anyone else: :func:`_with_study`)."""
     user = auth.require_role(database, username, "annotator")
     db = database.db
     verify = _progress(db, VERIFY_KIND, user.username) if is_author(database, user) else None
-    return {"answer": _progress(db, ANSWER_KIND, user.username), "verify": verify}
+    return {
+        "answer": _progress(db, ANSWER_KIND, user.username),
+        "verify": verify,
+        "study": study_view(database, user.username),
+    }
 
 
 # -- verification --------------------------------------------------------------------------------------
@@ -384,16 +389,18 @@ def next_answer_task(
     database: Database, settings: Settings, username: str | None, claim: bool = True
 ) -> dict[str, Any]:
     """The caller's current item to answer, or a new one: the question view only, never the key.
-    With ``claim=False`` (a page only looked at) nothing new is leased: ``task`` is the held item or None."""
+    With ``claim=False`` (a page only looked at) nothing new is leased: ``task`` is the held item or None.
+    A crowd-study worker's reply has ``study`` too (their quota and, once done, their code: :func:`_with_study`)."""
     user = auth.require_role(database, username, "annotator")
     if not claim:
         lease = assignment.current_lease(database.db, ANSWER_KIND, user.username)
         task = get_item(database, lease.item_id).question_view() if lease else None
-        return {
+        reply = {
             "task": task,
             "progress": assignment.pool_progress(database.db, ANSWER_KIND, user.username),
             "claimed": False,
         }
+        return _with_study(database, user.username, reply)
     quality.ensure_active(database, user.username)
     with database.write() as db:
         # a crowd-study worker gets items only while their quota is open (backend/campaigns/workers.py)
@@ -405,7 +412,17 @@ def next_answer_task(
             assignment.skip(db, ANSWER_KIND, lease.item_id, user.username, "has seen this item's key")
         progress = _progress(db, ANSWER_KIND, user.username)
     task = get_item(database, lease.item_id).question_view() if lease else None
-    return {"task": task, "progress": progress}
+    return _with_study(database, user.username, {"task": task, "progress": progress})
+
+
+def _with_study(database: Database, username: str, reply: dict[str, Any]) -> dict[str, Any]:
+    """A crowd-study worker's reply also says where they stand in their study (``study``: tasks done of the quota
+    and, once their part ended, the code they earned: backend/campaigns/workers.py:study_view), as the intents
+    hand-out does; nothing is added for anyone else."""
+    study = study_view(database, username)
+    if study is not None:
+        reply["study"] = study
+    return reply
 
 
 def check_selection(item: VqaItem, letters: Sequence[str]) -> None:

@@ -1,5 +1,6 @@
 """People against models, in a real browser (issue 41). A VQA study is run by three crowd workers who arrive by
-its link and answer in the study's page (two answer the key, the third always ticks the first option); then a
+its link and answer in the study's page (two answer the key, the third always ticks the first option), and each
+ends with the completion code, in the Answer panel and on their study page; then a
 researcher sees the run "Humans (majority of 3)" on the VQA leaderboard with its interval and the items it covers,
 the paired comparison of the baseline ``echo`` (always "A") against those people with the discordant counts the
 answers give, and the same rows in the report; the leaderboard and the report are screenshotted in light and
@@ -25,6 +26,8 @@ pytestmark = pytest.mark.browser
 PASSWORD = "password1"
 WAIT = 60_000  # generous: two cores shared by many developers (not a timing assertion)
 TASKS = 3
+CODE = "PEOPLE1"
+RETURN = f"https://app.prolific.com/submissions/complete?cc={CODE}"
 PIDS = [f"{0x5F00AA11BB22CC33DD440000 + i:024x}" for i in range(3)]  # Prolific ids: 24 hexadecimal digits
 TABLES = ["#vqa-leaderboard", "#vqa-paper-table", "#vqa-people-vs-models", "#vqa-comparison"]
 ECHO = ModelSpec("echo", "python", "inference_helpers:echo_factory")  # always answers "A"
@@ -59,8 +62,9 @@ def serious(page, within: list[str] | None = None) -> list[str]:
     return [f"{v['impact']} {v['id']}: {[n['target'] for n in v['nodes']][:3]}" for v in found if v["impact"] in {"serious", "critical"}]  # fmt: skip
 
 
-def _work(browser, link: str, keys: dict[str, tuple[str, ...]], right: bool) -> list[str]:
-    """One worker: the study link, Start, then TASKS items answered (the key, or the first option)."""
+def _work(browser, link: str, study_id: int, keys: dict[str, tuple[str, ...]], right: bool) -> list[str]:
+    """One worker from the study link to the code: Start, TASKS items answered (the key, or the first option), then
+    the completion code in the Answer panel and on their study page."""
     page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
     page.goto(link)
     expect(page.locator("#study-page")).to_have_attribute("data-state", "qualified", timeout=WAIT)
@@ -79,7 +83,22 @@ def _work(browser, link: str, keys: dict[str, tuple[str, ...]], right: bool) -> 
         page.locator("#vqa-answer-submit").click()
         expect(page.locator("#vqa-answer-result")).to_contain_text(f"for {item_id}:", timeout=WAIT)
         answered.append(item_id)
-    expect(question).to_contain_text("Nothing left for you to answer", timeout=WAIT)  # their part is done
+    # their part is done: the completion code where they answered, as big as on the study page, and the way back
+    code = page.locator("#vqa-answer-question #study-completion-code")
+    expect(code).to_have_text(CODE, timeout=WAIT)
+    assert float(code.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")) >= 24  # 1.6rem: web/look.py
+    expect(page.locator("#vqa-answer-question #study-return-link")).to_have_attribute("href", RETURN)
+    expect(page.locator("#vqa-answer-progress")).to_contain_text(f"{TASKS} of {TASKS} tasks done")
+    with page.context.expect_page() as opened:  # the header's "your study page" (Gradio opens links in a new tab)
+        page.locator("#study-page-link").click()
+    page = opened.value
+    assert page.url.endswith(f"/study/{study_id}/here")  # from the server's root, not under /worker-vqa/
+    expect(page.locator("#study-page")).to_have_attribute("data-state", "finished", timeout=WAIT)
+    expect(page.locator("#study-code")).to_have_text(CODE)
+    expect(page.locator("#study-return")).to_have_attribute("href", RETURN)
+    page.goto(link)  # their link again: the same final page, nothing starts
+    expect(page.locator("#study-page")).to_have_attribute("data-state", "finished", timeout=WAIT)
+    expect(page.locator("#study-code")).to_have_text(CODE)
     page.context.close()
     return answered
 
@@ -88,13 +107,13 @@ def test_a_vqa_study_s_three_workers_become_the_humans_row_paired_with_the_basel
     db = app.ctx.database
     study = studies.create_study(
         db, "boss", name="VQA people", kind="vqa", tasks_per_worker=TASKS, qualification_size=0,
-        completion_code="PEOPLE1",
+        completion_code=CODE,
     )  # fmt: skip
     keys = {item.id: item.answer for item in list_items(db, status="verified")}
     done = []
     for pid, right in zip(PIDS, (True, True, False), strict=True):
         link = links.worker_link(db, study, app.url, pid, STUDY_ID="S", SESSION_ID=pid)
-        done.append(_work(browser, link, keys, right))
+        done.append(_work(browser, link, study.id, keys, right))
     items = sorted(set(done[0]))
     assert all(sorted(d) == items for d in done) and len(items) == TASKS  # three answers on each item
     # by hand: people answer the key by majority (two of three) on every item; echo answers "A", right only

@@ -1,5 +1,5 @@
 """Crowd studies on today's platforms, in a real browser (issue 40 §6): a CloudResearch Connect worker and a
-generic-platform (SONA) worker from the link to the code; a squatter's page (made-up ids from one address: the
+generic-platform (SONA) worker from the link to the code, and a planning study's worker; a squatter's page (made-up ids from one address: the
 quiz holds no place, then "come back later"); the "study full" page of a worker who passed when the last place had
 gone; a worker waiting for a task; an archived Mechanical Turk study's report. The pages changed here are
 screenshot on a desktop (1280x900) and a phone (390x844), light and dark (COMPSTUDIO_SCREENSHOTS keeps them)."""
@@ -101,6 +101,30 @@ def test_a_sona_worker_on_the_generic_platform_goes_from_the_link_to_the_code(ap
     do_the_task(page)
     expect(page.locator("#study-completion-code")).to_have_text("DONE42", timeout=30_000)
     expect(page.locator("#study-return-link")).to_have_attribute("href", sona.replace("{code}", "DONE42"))
+    page.context.close()
+
+
+def test_a_planning_study_worker_goes_from_the_link_to_the_code(app, browser):
+    """The Check questions panel ends with the code as the intents tab does (it said only "Nothing left")."""
+    study = new_study(app, name="Planning pilot", kind="planning", completion_code="PLAN77")
+    page = browser.new_context(viewport=VIEWS["desktop"]).new_page()
+    page.goto(links.worker_link(app.ctx.database, study, app.url, "5f00aa11bb22cc33dd44aa77"))
+    expect(page.locator("#study-page")).to_have_attribute("data-state", "qualified", timeout=30_000)
+    page.locator("#study-start").click()
+    expect(page.locator("#planning-check-progress")).to_contain_text("0 of 1 tasks done", timeout=60_000)
+    page.locator("#planning-check-next").click()
+    expect(page.locator("#planning-check-choice")).to_be_visible(timeout=60_000)
+    page.locator("#planning-check-choice").get_by_label("A", exact=True).check()
+    page.locator("#planning-check-submit").click()
+    code = page.locator("#planning-check-question #study-completion-code")
+    expect(code).to_have_text("PLAN77", timeout=60_000)
+    expect(page.locator("#planning-check-question #study-return-link")).to_have_attribute(
+        "href", "https://app.prolific.com/submissions/complete?cc=PLAN77"
+    )
+    expect(page.locator("#planning-check-progress")).to_contain_text("1 of 1 tasks done")
+    page.goto(f"{app.url}/study/{study.id}/here")  # the stand-alone page says the same
+    expect(page.locator("#study-page")).to_have_attribute("data-state", "finished", timeout=30_000)
+    expect(page.locator("#study-code")).to_have_text("PLAN77")
     page.context.close()
 
 
