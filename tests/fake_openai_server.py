@@ -376,14 +376,21 @@ class FakeOpenAIServer:
                     self._drop()
                     return
                 headers = {"Retry-After": f"{storm[1]:g}"} if storm is not None and storm[1] is not None else {}
-                try:
-                    self._send(status, payload, headers)
-                except (BrokenPipeError, ConnectionResetError):
-                    return
+                # counted before the reply goes out: a client that has its answer finds it in the log (counted
+                # after, a test reading the log right after its call raced the handler); a reply that could not
+                # be sent is taken back
                 with server._lock:
                     server.log.append((arrived, _prompt_of(body), status))
                     if status == 200:
                         server.answered[_prompt_of(body)] += 1
+                try:
+                    self._send(status, payload, headers)
+                except (BrokenPipeError, ConnectionResetError):
+                    with server._lock:
+                        server.log.remove((arrived, _prompt_of(body), status))
+                        if status == 200:
+                            server.answered[_prompt_of(body)] -= 1
+                    return
 
         return Handler
 
