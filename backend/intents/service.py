@@ -109,10 +109,7 @@ def save_draft(
     now = utcnow()
     payload = json.dumps({"concrete_intent": (concrete or "")[:2000], "high_level_intent": (high_level or "")[:2000]})
     with database.write() as db:
-        handed = assignment.get_assignment(db, KIND, sequence_id, username)
-        if handed is None:
-            raise ValidationError(f"sequence {sequence_id!r} is not handed to you")
-        if handed["status"] != "leased":
+        if not _still_leased(db, sequence_id, username):
             return None
         written = db.conn.execute(
             """INSERT INTO drafts (annotator, kind, item_id, payload, updated_at, client_ms) VALUES (?, ?, ?, ?, ?, ?)
@@ -123,6 +120,15 @@ def save_draft(
             (username, KIND, sequence_id, payload, now, int(client_ms) if client_ms is not None else None),
         ).rowcount
     return now if written else None
+
+
+def _still_leased(db: sqlite_utils.Database, sequence_id: str, username: str) -> bool:
+    """Whether ``sequence_id`` is still leased to ``username`` (inside ``write()``): False once it is submitted or
+    skipped (a late save as the page closes); ValidationError when it was never handed to them."""
+    handed = assignment.get_assignment(db, KIND, sequence_id, username)
+    if handed is None:
+        raise ValidationError(f"sequence {sequence_id!r} is not handed to you")
+    return bool(handed["status"] == "leased")
 
 
 def save_played(
@@ -136,10 +142,7 @@ def save_played(
         raise ValidationError(f"ranges must be a list of at most {watching.MAX_RANGES} [start, end] pairs.")
     _, duration = _video_to_watch(settings, get_sequence(database, sequence_id))
     with database.write() as db:
-        handed = assignment.get_assignment(db, KIND, sequence_id, username)
-        if handed is None:
-            raise ValidationError(f"sequence {sequence_id!r} is not handed to you")
-        if handed["status"] != "leased":
+        if not _still_leased(db, sequence_id, username):
             return None
         row = db.conn.execute(
             "SELECT played FROM drafts WHERE annotator = ? AND kind = ? AND item_id = ?", (username, KIND, sequence_id)
