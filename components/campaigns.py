@@ -103,6 +103,17 @@ def studies_frame(ctx: AppContext, me: str | None, base: str = "") -> pd.DataFra
     return pd.DataFrame([[row[key] for _, key in SHOWN] for row in rows], columns=COLUMNS)
 
 
+NO_STUDY = "No study yet: create one below, and it shows here with its counts and link."
+
+
+def studies_shown(ctx: AppContext, me: str | None, table: gr.Dataframe, none_yet: gr.Markdown, base: str = "") -> dict:
+    """The table of studies, or, before there is any, one sentence saying so: an empty table of nineteen columns
+    is only headers that scroll sideways with nothing a keyboard can reach (axe: scrollable-region-focusable)."""
+    frame = studies_frame(ctx, me, base)
+    empty = frame.empty
+    return {table: gr.update(value=frame, visible=not empty), none_yet: NO_STUDY if empty else ""}
+
+
 def _study_id(value: Any) -> int:
     if value in (None, ""):
         raise Mistake("Enter the number of the study (the id column of the table).")
@@ -117,7 +128,10 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
     db = ctx.database
     with gr.Tab("Studies", id="studies", visible=False) as tab:
         gr.Markdown(HELP)
-        table = gr.Dataframe(headers=COLUMNS, interactive=False, label="Studies", elem_id="studies-table")
+        none_yet = gr.Markdown(elem_id="studies-none")
+        table = gr.Dataframe(
+            headers=COLUMNS, interactive=False, label="Studies", elem_id="studies-table", visible=False
+        )  # shown once there is a study (studies_shown)
         pool = gr.Markdown(elem_id="studies-pool")
         with gr.Accordion("Create a study", open=True):
             with gr.Row():
@@ -228,7 +242,7 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
         )
         base = public_address(request)
         return {
-            table: studies_frame(ctx, me, base),
+            **studies_shown(ctx, me, table, none_yet, base),
             pool: pool_words(ctx),
             prolific_token: "",
             chosen: made.id,
@@ -267,7 +281,7 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
         preview = studies.closing_preview(db, me, int(study_id))
         closed = studies.close_study(db, me, int(study_id))
         return {
-            table: studies_frame(ctx, me, (base or "").strip() or public_address(request)),
+            **studies_shown(ctx, me, table, none_yet, (base or "").strip() or public_address(request)),
             pool: pool_words(ctx),
             confirm_box: gr.Group(visible=False),
             closing: None,
@@ -288,7 +302,7 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
         create.click,
         on_create,
         inputs,
-        [table, pool, prolific_token, chosen, address, link, message],
+        [table, none_yet, pool, prolific_token, chosen, address, link, message],
         api_name="studies_create",
         **QUIET,
         **PRIVATE,
@@ -318,7 +332,7 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
         confirm.click,
         on_close_confirm,
         [closing, address],
-        [table, pool, confirm_box, closing, message],
+        [table, none_yet, pool, confirm_box, closing, message],
         api_name="studies_close_confirm",
         **QUIET,
         **PRIVATE,
@@ -337,11 +351,12 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
         """The studies and their counts as they are now (page load and each visit of the tab)."""
         try:
             base = public_address(request)
-            return {table: studies_frame(ctx, caller(ctx, request), base), address: base, pool: pool_words(ctx)}
+            me = caller(ctx, request)
+            return {**studies_shown(ctx, me, table, none_yet, base), address: base, pool: pool_words(ctx)}
         except PermissionDenied:  # not an admin: the tab is hidden
             return {table: gr.update()}
 
-    shown = [table, address, pool]
+    shown = [table, none_yet, address, pool]
     listen(ctx, tab.select, on_open, None, shown, show_progress="hidden", api_name="studies_open", **PRIVATE)
     return TabHandle(tab=tab, min_role="admin", on_load=(on_open, shown), filled_on_select=True)
 

@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 from review_helpers import PASSWORD, add_people, add_sequences, annotate_all, judge_all
 
 from backend.accounts import auth
+from backend.campaigns import studies
 from backend.review import service as review
 
 pytestmark = pytest.mark.browser
@@ -113,13 +114,24 @@ def test_the_results_tab_has_no_serious_violations(app, browser, scheme):
 
 
 @SCHEMES
-def test_the_studies_tab_has_no_serious_violations(app, browser, scheme):
-    """Its empty table of studies scrolls sideways with nothing a keyboard can focus in it
-    (scrollable-region-focusable, serious) until its first column header takes the focus."""
-    auth.add_user(app.ctx.database, f"boss-{scheme}", "admin", "password1")
-    page = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme).new_page()
-    browser_login(page, app.url, f"boss-{scheme}", "password1")
-    page.get_by_role("tab", name="Studies", exact=True).click()
-    expect(page.locator("#studies-table")).to_be_visible(timeout=30_000)
-    page.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=30_000)
-    assert serious(page) == []
+def test_the_studies_tab_has_no_serious_violations(served_app, browser, scheme):
+    """Before any study it says so in a sentence instead of an empty table of nineteen columns (headers that
+    scrolled sideways with nothing a keyboard could reach: scrollable-region-focusable, serious); with a study,
+    the table shows it. A fresh app per scheme: the first test's study must not fill the second's tab."""
+    with served_app.started({"boss": "admin"}, password="password1") as running:
+        page = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme).new_page()
+        browser_login(page, running.url, "boss", "password1")
+        page.get_by_role("tab", name="Studies", exact=True).click()
+        expect(page.locator("#studies-none")).to_contain_text("No study yet", timeout=30_000)
+        expect(page.locator("#studies-table")).to_be_hidden()
+        page.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=30_000)
+        assert serious(page) == []
+        studies.create_study(running.ctx.database, "boss", name=f"Pilot {scheme}", kind="intents",
+                             tasks_per_worker=1, completion_code="DONE1", qualification_size=0, places=3)  # fmt: skip
+        page.get_by_role("tab", name="Models", exact=True).click()
+        page.get_by_role("tab", name="Studies", exact=True).click()  # the tab is filled each time it opens
+        expect(page.locator("#studies-table")).to_contain_text(f"Pilot {scheme}", timeout=30_000)
+        expect(page.locator("#studies-none")).not_to_contain_text("No study yet")
+        page.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=30_000)
+        assert serious(page) == []
+        page.context.close()

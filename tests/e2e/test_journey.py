@@ -42,12 +42,19 @@ def _offered(page, dropdown: str, name: str, choose: bool = True) -> None:
         page.keyboard.press("Escape")
 
 
-def _save_model(page, entry: dict) -> None:
-    editor = page.locator(".cm-content").first
-    editor.click()
-    page.keyboard.press("Control+A")
-    page.keyboard.press("Delete")
-    page.keyboard.insert_text(json.dumps(entry))
+def _add_with_the_form(page, name: str, backend: str) -> None:
+    """The way a person adds a model (issue 44 §11): the form's fields, then Save model."""
+    page.locator("#model-form-name input, #model-form-name textarea").first.fill(name)
+    page.locator("#model-form-backend input").click()
+    page.get_by_role("option", name=backend, exact=True).click()
+    page.locator("#model-form-save").click()
+    expect(page.locator("#model-edit-message")).to_contain_text(f"Saved {name}", timeout=WAIT)
+
+
+def _add_as_json(page, entry: dict) -> None:
+    """Options the form does not show (retries, timeout) go through its Advanced JSON view."""
+    page.get_by_text("Advanced: the entry as JSON").click()
+    page.locator("#model-json .cm-content").fill(json.dumps(entry))
     page.locator("#model-save").click()
     expect(page.locator("#model-edit-message")).to_contain_text(f"Saved {entry['name']}", timeout=WAIT)
 
@@ -66,10 +73,10 @@ def test_a_model_added_in_models_is_run_from_two_tabs_and_reaches_every_leaderbo
     page = browser.new_context(viewport={"width": 1280, "height": 1000}).new_page()
     browser_login(page, running.url, "boss", PASSWORD)
     _tab(page, "models")
-    page.get_by_text("Edit the registry (admins)").click()
-    _save_model(page, {"name": "journey-rand", "backend": "random", "options": {"seed": 3}})
+    page.get_by_text("Add, edit or test a model").click()
+    _add_with_the_form(page, "journey-rand", "random")
     down = {"base_url": f"http://127.0.0.1:{_closed_port()}/v1", "retries": 0, "timeout_s": 2}
-    _save_model(page, {"name": "journey-down", "backend": "openai", "path": "m", "options": down})
+    _add_as_json(page, {"name": "journey-down", "backend": "openai", "path": "m", "options": down})
 
     # offered at once, without a reload, in Planning, VQA and Results
     _tab(page, "planning")

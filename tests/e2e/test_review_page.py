@@ -123,14 +123,22 @@ def test_skip_without_reason_says_why(page):
     expect(page.locator("#review-skip-message")).to_have_text("")
 
 
-def test_submit_with_nothing_loaded_says_press_next(page):
+def test_with_nothing_loaded_the_page_offers_only_next_item(page):
+    """Issue 44 §4: before an item is taken there is nothing to submit, so the landing shows the queue and
+    "Next item" only: no Submit review button, no empty final-intents form."""
     expect(page.locator("#review-queue-status")).to_contain_text("Waiting for review: 2", timeout=20_000)
-    page.locator("#review-submit").click()
-    expect(page.locator("#review-message")).to_contain_text(
-        "There is no item to submit; press Next item.", timeout=5_000
-    )
+    expect(page.get_by_role("button", name="Next item")).to_be_visible()
+    expect(page.locator("#review-item")).to_contain_text("Press Next item to take the next sequence round.")
+    expect(page.get_by_role("button", name="Submit review")).to_have_count(0)
+    expect(page.locator("#review-item-form")).to_be_hidden()
+    expect(page.get_by_label("Final concrete intent from").filter(visible=True)).to_have_count(0)
+    expect(page.get_by_label("Final high-level intent from").filter(visible=True)).to_have_count(0)
     no_error_badges(page)
-    shot(page, "submit-nothing-loaded")
+    shot(page, "nothing-loaded")
+    page.get_by_role("button", name="Next item").click()  # the form comes with the item
+    expect(page.locator("#review-item h3")).to_contain_text("Sequence S1", timeout=20_000)
+    expect(page.get_by_role("button", name="Submit review")).to_be_visible()
+    expect(page.get_by_label("Final concrete intent from").filter(visible=True)).to_have_count(1)
 
 
 def test_compare_without_a_file_says_upload_and_results_have_no_raw_entities(page, tmp_path):
