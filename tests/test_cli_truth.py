@@ -31,7 +31,9 @@ def test_exit_codes_say_how_a_run_ended(settings, capsys):
     assert main(["eval", "--benchmark", "toy-colors", "--model", "echo", "--limit", "4", "--json", *data]) == 0
     assert json.loads(capsys.readouterr().out)["status"] == "finished"
     down = f"http://127.0.0.1:{_free_port()}/v1"
-    served = ModelSpec("down", "openai", "m", options={"base_url": down, "retries": 0, "timeout_s": 2})
+    served = ModelSpec(
+        "down", "openai", "m", options={"base_url": down, "retries": 0, "timeout_s": 2, "unavailable_after_s": 1}
+    )
     write_models(settings, [_echo("echo"), served])
     code = main(["eval", "--benchmark", "toy-colors", "--model", "down", "--limit", "3", "--json", *data])
     summary = json.loads(capsys.readouterr().out)

@@ -197,6 +197,7 @@ class Prepares:
         self.threads: set[int] = set()
         self.events: dict[int, threading.Event] = {}
         self.overlapped = 0
+        self.batches = 3  # how many batches the test sends: the last one has no following batch to wait for
 
     def prepare_batch(self, requests: Sequence[Request]) -> tuple[str, ...]:
         self.threads.add(threading.get_ident())
@@ -209,7 +210,7 @@ class Prepares:
         self.generated.append(batch)
         number = len(self.generated)
         following = self.events.setdefault(number + 1, threading.Event())
-        if number < 3 and following.wait(timeout=30):
+        if number < self.batches and following.wait(timeout=30):
             self.overlapped += 1
         return ["The answer is (B)." for _ in batch]
 
@@ -242,6 +243,7 @@ def test_items_of_similar_length_are_batched_together(ctx):
     bench = BenchmarkSpec("lengths", "alternating lengths", lambda ctx, **_: items)
     spec = ModelSpec("prepares", "python", f"{__name__}:Prepares", batch_size=3)
     backend = Prepares(spec)
+    backend.batches = 2  # six items in batches of three
     sizer = runner._batches(ctx, bench, spec, PARAMS, runner.prepare(bench, items), backend, lambda rows: None, "k")
     assert sizer.used == 3 and len(backend.generated) == 2
     assert [{"long" in prompt for prompt in batch} for batch in backend.generated] == [{False}, {True}]
