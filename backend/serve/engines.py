@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,13 +62,16 @@ class Launch:
 
 
 @dataclass(frozen=True)
-class Engine:
+class Engine(ABC):
+    """A serving engine: its registry name, its health route, and the command line that starts one replica."""
+
     name: str
     health_path: str = "/health"
     env: Mapping[str, str] = field(default_factory=dict)
 
+    @abstractmethod
     def argv(self, launch: Launch) -> list[str]:
-        raise NotImplementedError
+        """The command line of one replica for ``launch`` (the engine's own flags, then ``launch.extra``)."""
 
 
 class VLLM(Engine):
