@@ -3,7 +3,7 @@
 ``TABS`` fixes their order, and says each tab's id and the least identity that sees it (the access table's,
 backend/accounts/access.py), so that the web shell (web/audiences.py) builds each audience's page from the tabs
 that audience may open, and a crowd-study worker's page from their study's tab alone. Add a tab by appending a
-``TabSpec``; its builder's ``TabHandle.min_role`` must say the same (web/audiences.py checks).
+``TabSpec``: a tab's role is written here and nowhere else.
 
 ``API`` lists the functions that register a tab's named endpoints for scripts (``gr.api``); the web shell calls
 them once, inside the scripts mount (web/scripts.py), never on the people's pages.

@@ -34,8 +34,10 @@ from components.common import CALLER_ATTRIBUTE, resolve_caller
 
 log = logging.getLogger("compstudio.access")
 
-#: the attribute of a guarded wrapper that names its row (read by check_events and the tests)
+#: the attributes of a guarded wrapper: the name of its row and the least identity that may call it (read by
+#: web/access_table.py, which checks the built pages and collects the access table from them)
 ACCESS_NAME = "access_name"
+ACCESS_LEAST = "access_least"
 
 
 def _request_position(fn: Callable[..., Any], hints: dict[str, Any]) -> int | None:
@@ -56,9 +58,9 @@ def _hints(api_name: str, fn: Callable[..., Any]) -> dict[str, Any]:
         raise TypeError(f"{api_name}: the handler's type hints do not resolve ({exc}); Gradio needs them") from exc
 
 
-def guarded(ctx: AppContext, api_name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` behind the access-table row ``api_name`` (the event's api_name); see the module docstring."""
-    least = access.EVENTS.get(api_name)
+def guarded(ctx: AppContext, api_name: str, fn: Callable[..., Any], least: str | None) -> Callable[..., Any]:
+    """``fn`` behind the access-table row ``api_name`` (the event's api_name), callable by ``least`` and above
+    (None: by nobody); see the module docstring."""
     if least is None:
         log.error("event %s is not in the access table (backend/accounts/access.py): refused to everyone", api_name)
     hints = _hints(api_name, fn)
@@ -106,6 +108,7 @@ def guarded(ctx: AppContext, api_name: str, fn: Callable[..., Any]) -> Callable[
     if signature.return_annotation is inspect.Signature.empty:
         del wrapper.__annotations__["return"]
     setattr(wrapper, ACCESS_NAME, api_name)
+    setattr(wrapper, ACCESS_LEAST, least)
     return wrapper
 
 
@@ -125,7 +128,7 @@ def listen(
     ``listen(ctx, v.submit.click, on_submit, [a], [b], api_name="intents_ui_submit", api_visibility="private")``
     is ``v.submit.click(guarded(...), [a], [b], api_name="intents_ui_submit", api_visibility="private")``.
     """
-    handler = None if fn is None else guarded(ctx, api_name, fn)
+    handler = None if fn is None else guarded(ctx, api_name, fn, access.EVENTS.get(api_name))
     if isinstance(trigger, list):
         return gr.on(trigger, handler, inputs, outputs, api_name=api_name, **options)
     return trigger(handler, inputs, outputs, api_name=api_name, **options)
@@ -133,24 +136,4 @@ def listen(
 
 def endpoint(ctx: AppContext, fn: Callable[..., Any], *, api_name: str, **options: Any) -> Any:
     """``gr.api(fn, api_name=api_name, ...)`` behind the row ``api_name`` (types are read from ``fn``)."""
-    return gr.api(guarded(ctx, api_name, fn), api_name=api_name, **options)
-
-
-def check_events(demo: gr.Blocks) -> list[str]:
-    """Check the built ``demo``: every event that runs on the server was wired through the guard under the
-    name it is served by (raises RuntimeError otherwise). Returns the names with no row (refused to everyone)."""
-    unguarded, missing = [], []
-    for block_fn in demo.fns.values():
-        if block_fn.fn is None:  # runs in the browser only (js=...): nothing to call on the server
-            continue
-        name = getattr(block_fn.fn, ACCESS_NAME, None)
-        if name is None or name != block_fn.api_name:
-            unguarded.append(f"{block_fn.api_name!r} (guarded as {name!r})")
-        elif name not in access.EVENTS:
-            missing.append(name)
-    if unguarded:
-        raise RuntimeError(
-            "events not wired through components.access.listen/endpoint, or with a duplicate api_name: "
-            + ", ".join(unguarded)
-        )
-    return missing
+    return gr.api(guarded(ctx, api_name, fn, access.EVENTS.get(api_name)), api_name=api_name, **options)

@@ -285,7 +285,7 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
             return {accounts.count: gr.update()}  # empty dict would read as a single value and log a traceback)
 
     listen(ctx, tab.select, on_open, None, outputs, show_progress="hidden", **PRIVATE, api_name="admin_ui_open")
-    return TabHandle(tab=tab, min_role="admin", on_load=(on_open, outputs), filled_on_select=True)
+    return TabHandle(tab=tab, on_load=(on_open, outputs), filled_on_select=True)
 
 
 def _register_api(ctx: AppContext) -> None:

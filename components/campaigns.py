@@ -358,7 +358,7 @@ def build_studies_tab(ctx: AppContext) -> TabHandle:
 
     shown = [table, none_yet, address, pool]
     listen(ctx, tab.select, on_open, None, shown, show_progress="hidden", api_name="studies_open", **PRIVATE)
-    return TabHandle(tab=tab, min_role="admin", on_load=(on_open, shown), filled_on_select=True)
+    return TabHandle(tab=tab, on_load=(on_open, shown), filled_on_select=True)
 
 
 def _register_api(ctx: AppContext) -> None:

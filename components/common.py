@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,14 +42,13 @@ class ConcurrencyOptions(TypedDict, total=False):
 
 @dataclass(frozen=True)
 class TabHandle:
-    """What a tab builder returns: the tab, the least role that may see it, and optionally a
-    ``(fn, outputs)`` pair that app.py runs on page load (fn takes ``request: gr.Request``). ``inner_tabs``:
+    """What a tab builder returns: the tab and optionally a ``(fn, outputs)`` pair that app.py runs on page load (fn takes ``request: gr.Request``). ``inner_tabs``:
     tabs inside it that need a higher role, with that role (hidden on lower roles' pages,
     web/audiences.py). ``filled_on_select``: the tab's own select event runs ``on_load`` (Gradio fires
-    it when a page opens on the tab, so the page load leaves that tab to it)."""
+    it when a page opens on the tab, so the page load leaves that tab to it). The least role that sees the tab is
+    said once, in ``components.TABS``; an inner tab's role only here, where the inner tab is declared."""
 
     tab: gr.Tab
-    min_role: str
     on_load: tuple[Callable[..., Any], list[Any]] | None = None
     inner_tabs: tuple[tuple[gr.Tab, str], ...] = ()
     filled_on_select: bool = False
@@ -84,6 +84,17 @@ def resolve_caller(ctx: AppContext, request: gr.Request | None) -> str | None:
 
 def ui_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Turn a CompStudioError into a gr.Error with the message a person can act on."""
+
+    if inspect.isgeneratorfunction(inspect.unwrap(fn)):
+
+        @functools.wraps(fn)
+        def streaming(*args: Any, **kwargs: Any) -> Any:
+            try:
+                yield from fn(*args, **kwargs)
+            except CompStudioError as exc:
+                raise gr.Error(str(exc), print_exception=False) from None
+
+        return streaming
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:

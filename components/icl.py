@@ -408,7 +408,7 @@ def build_icl_tab(ctx: AppContext) -> TabHandle:
     # a model saved in the Models tab is offered when the tab is next opened, as in Planning and VQA (issue 44 §7)
     offer_models_on_open(ctx, tab, [v.models], "icl_models_open", names_of=service.answer_models)
     outputs = [v.bank, v.tests, v.models, v.upload.box, v.category, v.cases]
-    return TabHandle(tab, "annotator", on_load=(on_load, outputs))
+    return TabHandle(tab, on_load=(on_load, outputs))
 
 
 def _wire(ctx: AppContext, v: IclView, on_tests: Any, on_run: Any, on_set_table: Any, on_upload: Any) -> None:

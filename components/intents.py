@@ -274,7 +274,7 @@ def build_intents_tab(ctx: AppContext) -> TabHandle:
     listen(ctx, v.start.click, on_start, [v.current], v.outputs, api_name="intents_ui_start", api_visibility="private")
     _wire_work(ctx, v)
     _wire_drafts(ctx, v)
-    return TabHandle(tab=tab, min_role="annotator", on_load=(on_load, v.outputs))
+    return TabHandle(tab=tab, on_load=(on_load, v.outputs))
 
 
 def _wire_work(ctx: AppContext, v: IntentsView) -> None:

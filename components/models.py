@@ -289,7 +289,7 @@ def build_models_tab(ctx: AppContext) -> TabHandle:
     )
     listen(ctx, v.unload.click, on_unload, [v.zone], v.view, **MODEL_QUEUE, **QUIET, **private,
            api_name="models_ui_unload")  # fmt: skip
-    return TabHandle(tab, "reviewer", on_load=(on_load, v.view), filled_on_select=True)
+    return TabHandle(tab, on_load=(on_load, v.view), filled_on_select=True)
 
 
 def _register_api(ctx: AppContext) -> None:

@@ -537,4 +537,4 @@ def build_planning_tab(ctx: AppContext) -> TabHandle:
             check["fetch"]: gr.update(visible=bool(study) or counts["left_for_you"] > 0),
         }
 
-    return TabHandle(tab=tab, min_role="annotator", on_load=(on_load, [qid, tools, check["progress"], check["fetch"]]))
+    return TabHandle(tab=tab, on_load=(on_load, [qid, tools, check["progress"], check["fetch"]]))

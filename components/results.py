@@ -208,4 +208,4 @@ def build_results_tab(ctx: AppContext) -> TabHandle:
         names = model_names(ctx)
         return {report_models: gr.Dropdown(choices=names), grid_model: gr.Dropdown(choices=names)}
 
-    return TabHandle(tab=tab, min_role="reviewer", on_load=(on_load, [report_models, grid_model]))
+    return TabHandle(tab=tab, on_load=(on_load, [report_models, grid_model]))

@@ -103,7 +103,7 @@ def build_vqa_tab(ctx: AppContext) -> TabHandle:
 
     outputs = [author_tab, verify_tab, models_tab, admin_tab, answer["progress"], verify.progress, *board["outputs"]]
     inner = ((author_tab, "author"), (verify_tab, "author"), (models_tab, "reviewer"), (admin_tab, "admin"))
-    return TabHandle(tab=tab, min_role="annotator", on_load=(on_load, outputs), inner_tabs=inner)
+    return TabHandle(tab=tab, on_load=(on_load, outputs), inner_tabs=inner)
 
 
 def answer_counts(done: dict[str, int]) -> str:

@@ -1,25 +1,31 @@
-"""The access guard attached where an event is registered (components/access.py, issue 25 Must 4).
+"""The access guard attached where an event is registered (components/access.py, issue 25 Must 4), and events
+declared once as data (components/events.py, issue 43 §2).
 
-Keys are the events' api_names, never a Python name: renaming a handler changes nothing; an api_name with no
-row in backend/accounts/access.py is refused to everyone; the caller is resolved once per call and handed on.
+Keys are the events' api_names, never a Python name: renaming a handler changes nothing; a guard with no
+identity is refused to everyone; the caller is resolved once per call and handed on; the access table is read
+from the built Blocks (web/access_table.py), so it holds exactly what was declared.
 """
 
 from __future__ import annotations
+
+import inspect
 
 import gradio as gr
 import pytest
 from e2e_helpers import free_port
 from gradio_client import Client
 
-from backend.accounts import access, auth
+from backend.accounts import auth
 from backend.context import build_context
 from backend.settings import Settings
 from components import common
-from components.access import ACCESS_NAME, check_events, guarded, listen
+from components.access import ACCESS_LEAST, ACCESS_NAME, guarded
+from components.events import Event, wire
+from web.access_table import access_table, check_events
 
 PASSWORD = "guard-password-1"
-ADMIN_ROW = "admin_ui_audit"  # an admin row of the table
-ANNOTATOR_ROW = "intents_ui_start"  # an annotator row
+ADMIN_ROW = "guard_test_admin"
+ANNOTATOR_ROW = "guard_test_annotator"
 MISSING = "guard_test_event_with_no_row"
 
 
@@ -45,21 +51,38 @@ def test_renaming_a_handler_changes_nothing(guard_ctx):
         handler.__name__ = handler.__qualname__ = python_name
         with gr.Blocks() as demo:
             box = gr.Textbox()
-            listen(guard_ctx, box.submit, handler, [box], [box], api_name=ADMIN_ROW)
+            wire(guard_ctx, [Event(ADMIN_ROW, "admin", handler, box.submit, [box], [box])])
         assert check_events(demo) == []  # the row is found by api_name whatever the function is called
         (block_fn,) = demo.fns.values()
         assert block_fn.api_name == ADMIN_ROW and getattr(block_fn.fn, ACCESS_NAME) == ADMIN_ROW
+        assert getattr(block_fn.fn, ACCESS_LEAST) == "admin" and block_fn.api_visibility == "private"
+        assert access_table([demo]) == {ADMIN_ROW: "admin"}
         allowed = block_fn.fn("x", gr.Request(username="boss"))
         with pytest.raises(gr.Error, match="admin role"):
             block_fn.fn("x", gr.Request(username="ann"))
         outcomes.append(allowed)
     assert outcomes == ["x:boss", "x:boss"]
-    assert ADMIN_ROW in access.EVENTS and not hasattr(access, "event_key")
+
+
+def test_an_event_is_declared_once_with_an_identity_and_pages_must_agree(guard_ctx):
+    with pytest.raises(ValueError, match="not one of"):
+        Event("guard_test_typo", "reviewers", str)
+    with pytest.raises(ValueError, match="public=True"):
+        Event("guard_test_public", "admin", str, options={"api_visibility": "public"})
+    pages = []
+    for least in ("annotator", "admin"):
+        with gr.Blocks() as page:
+            box = gr.Textbox()
+            wire(guard_ctx, [Event(ANNOTATOR_ROW, least, _whoami_in(guard_ctx), box.submit, [box], [box])])
+        pages.append(page)
+    assert access_table(pages[:1]) == {ANNOTATOR_ROW: "annotator"}
+    with pytest.raises(ValueError, match=ANNOTATOR_ROW):
+        access_table(pages)
 
 
 def test_an_event_without_a_row_is_refused_to_everyone(guard_ctx, caplog):
     with caplog.at_level("ERROR", logger="compstudio.access"):
-        fn = guarded(guard_ctx, MISSING, _whoami_in(guard_ctx))
+        fn = guarded(guard_ctx, MISSING, _whoami_in(guard_ctx), None)
     assert MISSING in caplog.text  # logged when it is registered
     for name in (None, "ann", "boss"):
         with pytest.raises(gr.Error, match="not in the access table"):
@@ -69,19 +92,19 @@ def test_an_event_without_a_row_is_refused_to_everyone(guard_ctx, caplog):
 def test_the_build_check_refuses_unguarded_and_renamed_events(guard_ctx):
     with gr.Blocks() as bypass:
         box = gr.Textbox()
-        box.submit(lambda text: text, [box], [box], api_name=ADMIN_ROW)  # not through listen: no guard
+        box.submit(lambda text: text, [box], [box], api_name=ADMIN_ROW)  # not through wire: no guard
     with pytest.raises(RuntimeError, match=ADMIN_ROW):
         check_events(bypass)
     with gr.Blocks() as duplicate:
         box = gr.Textbox()
         for _ in range(2):  # Gradio serves the second as admin_ui_audit_1, which the guard does not know
-            listen(guard_ctx, box.submit, _whoami_in(guard_ctx), [box], [box], api_name=ADMIN_ROW)
+            wire(guard_ctx, [Event(ADMIN_ROW, "admin", _whoami_in(guard_ctx), box.submit, [box], [box])])
     with pytest.raises(RuntimeError, match=f"{ADMIN_ROW}_1"):
         check_events(duplicate)
     with gr.Blocks() as unknown:
         box = gr.Textbox()
-        listen(guard_ctx, box.submit, _whoami_in(guard_ctx), [box], [box], api_name=MISSING)
-    assert check_events(unknown) == [MISSING]
+        box.submit(guarded(guard_ctx, MISSING, _whoami_in(guard_ctx), None), [box], [box], api_name=MISSING)
+    assert check_events(unknown) == [MISSING] and access_table([unknown]) == {}
 
 
 def test_generators_are_guarded_and_async_handlers_are_named(guard_ctx):
@@ -89,7 +112,7 @@ def test_generators_are_guarded_and_async_handlers_are_named(guard_ctx):
         for i in range(int(n)):
             yield f"{i}:{common.caller(guard_ctx, request)}"
 
-    fn = guarded(guard_ctx, ANNOTATOR_ROW, counting)
+    fn = guarded(guard_ctx, ANNOTATOR_ROW, counting, "annotator")
     assert list(fn(2, gr.Request(username="ann"))) == ["0:ann", "1:ann"]
     with pytest.raises(gr.Error, match="not signed in"):
         next(fn(2, gr.Request(username=None)))
@@ -98,7 +121,7 @@ def test_generators_are_guarded_and_async_handlers_are_named(guard_ctx):
         return "never"
 
     with pytest.raises(TypeError, match=ANNOTATOR_ROW):
-        guarded(guard_ctx, ANNOTATOR_ROW, later)
+        guarded(guard_ctx, ANNOTATOR_ROW, later, "annotator")
 
 
 def test_the_caller_is_resolved_once_per_call(guard_ctx, monkeypatch):
@@ -115,7 +138,7 @@ def test_the_caller_is_resolved_once_per_call(guard_ctx, monkeypatch):
 
     monkeypatch.setattr("components.access.resolve_caller", counted)
     monkeypatch.setattr(common, "resolve_caller", counted)
-    fn = guarded(guard_ctx, ADMIN_ROW, handler)
+    fn = guarded(guard_ctx, ADMIN_ROW, handler, "admin")
     request = gr.Request(username="boss")
     assert fn("x", request) == "boss/boss"
     assert len(resolutions) == 1
@@ -137,9 +160,14 @@ def served(guard_ctx):
 
     with gr.Blocks() as demo:
         box, out = gr.Textbox(), gr.Textbox()
-        listen(guard_ctx, box.submit, no_request, [box], [out], api_name=ANNOTATOR_ROW)
-        listen(guard_ctx, box.input, with_progress, [box], [out], api_name=ADMIN_ROW)
-        listen(guard_ctx, box.blur, no_request, [box], [out], api_name=MISSING)
+        wire(
+            guard_ctx,
+            [
+                Event(ANNOTATOR_ROW, "annotator", no_request, box.submit, [box], [out], public=True),
+                Event(ADMIN_ROW, "admin", with_progress, box.input, [box], [out], public=True),
+            ],
+        )
+        box.blur(guarded(guard_ctx, MISSING, no_request, None), [box], [out], api_name=MISSING)
     check_events(demo)
     port = free_port()
     demo.launch(
@@ -164,3 +192,35 @@ def test_over_http_each_event_follows_its_row(served):
     for client in (ann, boss):
         with pytest.raises(Exception, match="not in the access table"):
             client.predict("hi", api_name=f"/{MISSING}")
+
+
+def test_bind_gives_a_handler_its_first_arguments_and_keeps_the_rest_for_gradio(guard_ctx):
+    """A panel's handler is a plain function (callable in a test without a browser); bind fixes ctx and the panel,
+    and the guard and Gradio still see the request parameter by its type hint; named errors become the page's."""
+    from backend.errors import ValidationError
+    from components.events import bind
+
+    def on_echo(ctx, panel: str, text: str, request: gr.Request) -> str:
+        if text == "bad":
+            raise ValidationError("a message a person can act on")
+        return f"{panel}:{text}:{common.caller(ctx, request)}"
+
+    def on_count(ctx, n: float, request: gr.Request):
+        yield from (f"{i}:{common.caller(ctx, request)}" for i in range(int(n)))
+
+    assert on_echo(guard_ctx, "p", "hi", gr.Request(username="ann")) == "p:hi:ann"  # no browser, no Blocks
+    with gr.Blocks() as demo:
+        box = gr.Textbox()
+        wire(
+            guard_ctx,
+            [
+                Event(ADMIN_ROW, "admin", bind(on_echo, guard_ctx, "p"), box.submit, [box], [box]),
+                Event(ANNOTATOR_ROW, "annotator", bind(on_count, guard_ctx), box.input, [box], [box]),
+            ],
+        )
+    echo, count = (fn.fn for fn in demo.fns.values())
+    assert list(inspect.signature(echo).parameters) == ["text", "request"]
+    assert echo("hi", gr.Request(username="boss")) == "p:hi:boss"
+    with pytest.raises(gr.Error, match="a person can act on"):
+        echo("bad", gr.Request(username="boss"))
+    assert inspect.isgeneratorfunction(count) and list(count(2, gr.Request(username="ann"))) == ["0:ann", "1:ann"]

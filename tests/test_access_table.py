@@ -1,4 +1,5 @@
-"""Issue 15 §1: every endpoint of the running app against the access table (backend/accounts/access.py).
+"""Issue 15 §1: every endpoint of the running app against the access table: what each event declares
+(components/events.py), collected from the built pages (web/access_table.py).
 
 The app's full API is read from the running server: each mounted Blocks' ``/config`` lists its events with their
 ``fn_index``, named or not, and the FastAPI app lists every plain route, ours and each mount's Gradio routes.
@@ -6,7 +7,7 @@ Each event is called by ``fn_index`` through its mount's ``/gradio_api/run`` rou
 of web/scripts.py by name, as anonymous, annotator, author (an annotator with the VQA author permission),
 reviewer and admin. On a mount, only that mount's audience gets past the gate (web/gate.py); there each event
 follows its row.
-The test fails for an endpoint missing from the table and for any outcome that differs from it, and the
+The test fails for an event declared without an identity and for any outcome that differs from the table, and the
 database dump is the same before and after all the refused calls.
 """
 
@@ -22,6 +23,7 @@ import pytest
 from e2e_helpers import IDENTITY_ACCOUNTS, IDENTITY_PASSWORD, ApiClient
 
 from backend.accounts import access
+from web.access_table import access_table
 
 PASSWORD = IDENTITY_PASSWORD
 ACCOUNTS = IDENTITY_ACCOUNTS
@@ -30,14 +32,20 @@ REFUSAL = re.compile(
     r"needs the author permission|not in the access table"
 )
 HOW_TO_ADD = (
-    "add a row to EVENTS in backend/accounts/access.py (in the block of its tab) with the least identity that "
-    "may call it: one of " + ", ".join(access.IDENTITIES)
+    "declare it as an Event (components/events.py) beside its panel, with the least identity that may call it: "
+    "one of " + ", ".join(access.IDENTITIES)
 )
 
 
 @pytest.fixture(scope="module")
 def running(identities_app):
     return identities_app
+
+
+@pytest.fixture(scope="module")
+def table(running) -> dict[str, str]:
+    """The access table of every page of the running app, as declared (every mount built)."""
+    return access_table(running.shell.blocks[mount] for mount in running.shell.blocks)
 
 
 def dump(app) -> list[str]:
@@ -78,7 +86,7 @@ def _probe_data(config: dict, dependency: dict, key: str) -> list[Any]:
     return data
 
 
-def test_every_event_is_in_the_access_table(running):
+def test_every_event_is_in_the_access_table(running, table):
     cookies = ApiClient(running.url, ACCOUNTS["admin"], PASSWORD).cookies
     keys: set[str] = set()
     missing = []
@@ -91,9 +99,10 @@ def test_every_event_is_in_the_access_table(running):
             assert served == listed  # /config names exactly the events the server runs
         for index, key, fn in _events(running, mount):
             keys.add(key)
-            if key not in access.EVENTS:
+            if key not in table:
                 missing.append(f"{mount}: event fn_index={index} api_name={fn.api_name!r}: {key!r}")
     assert not missing, "no access rule for:\n  " + "\n  ".join(missing) + "\n" + HOW_TO_ADD
+    assert keys == set(table)
     stale = set(access.EVENTS) - keys
     assert not stale, f"rows in backend/accounts/access.py EVENTS for events the app no longer has: {sorted(stale)}"
 
@@ -184,7 +193,7 @@ def _clients(app) -> dict[str, httpx.Client]:
     return clients
 
 
-def test_each_identity_gets_exactly_what_the_table_says_and_refusals_change_nothing(running):
+def test_each_identity_gets_exactly_what_the_table_says_and_refusals_change_nothing(running, table):
     """On its own page and on the scripts mount, each identity's calls follow the table; refused calls change
     nothing."""
     clients = _clients(running)  # signing in writes sessions and the audit log: before the first dump
@@ -197,7 +206,7 @@ def test_each_identity_gets_exactly_what_the_table_says_and_refusals_change_noth
     wrong: list[str] = []
     before = dump(running)
     for identity, mount, index, key, data in plans:  # every refused call first, then the database must be unchanged
-        if not access.allows(access.EVENTS[key], identity):
+        if not access.allows(table[key], identity):
             outcome = _outcome(_call(mount, clients[identity], index, data))
             if outcome != "refused":
                 wrong.append(f"{mount} {key} (fn_index {index}) as {identity}: expected refused, got {outcome}")
@@ -205,7 +214,7 @@ def test_each_identity_gets_exactly_what_the_table_says_and_refusals_change_noth
     assert not wrong, "\n".join(wrong)
     assert before == after, "a refused call changed the database: " + str(set(after) ^ set(before))[:2000]
     for identity, mount, index, key, data in plans:
-        if access.allows(access.EVENTS[key], identity):
+        if access.allows(table[key], identity):
             reply = _call(mount, clients[identity], index, data)
             if _outcome(reply) != "allowed":
                 wrong.append(
@@ -214,7 +223,7 @@ def test_each_identity_gets_exactly_what_the_table_says_and_refusals_change_noth
     assert not wrong, "\n".join(wrong)
 
 
-def test_the_lean_routes_follow_the_table(running):
+def test_the_lean_routes_follow_the_table(running, table):
     """web/scripts.py serves some names itself, without Gradio's handler: same rows, same outcomes."""
     clients = _clients(running)
     lean = sorted({path.rsplit("/", 1)[-1] for path, _m in _all_routes(running) if path.startswith("/api/")})
@@ -226,7 +235,7 @@ def test_the_lean_routes_follow_the_table(running):
         assert reply.status_code == 401, f"{name} answered {reply.status_code} to an anonymous caller"
     assert dump(running) == before
     for name in lean:
-        least = access.EVENTS[name]
+        least = table[name]
         for identity in access.IDENTITIES[1:]:
             reply = clients[identity].post(f"/api/{name}", json={"data": []})
             expected = "allowed" if access.allows(least, identity) else "refused"

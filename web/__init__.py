@@ -37,7 +37,7 @@ from web.assets import FrontendAssets, PageGzip
 from web.audiences import Audience, all_audiences, audience_of, build_audience
 from web.cross_site import CrossSiteWrites
 from web.gate import Gate, session_state
-from web.gradio_gaps import set_session_capacity
+from web.gradio_gaps import is_running, set_session_capacity
 from web.invitations import invitation_routes
 from web.mounts import Page, Pages
 from web.page import PageTheme
@@ -71,7 +71,7 @@ class Shell:
     @property
     def is_running(self) -> bool:
         """Whether the server is serving, and the mounts built so far with it (their queues started)."""
-        return self.blocks.serving and all(blocks.is_running for blocks in self.blocks.built.values())
+        return self.blocks.serving and all(is_running(blocks) for blocks in self.blocks.built.values())
 
 
 def mount_kwargs(ctx: AppContext) -> dict[str, Any]:

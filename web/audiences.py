@@ -26,8 +26,9 @@ from backend.campaigns.studies import WORK_TAB
 from backend.campaigns.workers import study_view
 from backend.context import AppContext
 from components import TABS, TabSpec
-from components.access import check_events, listen
 from components.common import TabHandle, caller, esc
+from components.events import Event, wire
+from web.access_table import check_events
 
 log = logging.getLogger("compstudio.pages")
 
@@ -97,9 +98,8 @@ def build_audience(ctx: AppContext, audience: Audience) -> gr.Blocks:
         with gr.Tabs(selected=audience.landing):
             for spec in audience.tabs:
                 handle: TabHandle = getattr(importlib.import_module(spec.module), spec.builder)(ctx)
-                if handle.min_role != spec.min_role or handle.tab.id != spec.tab_id:
-                    raise TypeError(f"components.TABS says {spec}, but {spec.builder} built {handle.tab.id!r} "
-                                    f"for {handle.min_role!r}: make them agree")  # fmt: skip
+                if handle.tab.id != spec.tab_id:
+                    raise TypeError(f"components.TABS says {spec}, but {spec.builder} built {handle.tab.id!r}")
                 handle.tab.visible = True  # the tabs start hidden; this page holds only tabs its audience opens
                 for inner, least in handle.inner_tabs:
                     inner.visible = access.allows(least, audience.identity)
@@ -108,7 +108,8 @@ def build_audience(ctx: AppContext, audience: Audience) -> gr.Blocks:
         fills = [c for h in handles if h.on_load for c in h.on_load[1]]
         outputs = [header.who, *dict.fromkeys(fills)]
         on_load = page_load(ctx, audience, header, handles, outputs)
-        listen(ctx, blocks.load, on_load, None, outputs, api_name=page_event(audience.name), api_visibility="private")
+        # the gate admits only this audience; each tab's part runs only for a role that sees the tab
+        wire(ctx, [Event(page_event(audience.name), "annotator", on_load, blocks.load, None, outputs)])
     check_events(blocks)  # every event wired through the access table's guard (components/access.py)
     blocks.queue(default_concurrency_limit=4)
     return blocks

@@ -7,6 +7,7 @@ call; a Gradio release that changes one breaks only this module, and tests/test_
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import gradio as gr
 
@@ -30,3 +31,15 @@ def written_by(blocks: gr.Blocks, path: str) -> bool:
         if path in files or wanted in files:
             return True
     return False
+
+
+def block_functions(blocks: gr.Blocks) -> list[Any]:
+    """Every event of the built ``blocks`` (Gradio's ``BlockFunction``: ``fn``, ``api_name``): ``Blocks.fns``, which
+    Gradio's own routes read. The access table is read from them (web/access_table.py)."""
+    return list(blocks.fns.values())
+
+
+def is_running(blocks: gr.Blocks) -> bool:
+    """Whether ``blocks``' queue has started (``Blocks.is_running``, which ``launch`` and the mount's start-up
+    set); the warm-up (app.py) waits for it on every built mount."""
+    return bool(blocks.is_running)

@@ -32,7 +32,7 @@ from starlette.routing import Route
 from backend.accounts import access
 from backend.context import AppContext
 from backend.errors import PermissionDenied
-from components.access import check_events
+from web.access_table import check_events
 from web.gate import SIGNED_OUT
 from web.signin import Identity, LazyLimiter
 

@@ -268,15 +268,6 @@ EVENTS: dict[str, str] = {
     "admin_webhook_test": "admin",
     "admin_webhook_remove": "admin",
     "admin_webhook_resend": "admin",
-    # -- the page itself (web/audiences.py): one load event per audience's page (page_event); the mount's gate
-    # admits only that audience, and each tab's part runs only for a role that sees the tab
-    "page_load_annotator": "annotator",
-    "page_load_author": "annotator",
-    "page_load_reviewer": "annotator",
-    "page_load_admin": "annotator",
-    "page_load_worker_intents": "annotator",
-    "page_load_worker_planning": "annotator",
-    "page_load_worker_vqa": "annotator",
 }
 
 

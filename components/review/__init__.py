@@ -67,6 +67,4 @@ def build_review_tab(ctx: AppContext) -> TabHandle:
     )
     listen(ctx, dashboard_tab.select, *dashboard.show, api_name="review_ui_dashboard_open", **PRIVATE_FAST)
     outputs = [publish.tab, inspection.chooser]
-    return TabHandle(
-        tab=tab, min_role="reviewer", on_load=(ui_errors(on_load), outputs), inner_tabs=((publish.tab, "admin"),)
-    )
+    return TabHandle(tab=tab, on_load=(ui_errors(on_load), outputs), inner_tabs=((publish.tab, "admin"),))
