@@ -161,6 +161,43 @@ def _slots(slots: int) -> tuple[list, list, list, list]:
     return columns, intent_views, verdicts, comments
 
 
+def _final_choice() -> tuple[gr.Dropdown, gr.Dropdown, gr.Textbox, gr.Textbox, gr.Textbox, gr.Button]:
+    """The final choice under the annotations: which annotation each intent comes from, and its text (editable),
+    the general note and Submit."""
+    with gr.Row(elem_classes=["review-final"]):
+        concrete_from = gr.Dropdown(
+            label="Final concrete intent from", elem_id="review-concrete-from", scale=1, min_width=150
+        )
+        concrete_text = gr.Textbox(
+            label="Final concrete intent (edit if needed; the original is kept)",
+            elem_id="review-concrete",
+            max_length=500,
+            scale=2,
+            min_width=200,
+        )
+    with gr.Row(elem_classes=["review-final"]):
+        high_from = gr.Dropdown(
+            label="Final high-level intent from", elem_id="review-high-from", scale=1, min_width=150
+        )
+        high_text = gr.Textbox(
+            label="Final high-level intent (edit if needed)",
+            elem_id="review-high",
+            max_length=500,
+            scale=2,
+            min_width=200,
+        )
+    with gr.Row(elem_classes=["review-final"], equal_height=True):
+        note = gr.Textbox(
+            label="General note (shown to the next round if returned)",
+            elem_id="review-note",
+            max_length=2000,
+            scale=3,
+            min_width=200,
+        )
+        submit = gr.Button("Submit review", variant="primary", elem_id="review-submit", scale=1, min_width=140)
+    return concrete_from, high_from, concrete_text, high_text, note, submit
+
+
 def _layout(slots: int) -> QueuePanel:
     with gr.Row(elem_id="review-top", equal_height=True):
         status = gr.Markdown(elem_id="review-queue-status")
@@ -180,40 +217,7 @@ def _layout(slots: int) -> QueuePanel:
                 video = build_player("review-video", visible=False)
             with gr.Column(scale=7, min_width=300):
                 columns, intent_views, verdicts, comments = _slots(slots)
-                # the final choice: which annotation each intent comes from, and its text (editable)
-                with gr.Row(elem_classes=["review-final"]):
-                    concrete_from = gr.Dropdown(
-                        label="Final concrete intent from", elem_id="review-concrete-from", scale=1, min_width=150
-                    )
-                    concrete_text = gr.Textbox(
-                        label="Final concrete intent (edit if needed; the original is kept)",
-                        elem_id="review-concrete",
-                        max_length=500,
-                        scale=2,
-                        min_width=200,
-                    )
-                with gr.Row(elem_classes=["review-final"]):
-                    high_from = gr.Dropdown(
-                        label="Final high-level intent from", elem_id="review-high-from", scale=1, min_width=150
-                    )
-                    high_text = gr.Textbox(
-                        label="Final high-level intent (edit if needed)",
-                        elem_id="review-high",
-                        max_length=500,
-                        scale=2,
-                        min_width=200,
-                    )
-                with gr.Row(elem_classes=["review-final"], equal_height=True):
-                    note = gr.Textbox(
-                        label="General note (shown to the next round if returned)",
-                        elem_id="review-note",
-                        max_length=2000,
-                        scale=3,
-                        min_width=200,
-                    )
-                    submit = gr.Button(
-                        "Submit review", variant="primary", elem_id="review-submit", scale=1, min_width=140
-                    )
+                final = _final_choice()
                 message = gr.Markdown(elem_id="review-message")
                 with gr.Accordion("Skip this item", open=False):
                     skip_reason = gr.Textbox(label="Why do you skip it?", elem_id="review-skip-reason")
@@ -231,12 +235,7 @@ def _layout(slots: int) -> QueuePanel:
         intent_views,
         verdicts,
         comments,
-        concrete_from,
-        high_from,
-        concrete_text,
-        high_text,
-        note,
-        submit,
+        *final,
         skip_reason,
         skip,
         form,
