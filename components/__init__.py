@@ -35,7 +35,7 @@ TABS: tuple[TabSpec, ...] = (
 API: tuple[tuple[str, str], ...] = (
     ("components.intents", "_register_api"),
     ("components.review.api", "register"),
-    ("components.planning", "_register_api"),
+    ("components.planning.api", "register"),
     ("components.vqa_api", "register"),
     ("components.icl", "_register_api"),
     ("components.results", "_register_api"),
