@@ -41,8 +41,7 @@ API: tuple[tuple[str, str], ...] = (
     ("components.results", "_register_api"),
     ("components.results_samples", "_register_api"),
     ("components.models", "_register_api"),
-    ("components.admin", "_register_api"),
+    ("components.admin.api", "register"),
     ("components.campaign_quality", "register_api"),
-    ("components.webhooks_panel", "register_api"),
     ("components.campaigns", "_register_api"),
 )

@@ -217,40 +217,6 @@ EVENTS: dict[str, str] = {
     "models_ui_json_to_form": "reviewer",
     "models_ui_test": "reviewer",  # a registered model as registered; an entry not saved: admins (the service)
     "models_ui_form_save": "admin",
-    # -- Admin (components/admin.py)
-    "admin_import_vilpact": "admin",
-    "admin_export_intents": "admin",
-    "admin_users": "admin",
-    "admin_user_add": "admin",
-    "admin_user_set_role": "admin",
-    "admin_user_disable": "admin",
-    "admin_ui_open": "admin",
-    "admin_ui_import": "admin",
-    "admin_ui_export": "admin",
-    "admin_ui_user_add": "admin",
-    "admin_ui_user_role": "admin",
-    "admin_ui_user_disable": "admin",
-    "admin_ui_user_enable": "admin",
-    "admin_ui_backup_status": "admin",
-    "admin_ui_backup_now": "admin",
-    "admin_ui_audit": "admin",
-    # Admin's Charades panel (components/admin_charades.py); api_names admin_charades_import/_preview/_accept/_export
-    "admin_charades_import": "admin",
-    "admin_charades_preview": "admin",
-    "admin_charades_accept": "admin",
-    "admin_charades_export": "admin",
-    # -- Webhooks (components/webhooks_panel.py, an Admin panel): admins only
-    "webhook_add": "admin",
-    "webhook_list": "admin",
-    "webhook_remove": "admin",
-    "webhook_test": "admin",
-    "webhook_deliveries": "admin",
-    "webhook_resend": "admin",
-    "admin_webhook_add": "admin",
-    "admin_webhook_refresh": "admin",
-    "admin_webhook_test": "admin",
-    "admin_webhook_remove": "admin",
-    "admin_webhook_resend": "admin",
 }
 
 
