@@ -10,8 +10,8 @@ from gradio_client import Client
 from backend.accounts import auth
 from backend.inference.benchmarks import get_benchmark
 from backend.inference.registry import list_models
-from components.models import _register_api as register_models_api
 from components.models import build_ask_model, build_models_tab
+from components.models.api import register as register_models_api
 
 PASSWORD = "password123"
 

@@ -178,7 +178,7 @@ def test_flags_after_the_double_dash_go_to_the_engine_as_they_are(settings, weig
 def test_the_models_tab_lists_served_replicas_and_their_state_for_reviewers(settings, ctx, weights, capsys):
     from backend.accounts import auth
     from backend.errors import PermissionDenied
-    from components.served_replicas import EMPTY, replicas_note
+    from components.models.replicas import EMPTY, replicas_note
 
     auth.add_user(ctx.database, "rev", "reviewer", "a-long-password", actor="test")
     auth.add_user(ctx.database, "ann", "annotator", "a-long-password", actor="test")

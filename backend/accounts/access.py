@@ -91,30 +91,6 @@ EVENTS: dict[str, str] = {
     "studies_close_confirm": "admin",
     "studies_close_cancel": "admin",
     "studies_open": "admin",
-    # -- the live model registry (components/model_choices.py): every tab's model pickers, refilled when it opens
-    "planning_models_open": "annotator",  # answers reviewers only
-    "vqa_models_open": "annotator",
-    "results_models_open": "annotator",
-    # -- Results (components/results.py)
-    "results_report": "reviewer",
-    "results_grid": "reviewer",
-    "results_ui_report": "reviewer",
-    "results_ui_grid": "reviewer",
-    # the Samples sub-tab (components/results_samples.py): JSON endpoints, then its events
-    "results_sample_runs": "reviewer",
-    "results_samples": "reviewer",
-    "results_sample": "reviewer",
-    "results_samples_vs": "reviewer",
-    "results_samples_open": "reviewer",
-    "results_samples_refresh": "reviewer",
-    "results_samples_show": "reviewer",
-    "results_samples_filter": "reviewer",
-    "results_samples_search": "reviewer",
-    "results_samples_prev": "reviewer",
-    "results_samples_next": "reviewer",
-    "results_samples_item": "reviewer",
-    "results_samples_compare": "reviewer",
-    "results_samples_compare_item": "reviewer",
     # -- Compositional VQA (components/vqa*.py)
     "vqa_next_answer": "annotator",
     "vqa_submit_answer": "annotator",
@@ -171,27 +147,6 @@ EVENTS: dict[str, str] = {
     "icl_ui_run": "annotator",
     "icl_ui_set_table": "annotator",
     "icl_ui_upload": "reviewer",
-    "icl_models_open": "annotator",  # refills the Ask-a-model picker for reviewers (components/model_choices.py)
-    # -- Models (components/models.py)
-    "model_list": "reviewer",
-    "models_ui_open": "reviewer",  # the tab's select event
-    "model_runs": "reviewer",
-    "model_answer": "reviewer",
-    "model_run": "reviewer",
-    "model_save": "admin",
-    "model_delete": "admin",
-    "model_unload": "admin",
-    "models_ui_refresh": "reviewer",
-    "models_ui_replicas": "reviewer",  # compstudio serve's replicas (components/served_replicas.py)
-    "models_ui_run": "reviewer",
-    "models_ui_save": "admin",
-    "models_ui_delete": "admin",
-    "models_ui_unload": "admin",
-    "models_ui_form_from": "reviewer",  # the registry editor (components/model_form.py)
-    "models_ui_form_edit": "reviewer",
-    "models_ui_json_to_form": "reviewer",
-    "models_ui_test": "reviewer",  # a registered model as registered; an entry not saved: admins (the service)
-    "models_ui_form_save": "admin",
 }
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
@@ -10,8 +11,8 @@ import pandas as pd
 
 from backend.context import AppContext
 from backend.serve.service import REPLICA_COLUMNS, replicas_view
-from components.access import listen
-from components.common import caller, ui_errors
+from components.common import caller
+from components.events import Event, bind
 
 EMPTY = (
     "No model is served by `compstudio serve` from this data folder. Start one: `compstudio serve MODEL --engine vllm`."
@@ -38,25 +39,28 @@ def replicas_note(rows: list[dict[str, Any]]) -> str:
     return f"**{models} served model{'s' * (models != 1)}**, {len(rows)} replicas: {counts}"
 
 
-def build_served_replicas(ctx: AppContext, tab: gr.Tab) -> None:
-    """The panel, inside the Models tab's layout; its one event runs on the tab's opening and on Refresh."""
+@dataclass(frozen=True)
+class ReplicasPanel:
+    tab: gr.Tab  # the Models tab: opening it fills the panel
+    note: gr.Markdown
+    table: gr.Dataframe
+    refresh: gr.Button
+
+
+def layout(tab: gr.Tab) -> ReplicasPanel:
     with gr.Accordion("Served replicas", open=False):
         note = gr.Markdown(EMPTY)
         table = gr.Dataframe(replicas_frame([]), interactive=False, label="Replicas started by compstudio serve")
         refresh = gr.Button("Refresh replicas", size="sm")
+    return ReplicasPanel(tab, note, table, refresh)
 
-    @ui_errors
-    def on_show(request: gr.Request) -> dict:
-        rows = replicas_view(ctx, caller(ctx, request))
-        return {note: replicas_note(rows), table: replicas_frame(rows)}
 
-    listen(
-        ctx,
-        [tab.select, refresh.click],
-        on_show,
-        None,
-        [note, table],
-        show_progress="hidden",
-        api_visibility="private",
-        api_name="models_ui_replicas",
-    )
+def on_show(ctx: AppContext, p: ReplicasPanel, request: gr.Request) -> dict[Any, Any]:
+    rows = replicas_view(ctx, caller(ctx, request))
+    return {p.note: replicas_note(rows), p.table: replicas_frame(rows)}
+
+
+def events(ctx: AppContext, p: ReplicasPanel) -> list[Event]:
+    triggers = [p.tab.select, p.refresh.click]
+    hidden = {"show_progress": "hidden"}
+    return [Event("models_ui_replicas", "reviewer", bind(on_show, ctx, p), triggers, None, [p.note, p.table], hidden)]
