@@ -36,7 +36,7 @@ API: tuple[tuple[str, str], ...] = (
     ("components.intents", "_register_api"),
     ("components.review.api", "register"),
     ("components.planning.api", "register"),
-    ("components.vqa_api", "register"),
+    ("components.vqa.api", "register"),
     ("components.icl", "_register_api"),
     ("components.results.api", "register"),
     ("components.models.api", "register"),

@@ -147,7 +147,7 @@ def test_the_pause_rule_sees_a_wrong_gold_answer_at_once(tmp_path):
 def test_every_rule_the_quiz_tests_is_in_the_instructions_the_tab_shows():
     from components.intents import INSTRUCTIONS as TAB_TEXT
     from components.planning.views import CHECK_HELP
-    from components.vqa import ANSWER_HELP
+    from components.vqa.answer import ANSWER_HELP
 
     assert (TAB_TEXT, CHECK_HELP, ANSWER_HELP) == tuple(
         INSTRUCTIONS[k].markdown() for k in ("intents", "planning", "vqa")
