@@ -61,6 +61,19 @@ def _hints(api_name: str, fn: Callable[..., Any]) -> dict[str, Any]:
         raise TypeError(f"{api_name}: the handler's type hints do not resolve ({exc}); Gradio needs them") from exc
 
 
+def _with_request(api_name: str, fn: Callable[..., Any]) -> tuple[inspect.Signature, dict[str, Any], int | None]:
+    """The signature and type hints Gradio is to see for ``fn``'s guard (a ``request: gr.Request`` in front when
+    ``fn`` takes none), and the position of ``fn``'s own request parameter (None: it has none)."""
+    hints = _hints(api_name, fn)
+    own = _request_position(fn, hints)
+    signature = inspect.signature(fn)
+    if own is None:  # add one in front: Gradio inserts specials at their positions, so position 0 is always right
+        request_param = inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=gr.Request)
+        signature = signature.replace(parameters=[request_param, *signature.parameters.values()])
+        hints = {**hints, "request": gr.Request}
+    return signature, hints, own
+
+
 def request_caller(ctx: AppContext, request: gr.Request | None) -> Caller:
     """The caller of ``request``: the :class:`~components.common.Caller` the gate resolved for its HTTP request
     (web/gate.py; no database read), or, when there is none (a handler called from a test, a ``gr.Request`` made
@@ -90,13 +103,7 @@ def guarded(ctx: AppContext, api_name: str, fn: Callable[..., Any], least: str |
     (None: by nobody); see the module docstring."""
     if least is None:
         log.error("event %s is not in the access table (backend/accounts/access.py): refused to everyone", api_name)
-    hints = _hints(api_name, fn)
-    own = _request_position(fn, hints)
-    signature = inspect.signature(fn)
-    if own is None:  # add one in front: Gradio inserts specials at their positions, so position 0 is always right
-        request_param = inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=gr.Request)
-        signature = signature.replace(parameters=[request_param, *signature.parameters.values()])
-        hints = {**hints, "request": gr.Request}
+    signature, hints, own = _with_request(api_name, fn)
     position = 0 if own is None else own
 
     def enter(args: tuple[Any, ...]) -> tuple[Any, ...]:

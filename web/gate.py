@@ -91,33 +91,28 @@ class Gate:
             return True
         return mount.blocks is not None and written_by(mount.blocks, wanted)
 
+    def _guarded(self, scope: Scope) -> tuple[Page, str] | None:
+        """The mount a request is for and the path under it, when the gate must answer it first (None: it passes:
+        not under a mount, Gradio's frontend files, the shell's own sign-in routes)."""
+        found = self._mount(scope["path"]) if scope["type"] in {"http", "websocket"} else None
+        if found is None or FRONTEND.search(found[1]):
+            return None
+        if found[1].rstrip("/") in {"/login", "/logout"}:  # the shell's own, routed before the mount (web/signin.py)
+            return None
+        return found
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in {"http", "websocket"}:
-            await self.app(scope, receive, send)
-            return
-        found = self._mount(scope["path"])
+        found = self._guarded(scope)
         if found is None:
             await self.app(scope, receive, send)
             return
         mount, rest = found
-        if FRONTEND.search(rest):
-            await self.app(scope, receive, send)
-            return
-        if rest.rstrip("/") in {"/login", "/logout"}:  # the shell's own, routed before the mount (web/signin.py)
-            await self.app(scope, receive, send)
-            return
         caller = await anyio.to_thread.run_sync(self.caller, HTTPConnection(scope))  # kept in the scope
         admitted = caller.name is not None and caller.audience is not None and mount.admits(caller.audience)
         page = rest in {"", "/"} and scope.get("method") in {"GET", "HEAD"}
         ended = session_state(caller.name, admitted)
         if ended is not None:
-            if scope["type"] == "websocket":
-                await send({"type": "websocket.close", "code": 4401})
-                return
-            if page:
-                await RedirectResponse(ended["link"], status_code=303)(scope, receive, send)
-                return
-            await JSONResponse(ended, status_code=401, headers={"Cache-Control": "no-store"})(scope, receive, send)
+            await self._ended(ended, page, scope, receive, send)
             return
         if rest.startswith("/gradio_api/file=") and not self._file_allowed(mount, rest):
             reply = JSONResponse({"error": "This file belongs to another page; it is not yours to fetch."}, 403)
@@ -133,3 +128,13 @@ class Gate:
             await send(message)
 
         await self.app(scope, receive, no_store)
+
+    @staticmethod
+    async def _ended(ended: dict[str, str], page: bool, scope: Scope, receive: Receive, send: Send) -> None:
+        """Tell a caller who may not go on why: a websocket is closed, the page redirects, anything else gets 401."""
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 4401})
+        elif page:
+            await RedirectResponse(ended["link"], status_code=303)(scope, receive, send)
+        else:
+            await JSONResponse(ended, status_code=401, headers={"Cache-Control": "no-store"})(scope, receive, send)
