@@ -54,8 +54,24 @@ class TabHandle:
     filled_on_select: bool = False
 
 
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling, resolved once per HTTP request by the gate (web/gate.py) and carried in the request's scope
+    (:data:`CALLER_KEY`): the account's name (None when nobody is signed in), its identity (one of
+    ``backend.accounts.access.IDENTITIES``) and the audience of the page it gets (``web.audiences.audience_of``;
+    None when it was resolved outside a web request: a test, or a handler called directly).
+
+    It lives as long as its request: a role change or a disabled account takes effect on the next request."""
+
+    name: str | None
+    identity: str
+    audience: str | None
+
+
+#: where the gate keeps the request's :class:`Caller`, in its scope's state (``request.state``)
+CALLER_KEY = "compstudio.caller"
 #: the attribute the access guard (components/access.py) sets on the ``gr.Request`` Gradio passes to an event:
-#: the caller it resolved once for this call; :func:`caller` answers from it
+#: the caller's name, for this call; :func:`caller` answers from it
 CALLER_ATTRIBUTE = "compstudio_caller"
 _UNRESOLVED = object()
 
@@ -69,16 +85,28 @@ def caller(ctx: AppContext, request: gr.Request | None) -> str | None:
     return resolve_caller(ctx, request)
 
 
+def scope_caller(request: Any) -> Caller | None:
+    """The :class:`Caller` the gate put in the scope of ``request`` (a ``gr.Request``, which wraps the HTTP
+    request of the call, queued or not, or a Starlette request); None when there is none (no HTTP request)."""
+    state = getattr(request, "state", None)  # gr.Request reads it from the request it wraps
+    found = getattr(state, CALLER_KEY, None) if state is not None else None
+    return found if isinstance(found, Caller) else None
+
+
 def resolve_caller(ctx: AppContext, request: gr.Request | None) -> str | None:
     """The signed-in user's name, or None when nobody is signed in (the backend's role checks then refuse).
 
     The web shell resolves who is calling once per HTTP request, for password sign-in and Sign in with Hugging
-    Face alike (web/signin.py ``Identity``), and hands it to Gradio as each mount's ``auth_dependency``, so
-    Gradio sets ``request.username`` on every call. ``ctx`` is kept for the handlers' one way of asking.
+    Face alike (web/gate.py, web/signin.py ``Identity.caller``), keeps it in the request's scope
+    (:func:`scope_caller`) and hands the name to Gradio as each mount's ``auth_dependency``, so Gradio sets
+    ``request.username`` on every call. ``ctx`` is kept for the handlers' one way of asking.
     """
     del ctx
     if request is None:
         return None
+    found = scope_caller(request)
+    if found is not None:
+        return found.name
     return getattr(request, "username", None) or None
 
 

@@ -14,6 +14,7 @@ import gradio as gr
 import pytest
 from e2e_helpers import free_port
 from gradio_client import Client
+from starlette.requests import Request
 
 from backend.accounts import auth
 from backend.context import build_context
@@ -145,6 +146,10 @@ def test_the_caller_is_resolved_once_per_call(guard_ctx, monkeypatch):
     request.username = "ann"  # the same request object again (a new caller): resolved afresh, and refused
     with pytest.raises(gr.Error, match="admin role"):
         fn("x", request)
+    assert len(resolutions) == 2
+    # over HTTP the gate has resolved the caller already (web/gate.py): the guard reads it from the request's scope
+    scope = {"type": "http", "headers": [], "state": {common.CALLER_KEY: common.Caller("boss", "admin", "admin")}}
+    assert fn("x", gr.Request(request=Request(scope), username="boss")) == "boss/boss"
     assert len(resolutions) == 2
 
 

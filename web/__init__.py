@@ -14,8 +14,10 @@ HTTP level:
 * ``/``: a signed-in person goes to their audience's page, anyone else to ``/login``;
 * gzip and long-lived cache headers for Gradio's hashed frontend files (web/assets.py).
 
-Which events a person may call is the access table's (backend/accounts/access.py, checked before every handler
-by components/access.py), underneath the services' ``require_role``.
+Who is calling is resolved once per request, by the gate: a ``Caller(name, identity, audience)`` kept in the
+request's scope (web/gate.py, web/signin.py), which the mounts' ``auth_dependency`` and the access guard read.
+Which events a person may call is declared with each event (components/events.py) and checked against that
+caller before every handler (components/access.py), underneath the services' ``require_role``.
 """
 
 from __future__ import annotations
@@ -32,9 +34,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from backend.context import AppContext
+from components.common import scope_caller
 from web import look
 from web.assets import FrontendAssets, PageGzip
-from web.audiences import Audience, all_audiences, audience_of, build_audience
+from web.audiences import Audience, all_audiences, build_audience
 from web.cross_site import CrossSiteWrites
 from web.gate import Gate, session_state
 from web.gradio_gaps import is_running, set_session_capacity
@@ -104,20 +107,20 @@ def create_shell(ctx: AppContext, *, prebuild: bool = False) -> Shell:
     shell = Shell(app=app, blocks=pages, signin=signin, audiences=all_audiences())
 
     async def root(request: Request) -> Response:
-        username = await anyio.to_thread.run_sync(identity.user, request)
-        if username is None:
+        caller = await anyio.to_thread.run_sync(identity.caller, request)
+        if caller.name is None:
             return RedirectResponse("/login", status_code=303, headers={"Cache-Control": "no-store"})
-        name = await anyio.to_thread.run_sync(audience_of, ctx, username)
-        target = f"/{name}/" if name in shell.audiences else "/login"
+        target = f"/{caller.audience}/" if caller.audience in shell.audiences else "/login"
         return RedirectResponse(target, status_code=303, headers={"Cache-Control": "no-store"})
 
     async def session(request: Request) -> Response:
         """``GET /session?page=<audience>``: whether the caller may still use that page (the page's script asks)."""
-        username = await anyio.to_thread.run_sync(identity.user, request)
-        name = await anyio.to_thread.run_sync(audience_of, ctx, username) if username else "anyone"
-        wanted = request.query_params.get("page") or name
-        ended = session_state(username, name == wanted)
-        return JSONResponse(ended or {"session": "ok", "audience": name}, headers={"Cache-Control": "no-store"})
+        caller = await anyio.to_thread.run_sync(identity.caller, request)
+        wanted = request.query_params.get("page") or caller.audience
+        ended = session_state(caller.name, caller.audience == wanted)
+        return JSONResponse(
+            ended or {"session": "ok", "audience": caller.audience}, headers={"Cache-Control": "no-store"}
+        )
 
     app.add_api_route("/", root, methods=["GET", "HEAD"], include_in_schema=False)
     app.add_api_route("/session", session, methods=["GET"], include_in_schema=False)
@@ -134,8 +137,9 @@ def create_shell(ctx: AppContext, *, prebuild: bool = False) -> Shell:
 
     def page(path: str, build: Callable[[], gr.Blocks], admits: Callable[[str], bool]) -> None:
         def dependency(request: Request) -> str | None:
-            username = identity.user(request)
-            return username if username is not None and admits(username) else None
+            """Gradio's sign-in check: the caller the gate resolved for this request (no database read)."""
+            caller = scope_caller(request)
+            return caller.name if caller is not None and caller.audience and admits(caller.audience) else None
 
         def mount(on: FastAPI, blocks: gr.Blocks) -> None:
             set_session_capacity(blocks, ctx.settings.session_capacity)
@@ -147,10 +151,10 @@ def create_shell(ctx: AppContext, *, prebuild: bool = False) -> Shell:
         app.router.routes.append(shell.blocks.add(Page(path, build, mount, admits, shell.blocks)))
 
     # the scripts mount first: the background build goes in this order, and scripts call as soon as the server serves
-    page(SCRIPTS, functools.partial(build_scripts_blocks, ctx), lambda username: True)  # any signed-in account
+    page(SCRIPTS, functools.partial(build_scripts_blocks, ctx), lambda audience: True)  # any signed-in account
     for audience in shell.audiences.values():
-        page(audience.path, functools.partial(build_audience, ctx, audience), _admits(ctx, audience.name))
-    app.add_middleware(Gate, pages=shell.blocks, user=identity.user, media_dir=ctx.settings.media_dir)
+        page(audience.path, functools.partial(build_audience, ctx, audience), _admits(audience.name))
+    app.add_middleware(Gate, pages=shell.blocks, caller=identity.caller, media_dir=ctx.settings.media_dir)
     if identity.oauth:  # its session middleware must be outside the gate, which reads the session
         from huggingface_hub import attach_huggingface_oauth
 
@@ -162,11 +166,9 @@ def create_shell(ctx: AppContext, *, prebuild: bool = False) -> Shell:
     return shell
 
 
-def _admits(ctx: AppContext, name: str) -> Any:
-    def admits(username: str) -> bool:
-        return audience_of(ctx, username) == name
-
-    return admits
+def _admits(name: str) -> Callable[[str], bool]:
+    """A page's admission: the callers whose audience (web/audiences.caller_of) is ``name``."""
+    return lambda audience: audience == name
 
 
 def create_app(ctx: AppContext, *, prebuild: bool = False) -> FastAPI:

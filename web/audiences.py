@@ -26,7 +26,7 @@ from backend.campaigns.studies import WORK_TAB
 from backend.campaigns.workers import study_view
 from backend.context import AppContext
 from components import TABS, TabSpec
-from components.common import TabHandle, caller, esc
+from components.common import Caller, TabHandle, caller, esc
 from components.events import Event, wire
 from web.access_table import check_events
 
@@ -65,15 +65,17 @@ def all_audiences() -> dict[str, Audience]:
     return found
 
 
-def audience_of(ctx: AppContext, username: str | None) -> str:
-    """The audience ``username`` belongs to: their study's work tab for a crowd-study worker, else their
-    identity; "anyone" when not signed in (or disabled)."""
+def caller_of(ctx: AppContext, username: str | None) -> Caller:
+    """Who ``username`` is, in full: their identity, and the audience they belong to: their study's work tab for a
+    crowd-study worker, else their identity; "anyone" when not signed in (or disabled). The gate asks once per
+    request (web/gate.py) and keeps the answer in the request's scope."""
     identity = access.identity(ctx.database, username)
+    audience = identity
     if identity in {"annotator", "author"} and username:
         study = study_view(ctx.database, username)
         if study:
-            return f"worker-{study['work_tab']}"
-    return identity
+            audience = f"worker-{study['work_tab']}"
+    return Caller(username if identity != "anyone" else None, identity, audience)
 
 
 @dataclass(frozen=True)

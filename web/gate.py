@@ -17,8 +17,14 @@ path. This middleware answers every request under a mount first:
 * the page itself is sent with ``Cache-Control: no-store`` (Back after Log out asks the server again, and gets
   the login page).
 
-The caller is resolved once per request (web/signin.Identity keeps the answer in the request's scope), and the
-mounts' ``auth_dependency`` reads the same answer.
+The caller is resolved here once per request, on a worker thread: ``Caller(name, identity, audience)``
+(components/common.py; web/signin.Identity.caller keeps it in the request's scope). Everything after the gate
+reads that answer and reads no identity from the database: the mount's ``auth_dependency`` (Gradio's
+``request.username``), the access guard in front of every event handler (components/access.py: the caller's
+identity against the event's least identity), and the handlers' ``caller(ctx, request)``. A queued event runs
+with the HTTP request that joined the queue (Gradio keeps it as the event's request), and so with its caller.
+Nothing is kept across requests: a role change or a disabled account takes effect on the next request. The
+services keep their own role checks (the command line and scripts call them directly).
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse, RedirectResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from components.common import Caller
 from web.gradio_gaps import written_by
 from web.mounts import Page, Pages
 
@@ -59,12 +66,12 @@ class Gate:
         self,
         app: ASGIApp,
         pages: Pages,
-        user: Callable[[HTTPConnection], str | None],
+        caller: Callable[[HTTPConnection], Caller],
         media_dir: Path,
     ):
         self.app = app
         self.pages = pages
-        self.user = user
+        self.caller = caller
         self.media_dir = str(media_dir.resolve())
 
     def _mount(self, path: str) -> tuple[Page, str] | None:
@@ -84,34 +91,28 @@ class Gate:
             return True
         return mount.blocks is not None and written_by(mount.blocks, wanted)
 
+    def _guarded(self, scope: Scope) -> tuple[Page, str] | None:
+        """The mount a request is for and the path under it, when the gate must answer it first (None: it passes:
+        not under a mount, Gradio's frontend files, the shell's own sign-in routes)."""
+        found = self._mount(scope["path"]) if scope["type"] in {"http", "websocket"} else None
+        if found is None or FRONTEND.search(found[1]):
+            return None
+        if found[1].rstrip("/") in {"/login", "/logout"}:  # the shell's own, routed before the mount (web/signin.py)
+            return None
+        return found
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in {"http", "websocket"}:
-            await self.app(scope, receive, send)
-            return
-        found = self._mount(scope["path"])
+        found = self._guarded(scope)
         if found is None:
             await self.app(scope, receive, send)
             return
         mount, rest = found
-        if FRONTEND.search(rest):
-            await self.app(scope, receive, send)
-            return
-        if rest.rstrip("/") in {"/login", "/logout"}:  # the shell's own, routed before the mount (web/signin.py)
-            await self.app(scope, receive, send)
-            return
-        connection = HTTPConnection(scope)
-        username = await anyio.to_thread.run_sync(self.user, connection)
-        admitted = username is not None and await anyio.to_thread.run_sync(mount.admits, username)
+        caller = await anyio.to_thread.run_sync(self.caller, HTTPConnection(scope))  # kept in the scope
+        admitted = caller.name is not None and caller.audience is not None and mount.admits(caller.audience)
         page = rest in {"", "/"} and scope.get("method") in {"GET", "HEAD"}
-        ended = session_state(username, admitted)
+        ended = session_state(caller.name, admitted)
         if ended is not None:
-            if scope["type"] == "websocket":
-                await send({"type": "websocket.close", "code": 4401})
-                return
-            if page:
-                await RedirectResponse(ended["link"], status_code=303)(scope, receive, send)
-                return
-            await JSONResponse(ended, status_code=401, headers={"Cache-Control": "no-store"})(scope, receive, send)
+            await self._ended(ended, page, scope, receive, send)
             return
         if rest.startswith("/gradio_api/file=") and not self._file_allowed(mount, rest):
             reply = JSONResponse({"error": "This file belongs to another page; it is not yours to fetch."}, 403)
@@ -127,3 +128,13 @@ class Gate:
             await send(message)
 
         await self.app(scope, receive, no_store)
+
+    @staticmethod
+    async def _ended(ended: dict[str, str], page: bool, scope: Scope, receive: Receive, send: Send) -> None:
+        """Tell a caller who may not go on why: a websocket is closed, the page redirects, anything else gets 401."""
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 4401})
+        elif page:
+            await RedirectResponse(ended["link"], status_code=303)(scope, receive, send)
+        else:
+            await JSONResponse(ended, status_code=401, headers={"Cache-Control": "no-store"})(scope, receive, send)

@@ -32,6 +32,7 @@ from starlette.routing import Route
 from backend.accounts import access
 from backend.context import AppContext
 from backend.errors import PermissionDenied
+from components.access import admit
 from web.access_table import check_events
 from web.gate import SIGNED_OUT
 from web.signin import Identity, LazyLimiter
@@ -81,8 +82,8 @@ def api_routes(identity: Identity, endpoints: Mapping[str, Callable[..., Any]], 
         return JSONResponse({"error": message}, status_code=status)
 
     async def run(name: str, request: Request) -> Response:
-        username = identity.user(request)
-        if username is None:
+        caller = await anyio.to_thread.run_sync(identity.caller, request)  # once, kept in the request's scope
+        if caller.name is None:
             return JSONResponse(SIGNED_OUT, status_code=401)  # the gate's sentence (web/gate.py)
         try:
             body = orjson.loads(await request.body())
@@ -95,14 +96,12 @@ def api_routes(identity: Identity, endpoints: Mapping[str, Callable[..., Any]], 
         least = access.EVENTS.get(name)
 
         def call() -> Any:
-            if least is None:
-                raise PermissionDenied(f"The action {name!r} is not in the access table (backend/accounts/access.py).")
-            access.check(ctx.database, username, least)
+            admit(ctx, caller, least, name)  # the guard's answer (components/access.py), from the caller's identity
             if len(data) != len(expected):
                 raise WrongArguments(
                     f"{name} takes {len(expected)} argument(s) ({', '.join(expected) or 'none'}); got {len(data)}"
                 )
-            return endpoints[name](*data, request=gr.Request(request=request, username=username))
+            return endpoints[name](*data, request=gr.Request(request=request, username=caller.name))
 
         try:
             result = await anyio.to_thread.run_sync(call, limiter=limiter.get())

@@ -10,8 +10,12 @@ Sign in with Hugging Face (on a Space): ``huggingface_hub.attach_huggingface_oau
 ``/oauth/huggingface/login|callback|logout`` and the session middleware; :meth:`Identity.user` reads the session
 with ``parse_huggingface_oauth`` and gives the account ``backend.accounts.oauth.oauth_sign_in`` makes of it.
 
-:class:`Identity` answers "who is calling" once per HTTP request (web/gate.py keeps the answer in the request's
-scope); every mount's ``auth_dependency`` and so Gradio's ``request.username`` come from it, in both modes.
+:class:`Identity` answers "who is calling" once per HTTP request, in both modes: :meth:`Identity.user` the name,
+:meth:`Identity.caller` the whole ``Caller(name, identity, audience)`` (components/common.py), each kept in the
+request's scope. The gate (web/gate.py) asks for the caller of every request under a mount; every mount's
+``auth_dependency`` (and so Gradio's ``request.username``), the access guard (components/access.py) and the lean
+``/api`` routes (web/scripts.py) read that answer. Nothing is kept across requests: a role change or a disabled
+account (whose sessions no longer sign in) takes effect on the next request.
 """
 
 from __future__ import annotations
@@ -30,7 +34,9 @@ from starlette.routing import Route
 from backend.accounts import oauth, sessions, signin
 from backend.context import AppContext
 from backend.errors import PermissionDenied, StorageFull
+from components.common import CALLER_KEY, Caller
 from web import page
+from web.audiences import caller_of
 from web.client_address import client_address
 
 ABOUT = (
@@ -47,7 +53,8 @@ FORM = """<form method="post">
 <button type="submit">Sign in</button>
 </form>"""
 OAUTH_LOGIN = "/oauth/huggingface/login"
-#: where the resolved caller is kept in a request's scope (one resolution per request)
+#: where the resolved user name is kept in a request's scope (one resolution per request; the whole Caller is
+#: kept under components.common.CALLER_KEY)
 SCOPE_KEY = "compstudio.user"
 _UNSET = object()
 
@@ -102,6 +109,19 @@ class Identity:
         if found is _UNSET:
             found = self._resolve(connection)
             state[SCOPE_KEY] = found
+        return found
+
+    def caller(self, connection: HTTPConnection) -> Caller:
+        """Who is calling in this request, in full (:class:`~components.common.Caller`: the name, the identity,
+        the audience whose page they get), resolved once per request and kept in its scope, where the mounts'
+        ``auth_dependency``, the access guard and the lean ``/api`` routes read it. Never kept across requests:
+        a role change or a disabled account takes effect on the next one. Reads the database: call it on a
+        worker thread."""
+        state = connection.scope.setdefault("state", {})
+        found = state.get(CALLER_KEY)
+        if not isinstance(found, Caller):
+            found = caller_of(self.ctx, self.user(connection))
+            state[CALLER_KEY] = found
         return found
 
     def _resolve(self, connection: HTTPConnection) -> str | None:
