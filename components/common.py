@@ -58,7 +58,7 @@ class TabHandle:
 class Caller:
     """Who is calling, resolved once per HTTP request by the gate (web/gate.py) and carried in the request's scope
     (:data:`CALLER_KEY`): the account's name (None when nobody is signed in), its identity (one of
-    ``backend.accounts.access.IDENTITIES``) and the audience of the page it gets (``web.audiences.audience_of``;
+    ``backend.accounts.access.IDENTITIES``) and the audience of the page it gets (``web.audiences.caller_of``;
     None when it was resolved outside a web request: a test, or a handler called directly).
 
     It lives as long as its request: a role change or a disabled account takes effect on the next request."""
