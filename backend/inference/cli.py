@@ -105,10 +105,10 @@ def _compare(args: argparse.Namespace) -> Any:
             raise ValidationError("name at least two models: --models A,B")
         return compare_circular(ctx, args.benchmark, models, samples)
     if args.benchmark in ("vqa", "mmcomposition"):
-        from backend.vqa.cli import _cli_admin
+        from backend.accounts.admin import operator
         from backend.vqa.runs import comparison
 
-        return comparison(ctx, _cli_admin(ctx), models, samples=samples)
+        return comparison(ctx, operator(ctx.database), models, samples=samples)
     from backend.inference.paired import compare_stored
 
     if not models or len(models) < 2:

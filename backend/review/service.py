@@ -392,7 +392,7 @@ def submit_review(
                     "now": now,
                 },
             )
-        assignment.finish(db, row["id"], "submitted")
+        assignment.finish(db, row["id"], "submitted")  # a review reports review.finished, never item.completed
         if outcome in ("accepted", "discarded"):  # the sequence's review is over (another round is not)
             webhooks.emit(
                 db, "review.finished", lambda: _finished_data(db, sequence_id, review_round, outcome, username)
