@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from backend.accounts import auth
 from backend.errors import ValidationError
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem, choice_request, get_benchmark
-from backend.inference.circular import rotation_order
+from backend.inference.circular import circular_report, rotation_order
 from backend.inference.overrides import Overrides, run_label
 from backend.inference.parsing import ParsedAnswer
 from backend.inference.request import image, text
@@ -186,7 +186,6 @@ def run_model(
     over all predictions) and ``circular`` gives :func:`backend.vqa.circular.circular_report`; the
     leaderboard run keeps the options as authored (rotation 0)."""
     from backend.inference.runner import run_eval
-    from backend.vqa.circular import circular_report
 
     user = auth.require_role(ctx.database, username, "reviewer")
     mode = image_mode or ctx.settings.vqa_image_mode
