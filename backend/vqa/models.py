@@ -125,6 +125,8 @@ BENCHMARKS = (
         score=partial_credit_score,
         metric="partial_credit",
         default_options=lambda ctx: {"image_mode": ctx.settings.vqa_image_mode},
+        aliases=("vqa",),
+        compare="backend.vqa.runs:compare_command",
     ),
     BenchmarkSpec(
         BLIND_BENCHMARK,

@@ -53,6 +53,7 @@ from backend.vqa.scoring import ScoreTable, aggregate, item_random_score, partia
 
 if TYPE_CHECKING:
     from backend.context import AppContext
+    from backend.inference.benchmarks import CompareAsked
     from backend.inference.reading import ReadKey
 
 RUN_KINDS = ("model", "blind", "imported")
@@ -488,3 +489,14 @@ def comparison(
         "not_ranked": [r for r, run in every.items() if not run.scored],
         "random_choice_single": round(chance / singles, 4) if singles else None,
     }
+
+
+def compare_command(ctx: AppContext, name: str, asked: CompareAsked) -> dict[str, Any]:
+    """``compstudio compare --benchmark vqa`` (the spec's ``compare``): :func:`comparison` of the runs named (default:
+    all) as the command line's operator. Not circular: ``compstudio vqa run MODEL --circular`` reports that."""
+    from backend.accounts.admin import operator
+    from backend.inference.benchmarks import CIRCULAR_COMPARE_ONLY
+
+    if asked.circular:
+        raise ValidationError(CIRCULAR_COMPARE_ONLY)
+    return comparison(ctx, operator(ctx.database), asked.models, samples=asked.samples)
