@@ -149,7 +149,7 @@ def _key(ctx: AppContext, name: str, model: str) -> ReadKey:
 def _stored(ctx: AppContext, name: str, model: str, items: Sequence[EvalItem], shash: str) -> dict[str, Any]:
     """The stored prediction of each item (by item id) under ``shash``."""
     from backend.inference.benchmarks import get_benchmark
-    from backend.inference.runner import prepare
+    from backend.inference.prepared import prepare
     from backend.inference.store import lookup
 
     bench = get_benchmark(ctx, name)

@@ -146,9 +146,9 @@ def category_breakdown(
     (:func:`backend.inference.reading.read_key`); ``note`` then says when that is a served model's last run
     because its server is unreachable."""
     from backend.inference.benchmarks import get_benchmark
+    from backend.inference.prepared import prepare
     from backend.inference.reading import read_key
     from backend.inference.registry import get_spec
-    from backend.inference.runner import prepare
     from backend.inference.store import lookup
 
     bench, spec = get_benchmark(ctx, BENCHMARK), get_spec(ctx, model)

@@ -154,7 +154,7 @@ def _stored_letters(
 ) -> tuple[dict[str, tuple[tuple[str, ...], str]], dict[str, str]]:
     """The store's parsed letters and raw text for ``items`` under ``shash`` (after a run: the run's key), and
     how each answer was read (its status: ``ok``, ``refusal``, ``unparsed`` or ``error``)."""
-    from backend.inference.runner import prepare
+    from backend.inference.prepared import prepare
     from backend.inference.store import lookup
 
     bench = get_benchmark(ctx, bench_name)

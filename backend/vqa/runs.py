@@ -193,7 +193,7 @@ def store_runs(ctx: AppContext, items: list[VqaItem]) -> list[VqaRun]:
     the run's image mode), so an edited item is not scored with an answer to its old version."""
     from backend.inference.benchmarks import get_benchmark
     from backend.inference.overrides import run_label
-    from backend.inference.runner import prepare
+    from backend.inference.prepared import prepare
     from backend.inference.store import lookup
     from backend.vqa.models import BLIND_BENCHMARK, eval_item, run_name
 
