@@ -7,7 +7,8 @@ directly; everything reached over HTTP goes through here.
 public identity defined here, never a private helper of its own:
 
 * :func:`operator` is the admin account the command line acts as where a service checks a signed-in admin
-  (model runs, reports, grids, VQA votes): the first enabled admin account.
+  (model runs, reports, grids, VQA votes, gold items, worker reports, invitations): the first enabled admin
+  account.
 * A service that takes ``operator=True`` (studies, webhooks) skips that check and audits the change under
   :data:`OPERATOR`; :func:`acting_admin` is that choice, made in one place.
 """
