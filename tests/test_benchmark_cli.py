@@ -1,7 +1,7 @@
 """The command line finds benchmarks through the benchmark registry (issue 43 Must 4): short names are the specs'
-aliases, and what ``compare`` and ``eval`` do beyond the common path each spec carries (its own comparison, its
-circular comparison, its report), so the command line names no benchmark itself. Exit codes stay: 0, and 2 for
-every refusal."""
+aliases (compare, grid, samples), and what ``compare`` and ``eval`` do beyond the common path each spec carries
+(its own comparison, its circular comparison, its report), so the command line names no benchmark itself. Exit
+codes stay: 0, and 2 for every refusal."""
 
 from __future__ import annotations
 
@@ -20,6 +20,13 @@ def test_short_names_are_aliases_of_the_specs_and_only_the_command_line_reads_th
     assert ctx.benchmarks.named("planning").name == "vilpact-planning"
     assert ctx.benchmarks.named("vqa").name == "mmcomposition"
     assert ctx.benchmarks.named("toy-colors").name == "toy-colors"
+    assert ctx.benchmarks.named("in-context").name == "icl"
+    # a filter over stored runs (samples) takes the short names too, and keeps any other name as it is
+    assert [ctx.benchmarks.canonical(n) for n in ("vqa", "gone-benchmark", None)] == [
+        "mmcomposition",
+        "gone-benchmark",
+        None,
+    ]
     with pytest.raises(NotFound):
         ctx.benchmarks.get("planning")  # a run is stored under the benchmark's own name only
     with pytest.raises(NotFound, match="unknown benchmark 'nope'"):

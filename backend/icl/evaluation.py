@@ -191,5 +191,6 @@ BENCHMARKS = (
         params=GenerationParams(max_new_tokens=256, stop=("\n",)),
         metric="exact_match",
         report=run_report,  # exact match per category, as `icl eval` reports it
+        aliases=("in-context",),
     ),
 )

@@ -18,7 +18,7 @@ import importlib
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from backend.errors import NotFound
 from backend.inference.parsing import ParsedAnswer, letters_for, parse_choice, parse_text
@@ -205,11 +205,19 @@ class BenchmarkRegistry:
             raise NotFound(f"unknown benchmark {name!r}; valid benchmarks: {', '.join(benchmarks) or '(none)'}")
         return benchmarks[name]
 
-    def named(self, name: str) -> BenchmarkSpec:
-        """A benchmark by its name or a built-in one's alias (the command line's short names: ``planning``)."""
+    @overload
+    def canonical(self, name: str) -> str: ...
+    @overload
+    def canonical(self, name: None) -> None: ...
+    def canonical(self, name: str | None) -> str | None:
+        """The benchmark a built-in one's alias names (the short names ``planning``, ``vqa``, ``in-context``);
+        any other name as it is (a filter over stored runs may name a benchmark no longer registered)."""
         self._load()
-        aliased = next((spec for spec in self._specs.values() if name in spec.aliases), None)
-        return aliased or self.get(name)
+        return next((spec.name for spec in self._specs.values() if name in spec.aliases), name)
+
+    def named(self, name: str) -> BenchmarkSpec:
+        """A benchmark by its name or a built-in one's alias (what the command line accepts)."""
+        return self.get(self.canonical(name) or name)
 
 
 def list_benchmarks(ctx: AppContext) -> dict[str, BenchmarkSpec]:
