@@ -1,21 +1,28 @@
 """AppContext: everything the process holds, built once at start-up by :func:`build_context` and handed to
-every tab, command and service. There are no process globals beside it."""
+every tab, command and service. There are no process globals beside it.
+
+The services hold an ``AppContext`` and name its type only for the type checker (``if TYPE_CHECKING``), and this
+module names theirs the same way: at run time it imports none of them until :func:`build_context` builds them, so
+importing ``backend.context`` (as every tab and service does) loads no service, and no import runs in a circle
+(docs/decisions.md, "Import circles"; tests/test_import_layers.py).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from backend.filebench.benchmark import FileBenchmarks
-from backend.icl.service import IclWorkspace
-from backend.inference.benchmarks import BenchmarkRegistry
 from backend.inference.digests import FileDigests
-from backend.inference.embeddings import EmbeddingModels
-from backend.inference.registry import ModelPool, ModelRegistry
-from backend.operations.service import BackupService
 from backend.settings import Settings
 from backend.storage import Database
-from backend.webhooks.sender import WebhookSender
+
+if TYPE_CHECKING:
+    from backend.icl.service import IclWorkspace
+    from backend.inference.benchmarks import BenchmarkRegistry
+    from backend.inference.embeddings import EmbeddingModels
+    from backend.inference.registry import ModelPool, ModelRegistry
+    from backend.operations.service import BackupService
+    from backend.webhooks.sender import WebhookSender
 
 
 @dataclass(frozen=True)
@@ -39,6 +46,14 @@ def build_context(settings: Settings, *, notices: tuple[str, ...] = (), hf_api: 
     ``hf_api`` stands in for the Hugging Face Hub in the backup service (tests); ``notices`` are shown to
     admins.
     """
+    from backend.filebench.benchmark import FileBenchmarks
+    from backend.icl.service import IclWorkspace
+    from backend.inference.benchmarks import BenchmarkRegistry
+    from backend.inference.embeddings import EmbeddingModels
+    from backend.inference.registry import ModelPool, ModelRegistry
+    from backend.operations.service import BackupService
+    from backend.webhooks.sender import WebhookSender
+
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     settings.media_dir.mkdir(parents=True, exist_ok=True)
     database = Database(settings.db_path, busy_timeout_ms=settings.busy_timeout_ms)

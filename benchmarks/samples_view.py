@@ -53,7 +53,7 @@ def _summary(values: list[float]) -> dict[str, float]:
 def baseline_page(ctx, run_id: int, page: int, page_size: int, wanted: str = "all") -> list[dict]:
     """One page without the view: the run's items rebuilt and looked up in the store, filtered in Python."""
     from backend.inference.benchmarks import get_benchmark
-    from backend.inference.runner import prepare
+    from backend.inference.prepared import prepare
     from backend.inference.samples import get_run
     from backend.inference.store import lookup
 

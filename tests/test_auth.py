@@ -74,3 +74,22 @@ def test_insert_user_is_the_one_way_accounts_are_stored(database):
     assert (carol.role, carol.disabled) == ("reviewer", True)
     with pytest.raises(ValidationError, match="already exists"):
         auth.add_user(database, "carol", "admin", "password1")
+
+
+def test_the_command_line_acts_through_one_public_operator_identity(database):
+    """``backend.accounts.admin.operator`` is the admin account every CLI command acts as where a service checks the
+    admin role (the first enabled admin); ``acting_admin(..., operator=True)`` audits the shell as OPERATOR."""
+    from backend.accounts.admin import OPERATOR, acting_admin, operator
+
+    with pytest.raises(ValidationError, match="create an admin account first"):
+        operator(database)
+    auth.add_user(database, "ann", "annotator", "password-123")
+    auth.add_user(database, "first", "admin", "password-123")
+    auth.add_user(database, "second", "admin", "password-123")
+    assert operator(database) == "first"
+    auth.set_disabled(database, "first")
+    assert operator(database) == "second"
+    assert acting_admin(database, None, operator=True) == OPERATOR == "cli"
+    assert acting_admin(database, "second") == "second"
+    with pytest.raises(PermissionDenied):
+        acting_admin(database, "ann")

@@ -155,6 +155,12 @@ def test_icl_benchmark_exact_match_per_category(ctx, small_files):
     read = result["outcomes_by_category"]["phrareco"]
     assert sum(read[k] for k in ("answered", "refusals", "parse_failures", "errors")) == 2
     assert read["answered"] == result["answered"] and read["refusals"] == result["refusals"]
+    from backend.inference.cli import benchmark_report  # `eval --benchmark icl` adds the same, from the spec's report
+
+    assert (
+        benchmark_report(ctx, "icl", "tiny-icl-eval", {"n": 2}, 2, None)["exact_match_by_category"]
+        == (result["exact_match_by_category"])
+    )
 
 
 def test_icl_refusals_are_kept_apart_from_answers(ctx, small_files, monkeypatch):

@@ -184,7 +184,7 @@ def test_hub_revision_from_the_snapshot_path_and_the_cached_ref(ctx, tmp_path):
 
 def test_rows_of_the_old_key_are_not_served(ctx, world):
     """Rows stored under key version 1 (model fingerprint and decoding only) are computed anew."""
-    from backend.inference.runner import prepare
+    from backend.inference.prepared import prepare
 
     bench = ctx.benchmarks.get("key-test")
     spec = ModelSpec("echo", "python", "inference_helpers:echo_factory")

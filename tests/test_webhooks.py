@@ -211,6 +211,40 @@ def test_every_event_is_sent_by_the_flow_that_causes_it(template, tmp_path, rece
     assert (run["run_id"], run["status"], run["summary"]) == (run_id, "finished", {"score": 0.5})
 
 
+def test_item_completed_is_emitted_by_the_service_that_owns_the_submit_not_by_the_pool(tmp_path):
+    """The lease pool only reports that a round closed (``assignment.finish`` returns a Completion and writes no
+    event); the planning-check service, which owns the submit, emits ``item.completed`` with the same payload."""
+    from backend import assignment
+    from backend.accounts import auth
+    from backend.planning.validation import next_question, submit_check
+    from tests.planning_helpers import planning_context
+
+    ctx = planning_context(tmp_path, VILPACT_DATA, planning_annotators_per_question=2, webhooks_allow_private=True)
+    db = ctx.database
+    auth.add_user(db, "boss", "admin", "password-123")
+    for name in ("ann1", "ann2"):
+        auth.add_user(db, name, "annotator", "password-123")
+    registry.add_webhook(db, ctx.settings, "boss", name="lab", url="http://127.0.0.1:9/x", events="item.completed")
+    with db.write() as w:  # the pool alone: a closed round is returned, nothing is queued
+        assignment.add_tasks(w, "demo", ["d1"], needed=1)
+        lease = assignment.next_task(w, "demo", "ann1", 20)
+        row, _ = assignment.claim_for_submit(w, "demo", lease.item_id, "ann1")
+        assert assignment.finish(w, row["id"], "submitted") == assignment.Completion("demo", "d1", 1, 1)
+    assert db.scalar("SELECT count(*) FROM webhook_deliveries") == 0
+    qid = next_question(db, "ann1", 20).question.id
+    assert next_question(db, "ann2", 20).question.id == qid
+    submit_check(db, "ann1", qid, 0)
+    assert db.scalar("SELECT count(*) FROM webhook_deliveries") == 0  # one of N = 2: not complete yet
+    submit_check(db, "ann2", qid, 1)
+    bodies = [json.loads(r["body"]) for r in db.query("SELECT body FROM webhook_deliveries ORDER BY id")]
+    assert [(b["event"], b["data"]) for b in bodies] == [
+        (
+            "item.completed",
+            {"kind": "planning", "item_id": qid, "round": 1, "needed": 2, "annotators": ["ann1", "ann2"]},
+        )
+    ]
+
+
 def test_the_webhooks_and_study_commands(template, tmp_path, receiver, capsys, monkeypatch):
     from backend.cli import main
 

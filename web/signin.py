@@ -32,10 +32,11 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from backend.accounts import oauth, sessions, signin
+from backend.campaigns import workers
 from backend.context import AppContext
 from backend.errors import PermissionDenied, StorageFull
 from components.common import CALLER_KEY, Caller
-from web import page
+from web import page, study_views
 from web.audiences import caller_of
 from web.client_address import client_address
 
@@ -89,6 +90,24 @@ def set_session_cookie(response: Response, request: Request, name: str, token: s
         secure=request.url.scheme == "https",
     )
     return response
+
+
+def public_base(request: Request) -> str:
+    """The app's address as the browser reached it (a proxy's X-Forwarded-Host/-Proto first)."""
+    host = (request.headers.get("x-forwarded-host") or request.headers.get("host") or "").split(",")[0].strip()
+    scheme = (request.headers.get("x-forwarded-proto") or request.url.scheme).split(",")[0].strip()
+    return f"{scheme}://{host}" if host else str(request.base_url).rstrip("/")
+
+
+def study_worker_signed_out(ctx: AppContext, username: str | None, request: Request) -> HTMLResponse | None:
+    """What /logout shows a crowd-study worker instead of the password form: their study and the link to continue,
+    as a study page (None for everyone else). Here, not in web/study_pages.py, which builds on this module."""
+    found = workers.continue_link(ctx.database, username, public_base(request))
+    if found is None:
+        return None
+    study, worker, link = found
+    body = study_views.signed_out_body(study, worker, link)
+    return page.render("Logged out", body, main_id="study-page", state="signed_out", wide=True, referrer="no-referrer")
 
 
 @dataclass(frozen=True)
@@ -260,10 +279,8 @@ class SignIn:
             return RedirectResponse("/login?signed_out=1", status_code=303)
         username = await anyio.to_thread.run_sync(signin.sign_out, self.ctx.database, request.cookies.get(self.cookie))
         # a crowd-study worker has no password: they get their study and the link to continue (issue 26 §4)
-        from web import study_pages  # it builds on this module
-
         study_page = (
-            await anyio.to_thread.run_sync(study_pages.signed_out_page, self.ctx, username, request)
+            await anyio.to_thread.run_sync(study_worker_signed_out, self.ctx, username, request)
             if html_reply and username
             else None
         )

@@ -139,23 +139,6 @@ def _quiz_page(study: Study, worker: StudyWorker, quiz: bool) -> HTMLResponse:
     return page("Qualification", body, state="started")
 
 
-def _public_base(request: Request) -> str:
-    """The app's address as the browser reached it (a proxy's X-Forwarded-Host/-Proto first)."""
-    host = (request.headers.get("x-forwarded-host") or request.headers.get("host") or "").split(",")[0].strip()
-    scheme = (request.headers.get("x-forwarded-proto") or request.url.scheme).split(",")[0].strip()
-    return f"{scheme}://{host}" if host else str(request.base_url).rstrip("/")
-
-
-def signed_out_page(ctx: AppContext, username: str | None, request: Request) -> HTMLResponse | None:
-    """What /logout shows a study worker instead of the password form: their study and the link to continue
-    (None for everyone else)."""
-    found = workers.continue_link(ctx.database, username, _public_base(request))
-    if found is None:
-        return None
-    study, worker, link = found
-    return page("Logged out", study_views.signed_out_body(study, worker, link), state="signed_out")
-
-
 def _working_page(study: Study, worker: StudyWorker, done: int) -> HTMLResponse:
     body = (
         f"<p>You are in <strong>{html.escape(study.name)}</strong>: {done} of {study.tasks_per_worker} tasks done. "

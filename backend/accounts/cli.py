@@ -23,10 +23,10 @@ def _users(args: argparse.Namespace) -> Any:
         out = args.passwords_out or args.file.with_name(f"{args.file.stem}.passwords.csv")
         return import_users(ctx.database, args.file, out)
     if args.action == "invite":
+        from backend.accounts.admin import operator
         from backend.accounts.invitations import create_invitation
-        from backend.campaigns.quality_cli import cli_admin
 
-        return create_invitation(ctx.database, ctx.settings, cli_admin(ctx.database), args.role, args.base_url)
+        return create_invitation(ctx.database, ctx.settings, operator(ctx.database), args.role, args.base_url)
     if args.action == "list":
         return [asdict(u) for u in auth.list_users(ctx.database)]
     if args.action == "set-role":

@@ -15,13 +15,11 @@ Rules:
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import sqlite_utils
 
-from backend import webhooks
 from backend.errors import LeaseLost, NotFound, ValidationError
 from backend.storage import audit, utcnow
 
@@ -36,6 +34,17 @@ class Lease:
     expires_at: str
     viewed_at: str | None
     guidance: str | None
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A task whose round reached its N submissions (what the webhook event ``item.completed`` reports; the
+    service that owns the submit emits it, backend/webhooks)."""
+
+    kind: str
+    item_id: str
+    review_round: int
+    needed: int
 
 
 def _later(minutes: float) -> str:
@@ -188,9 +197,12 @@ def claim_for_submit(db: sqlite_utils.Database, kind: str, item_id: str, annotat
     return row, False
 
 
-def finish(db: sqlite_utils.Database, assignment_id: int, status: str, skip_reason: str | None = None) -> None:
-    """Mark a lease submitted or skipped, and close the task when its round has all N submissions (the webhook
-    event ``item.completed``, backend/webhooks)."""
+def finish(
+    db: sqlite_utils.Database, assignment_id: int, status: str, skip_reason: str | None = None
+) -> Completion | None:
+    """Mark a lease submitted or skipped, and close the task when its round has all N submissions. Returns the
+    :class:`Completion` when this call closed it (the caller, which owns the event, emits ``item.completed``), else
+    None. A skip adds no submission, so it never closes a round (the round was checked at its last submit)."""
     db.conn.execute(
         "UPDATE assignments SET status = ?, finished_at = ?, skip_reason = ? WHERE id = ?",
         (status, utcnow(), skip_reason, assignment_id),
@@ -204,23 +216,9 @@ def finish(db: sqlite_utils.Database, assignment_id: int, status: str, skip_reas
            RETURNING round, needed""",
         {"kind": row["kind"], "item": row["item_id"]},
     ).fetchone()
-    if completed is not None and row["kind"] != "review":  # a review decides by review.finished instead
-        webhooks.emit(db, "item.completed", lambda: _completed_data(db, row["kind"], row["item_id"], completed))
-
-
-def _completed_data(db: sqlite_utils.Database, kind: str, item_id: str, completed: sqlite3.Row) -> dict:
-    annotators = db.conn.execute(
-        "SELECT annotator FROM assignments WHERE kind = ? AND item_id = ? AND round = ? AND status = 'submitted' "
-        "ORDER BY finished_at",
-        (kind, item_id, completed["round"]),
-    ).fetchall()
-    return {
-        "kind": kind,
-        "item_id": item_id,
-        "round": completed["round"],
-        "needed": completed["needed"],
-        "annotators": [r[0] for r in annotators],
-    }
+    if completed is None:
+        return None
+    return Completion(row["kind"], row["item_id"], completed["round"], completed["needed"])
 
 
 def skip(db: sqlite_utils.Database, kind: str, item_id: str, annotator: str, reason: str) -> None:

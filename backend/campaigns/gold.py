@@ -12,16 +12,15 @@
 * A gold task is handed out like any other (an ``assignments`` row: leases, drafts, submit and retries
   work unchanged) and recorded in ``gold_answers``; the worker's answer is stored where every answer of
   that kind goes, and scored against the key when it is submitted, in the submit's own transaction
-  (:func:`score_submitted`, issue 26 §1): the last task of a worker and a task submitted after the study closed
+  (``gold_scoring.score_submitted``, issue 26 §1): the last task of a worker and a task submitted after the study closed
   are scored like any other. Planning and VQA exactly; intents by agreement with the reference
-  (:func:`intent_agreement`) at or above ``gold_agreement_threshold``, else a reviewer judges them (:func:`judge`).
-  :func:`score_new_answers` scores what is left unscored (answers submitted before scoring at submit existed).
+  (``gold_scoring.intent_agreement``) at or above ``gold_agreement_threshold``, else a reviewer judges them (:func:`judge`).
+  ``gold_scoring.score_new_answers`` scores what is left unscored (answers submitted before scoring at submit existed).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -30,8 +29,9 @@ import sqlite_utils
 
 from backend import assignment
 from backend.accounts import auth
+from backend.campaigns import quality
+from backend.campaigns.gold_scoring import references
 from backend.errors import NotFound, ValidationError
-from backend.intents.rules import bigram_jaccard
 from backend.settings import Settings
 from backend.storage import Database, audit, utcnow
 
@@ -65,25 +65,6 @@ def gold_due(position: int, rate: float, phase: float) -> bool:
 def phase_of(annotator: str) -> float:
     """A stable offset in [0, 1) per worker."""
     return int(hashlib.sha256(annotator.encode()).hexdigest()[:8], 16) / 2**32
-
-
-def intent_agreement(concrete: str, high_level: str, references: list[tuple[str, str]]) -> float:
-    """Agreement of a worker's two intents with the reference: the best, over reference pairs, of the mean
-    character-bigram Jaccard similarity of the concrete and of the high-level intent (0.0 without reference).
-
-    >>> intent_agreement("S/He wants to drink water", "S/He is thirsty", [("S/He wants to drink water", "S/He is thirsty")])
-    1.0
-
-    By hand, worker ("abc", "xyz") against ("abc", "xyw"): concrete 1.0; high-level {xy, yz} vs {xy, yw}
-    share 1 of 3 bigrams, 1/3; mean 2/3. Against ("zzz", "xyz"): (0 + 1) / 2. The best is 2/3.
-
-    >>> round(intent_agreement("abc", "xyz", [("abc", "xyw"), ("zzz", "xyz")]), 3)
-    0.667
-    """
-    best = 0.0
-    for ref_concrete, ref_high in references:
-        best = max(best, (bigram_jaccard(concrete, ref_concrete) + bigram_jaccard(high_level, ref_high)) / 2)
-    return best
 
 
 def _check_kind(kind: str) -> None:
@@ -226,8 +207,6 @@ def gold_rate_for(db: sqlite_utils.Database, settings: Settings, annotator: str)
 def next_task(db: sqlite_utils.Database, settings: Settings, kind: str, annotator: str) -> assignment.Lease | None:
     """The hand-out every worker flow calls: quality checks first (a paused or blocked worker gets nothing),
     then the task they hold, then a gold item when one is due, else the exact-N pool. Inside ``write()``."""
-    from backend.campaigns import quality  # quality scores gold answers: imported here, not at the top
-
     if quality.check_worker(db, settings, annotator) != "active":
         return None
     held = assignment.current_lease(db, kind, annotator)
@@ -252,84 +231,6 @@ def next_task(db: sqlite_utils.Database, settings: Settings, kind: str, annotato
     return assignment.next_task(db, kind, annotator, settings.lease_minutes)
 
 
-# -- scoring ----------------------------------------------------------------------------------------
-def _references(db: sqlite_utils.Database, sequence_id: str) -> list[tuple[str, str]]:
-    rows = db.conn.execute(
-        """SELECT concrete_intent, high_level_intent FROM final_intents WHERE sequence_id = :s
-           UNION SELECT a.concrete_intent, a.high_level_intent FROM annotations a
-           JOIN review_judgments j ON j.annotation_id = a.id
-           WHERE a.sequence_id = :s AND a.source = 'imported' AND j.reasonable = 1""",
-        {"s": sequence_id},
-    ).fetchall()
-    return [(r[0], r[1]) for r in rows]
-
-
-def _outcome(db: sqlite_utils.Database, settings: Settings, gold: dict) -> tuple[str | None, float | None]:
-    """(outcome, agreement) of one submitted gold answer; (None, None) when its answer row is missing."""
-    kind, item, who = gold["kind"], gold["item_id"], gold["annotator"]
-    if kind == "planning":
-        row = db.conn.execute(
-            """SELECT c.plausible_choice = q.answer_index FROM planning_checks c
-               JOIN planning_questions q ON q.id = c.question_id WHERE c.question_id = ? AND c.annotator = ?""",
-            (item, who),
-        ).fetchone()
-        return (None, None) if row is None else ("correct" if row[0] else "wrong", None)
-    if kind == "vqa_answer":
-        row = db.conn.execute(
-            """SELECT a.answer, i.answer FROM vqa_answers a JOIN vqa_items i ON i.id = a.item_id
-               WHERE a.item_id = ? AND a.annotator = ?""",
-            (item, who),
-        ).fetchone()
-        if row is None:
-            return None, None
-        return ("correct" if sorted(json.loads(row[0])) == sorted(json.loads(row[1])) else "wrong"), None
-    row = db.conn.execute(
-        "SELECT concrete_intent, high_level_intent FROM annotations WHERE sequence_id = ? AND annotator = ? "
-        "AND source = 'live'",
-        (item, who),
-    ).fetchone()
-    if row is None:
-        return None, None
-    agreement = round(intent_agreement(row[0], row[1], _references(db, item)), 4)
-    return ("correct" if agreement >= settings.gold_agreement_threshold else "pending"), agreement
-
-
-def _store_outcome(db: sqlite_utils.Database, assignment_id: int, outcome: str, agreement: float | None) -> None:
-    db.conn.execute(
-        "UPDATE gold_answers SET outcome = ?, agreement = ?, judged_by = ?, judged_at = ? WHERE assignment_id = ?",
-        (outcome, agreement, None if outcome == "pending" else "key", utcnow(), assignment_id),
-    )
-
-
-def score_submitted(db: sqlite_utils.Database, settings: Settings, assignment_id: int) -> str | None:
-    """Score one gold answer as it is submitted: call it in the submit's ``write()``, after the answer row is
-    stored. Returns the outcome (``correct``, ``wrong``, ``pending``), or None when the assignment is no gold
-    item (one read by primary key: every submit pays only that)."""
-    row = db.conn.execute(
-        "SELECT * FROM gold_answers WHERE assignment_id = ? AND outcome IS NULL", (int(assignment_id),)
-    ).fetchone()
-    if row is None:
-        return None
-    outcome, agreement = _outcome(db, settings, dict(row))
-    if outcome is not None:
-        _store_outcome(db, int(assignment_id), outcome, agreement)
-    return outcome
-
-
-def score_new_answers(db: sqlite_utils.Database, settings: Settings, annotator: str) -> int:
-    """Score the annotator's gold answers submitted since the last look; returns how many. Inside ``write()``."""
-    rows = db.conn.execute(
-        """SELECT g.* FROM gold_answers g JOIN assignments a ON a.id = g.assignment_id
-           WHERE g.annotator = ? AND g.outcome IS NULL AND a.status = 'submitted'""",
-        (annotator,),
-    ).fetchall()
-    for gold in rows:
-        outcome, agreement = _outcome(db, settings, dict(gold))
-        if outcome is not None:
-            _store_outcome(db, gold["assignment_id"], outcome, agreement)
-    return len(rows)
-
-
 def pending_judgments(database: Database, username: str | None) -> list[dict[str, Any]]:
     """Workers' intents on gold sequences below the agreement threshold, with the reference (reviewers)."""
     auth.require_role(database, username, "reviewer")
@@ -341,14 +242,12 @@ def pending_judgments(database: Database, username: str | None) -> list[dict[str
            WHERE g.kind = 'intent' AND g.outcome = 'pending' ORDER BY g.handed_at"""
     )
     for row in rows:
-        row["reference"] = [list(r) for r in _references(database.db, row["sequence_id"])]
+        row["reference"] = [list(r) for r in references(database.db, row["sequence_id"])]
     return rows
 
 
 def judge(database: Database, settings: Settings, username: str | None, assignment_id: int, correct: bool) -> dict:
     """A reviewer's verdict on a gold answer waiting for one; the worker's quality is checked again."""
-    from backend.campaigns import quality
-
     user = auth.require_role(database, username, "reviewer")
     outcome = "correct" if correct else "wrong"
     with database.write() as db:

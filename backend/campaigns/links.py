@@ -119,7 +119,8 @@ def verify_visit(database: Database, study: Study, query: dict[str, Any]) -> Vis
 
 def link_for(database: Database, username: str | None, study_id: int, base_url: str, operator: bool = False) -> dict:
     """The study link an admin pastes into the platform, with the platform and the parameter names."""
-    from backend.campaigns.studies import acting_admin, get_study
+    from backend.accounts.admin import acting_admin
+    from backend.campaigns.studies import get_study
 
     acting_admin(database, username, operator)
     study = get_study(database, study_id)

@@ -32,7 +32,7 @@ import sqlite_utils
 from backend import assignment
 from backend.accounts import auth
 from backend.accounts.sessions import end_all_in
-from backend.campaigns.gold import score_new_answers, score_submitted
+from backend.campaigns.gold_scoring import score_new_answers, score_submitted
 from backend.errors import NotFound, PermissionDenied, ValidationError
 from backend.settings import Settings
 from backend.storage import Database, audit, utcnow

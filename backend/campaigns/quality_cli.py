@@ -1,6 +1,7 @@
 """``python -m backend gold ...`` and ``python -m backend workers ...``: gold items, quality flags, blocking,
 returning answers to the pool, and the worker report, from the operator's shell. The CLI is trusted: it acts
-as the first enabled admin account, so every change is audited under a person."""
+as the operator (:func:`backend.accounts.admin.operator`, the first enabled admin account), so every change is
+audited under a person."""
 
 from __future__ import annotations
 
@@ -8,23 +9,16 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from backend.accounts import auth
+from backend.accounts.admin import operator
 from backend.campaigns import gold, quality, report
 from backend.errors import ValidationError
-
-
-def cli_admin(database: Any) -> str:
-    admins = [u.username for u in auth.list_users(database) if u.role == "admin" and not u.disabled]
-    if not admins:
-        raise ValidationError("create an admin account first: python -m backend users add NAME --role admin ...")
-    return admins[0]
 
 
 def _gold(args: argparse.Namespace) -> Any:
     from backend.cli import context_from
 
     ctx = context_from(args)
-    admin = cli_admin(ctx.database)
+    admin = operator(ctx.database)
     if args.action == "add":
         ids = list(args.items) or gold.candidates(ctx.database, admin, args.kind, args.auto)
         if not ids:
@@ -40,7 +34,7 @@ def _workers(args: argparse.Namespace) -> Any:
     from backend.cli import context_from
 
     ctx = context_from(args)
-    db, admin = ctx.database, cli_admin(ctx.database)
+    db, admin = ctx.database, operator(ctx.database)
     if args.action == "report":
         rows = report.worker_report(db, admin, args.study)
         if args.csv:

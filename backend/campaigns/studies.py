@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 import sqlite_utils
 
 from backend import webhooks
-from backend.accounts import auth
+from backend.accounts.admin import acting_admin
 from backend.errors import NotFound, ValidationError
 from backend.storage import Database, audit, utcnow
 
@@ -149,11 +149,6 @@ class Study:
     def public(self) -> dict[str, Any]:
         """What admins and the API see (never the secret)."""
         return asdict(self)
-
-
-def acting_admin(database: Database, username: str | None, operator: bool = False) -> str:
-    """The name to audit: the signed-in admin (checked), or ``cli`` for the operator's shell."""
-    return "cli" if operator else auth.require_role(database, username, "admin").username
 
 
 def study_from_row(row: Any) -> Study:

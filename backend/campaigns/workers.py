@@ -38,6 +38,7 @@ from backend.accounts.auth import insert_user
 from backend.campaigns import arrivals
 from backend.campaigns.links import Visit
 from backend.campaigns.qualification import QuizItem, QuizResult, draw_quiz, explain, score_quiz
+from backend.campaigns.reservations import lab_may_take
 from backend.campaigns.studies import WORK_TAB, Study, get_study, places_free, study_from_row
 from backend.errors import PermissionDenied, ValidationError
 from backend.settings import Settings
@@ -374,13 +375,11 @@ def leave_study(database: Database, username: str | None, study_id: int) -> Stud
 def may_hand_out(db: sqlite_utils.Database, username: str, pool_kind: str) -> bool:
     """Whether the hand-out may lease a task of ``pool_kind`` to ``username``; call it inside the hand-out's
     ``write()``. Anyone who is not a study worker: True while the open studies' reserved tasks are not touched
-    (backend/campaigns/waiting.py:lab_may_take). A study worker: only while qualified, in time, under
+    (backend/campaigns/reservations.py:lab_may_take). A study worker: only while qualified, in time, under
     the quota and in an open study, and only for their study's kind (False otherwise, and their status is
     brought up to date); before the qualification, or after screening out or returning: PermissionDenied."""
     worker = row_by_user(db, username)
     if worker is None:  # a lab annotator: not into the tasks the open studies reserve (issue 40 §4)
-        from backend.campaigns.waiting import lab_may_take
-
         return lab_may_take(db, pool_kind, username)
     row = db.conn.execute("SELECT * FROM studies WHERE id = ?", (worker.study_id,)).fetchone()
     study, before = study_from_row(row), worker.status

@@ -95,6 +95,7 @@ def spec_for(folder: Path, meta: dict[str, Any]) -> BenchmarkSpec:
         score=partial_credit_score if meta.get("metric") == "partial_credit" else exact_score,
         metric=str(meta.get("metric") or "accuracy"),
         report=functools.partial(run_report, name),
+        compare_circular=compare_circular,
     )
 
 
@@ -148,7 +149,7 @@ def _key(ctx: AppContext, name: str, model: str) -> ReadKey:
 def _stored(ctx: AppContext, name: str, model: str, items: Sequence[EvalItem], shash: str) -> dict[str, Any]:
     """The stored prediction of each item (by item id) under ``shash``."""
     from backend.inference.benchmarks import get_benchmark
-    from backend.inference.runner import prepare
+    from backend.inference.prepared import prepare
     from backend.inference.store import lookup
 
     bench = get_benchmark(ctx, name)
@@ -176,16 +177,18 @@ def run_report(
     load_options: dict[str, Any] | None = None,
     limit: int | None = None,
     gen: Overrides | None = None,
+    shash: str | None = None,
 ) -> dict[str, Any]:
     """What a run's summary adds: the score per category (items as authored; failed calls left out) and, when
-    the run asked rotations, the circular figures."""
+    the run asked rotations, the circular figures. ``shash``: the run's key (else worked out from ``gen``)."""
     from backend.inference.benchmarks import get_benchmark
     from backend.inference.registry import get_spec
     from backend.inference.runner import store_key
 
     bench = get_benchmark(ctx, name)
     items = bench.load_items(ctx, **(load_options or {}))[:limit]
-    rows = _stored(ctx, name, model, items, store_key(ctx, bench, get_spec(ctx, model), gen))  # the run's key
+    key = shash if shash is not None else store_key(ctx, bench, get_spec(ctx, model), gen)  # the run's key
+    rows = _stored(ctx, name, model, items, key)
     by_category: dict[str, dict[str, Any]] = {}
     for item in items:
         row = rows.get(item.item_id)

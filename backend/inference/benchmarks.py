@@ -18,7 +18,7 @@ import importlib
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from backend.errors import NotFound
 from backend.inference.parsing import ParsedAnswer, letters_for, parse_choice, parse_text
@@ -102,6 +102,23 @@ def exact_score(item: EvalItem, parsed: ParsedAnswer) -> float:
     return float(" ".join(parsed.text.split()) == " ".join(str(item.answer).split()))
 
 
+#: what the command line says when ``compare --circular`` names a benchmark without a circular comparison
+CIRCULAR_COMPARE_ONLY = (
+    "--circular applies to planning and benchmarks from files; for VQA run: compstudio vqa run MODEL --circular"
+)
+
+
+@dataclass(frozen=True)
+class CompareAsked:
+    """What ``compstudio compare`` asks of a benchmark (backend/inference/cli.py)."""
+
+    models: list[str] | None  # None: every stored run
+    samples: int  # bootstrap resamples
+    circular: bool = False
+    options: dict[str, str] | None = None  # --benchmark-option pairs
+    baseline_run: bool = True  # answer what the benchmark's blind baseline has not answered yet (planning)
+
+
 @dataclass(frozen=True)
 class BenchmarkSpec:
     """A benchmark as data. ``load_items(ctx, **options) -> list[EvalItem]`` in a stable order."""
@@ -114,11 +131,20 @@ class BenchmarkSpec:
     score: Callable[[EvalItem, ParsedAnswer], float] = exact_score
     params: GenerationParams = GenerationParams()
     metric: str = "accuracy"
-    # what a run's summary adds from the store: ``report(ctx, model, load_options, limit, gen) -> dict``
+    #: what a run's summary adds from the store: ``report(ctx, model, load_options, limit, gen, shash=None) -> dict``
+    #: (``shash``: the run's key, when the caller has it)
     report: Callable[..., dict[str, Any]] | None = None
     #: the load options a run's items depend on, filled in from the app's settings (e.g. VQA's image mode), so
     #: that a run's row records them whoever started it: ``default_options(ctx) -> dict``
     default_options: Callable[[AppContext], dict[str, Any]] | None = None
+    #: other names the command line accepts for this benchmark (``planning`` for ``vilpact-planning``)
+    aliases: tuple[str, ...] = ()
+    #: the benchmark's own ``compstudio compare``, named ``"package.module:function"`` and imported when called, as
+    #: :data:`BENCHMARK_MODULES` are (the comparison builds on the module that defines the spec, so the spec only
+    #: names it): ``function(ctx, name, asked: CompareAsked) -> dict``. None: the paired comparison of stored runs
+    compare: str | None = None
+    #: the comparison on circular outcomes (``compare --circular``): ``compare_circular(ctx, name, models, samples)``
+    compare_circular: Callable[..., dict[str, Any]] | None = None
 
     def resolve_options(self, ctx: AppContext, options: dict[str, Any] | None) -> dict[str, Any] | None:
         """``options`` with this benchmark's defaults filled in (None and unset values take the default)."""
@@ -126,6 +152,16 @@ class BenchmarkSpec:
             return options
         given = {k: v for k, v in (options or {}).items() if v is not None}
         return self.default_options(ctx) | given
+
+    def run_compare(self, ctx: AppContext, asked: CompareAsked) -> dict[str, Any]:
+        """The benchmark's own comparison (:attr:`compare`; only when it names one)."""
+        if self.compare is None:
+            raise ValueError(f"benchmark {self.name!r} has no comparison of its own")
+        module, _, function = self.compare.partition(":")
+        compare: Callable[[AppContext, str, CompareAsked], dict[str, Any]] = getattr(
+            importlib.import_module(module), function
+        )
+        return compare(ctx, self.name, asked)
 
 
 class BenchmarkRegistry:
@@ -168,6 +204,20 @@ class BenchmarkRegistry:
         if name not in benchmarks:
             raise NotFound(f"unknown benchmark {name!r}; valid benchmarks: {', '.join(benchmarks) or '(none)'}")
         return benchmarks[name]
+
+    @overload
+    def canonical(self, name: str) -> str: ...
+    @overload
+    def canonical(self, name: None) -> None: ...
+    def canonical(self, name: str | None) -> str | None:
+        """The benchmark a built-in one's alias names (the short names ``planning``, ``vqa``, ``in-context``);
+        any other name as it is (a filter over stored runs may name a benchmark no longer registered)."""
+        self._load()
+        return next((spec.name for spec in self._specs.values() if name in spec.aliases), name)
+
+    def named(self, name: str) -> BenchmarkSpec:
+        """A benchmark by its name or a built-in one's alias (what the command line accepts)."""
+        return self.get(self.canonical(name) or name)
 
 
 def list_benchmarks(ctx: AppContext) -> dict[str, BenchmarkSpec]:

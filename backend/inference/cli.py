@@ -61,16 +61,10 @@ def benchmark_report(
     gen: Any,
     shash: str | None = None,
 ) -> dict[str, Any]:
-    """What a benchmark adds to a run's summary (its answers, under the run's key ``shash``): CoFe's exact match
-    per category; a benchmark's own ``report`` (file benchmarks: per category and circular figures)."""
-    from backend.inference.benchmarks import get_benchmark
-
-    if benchmark == "icl":  # CoFe reports exact match per category, as `icl eval` does
-        from backend.icl.evaluation import category_breakdown
-
-        return category_breakdown(ctx, model, options, limit, shash)
-    report = get_benchmark(ctx, benchmark).report
-    return report(ctx, model, options, limit, gen or None) if report is not None else {}
+    """What a benchmark adds to a run's summary (its answers, under the run's key ``shash``): the benchmark's own
+    ``report`` (CoFe: exact match per category; file benchmarks: per category and circular figures)."""
+    report = ctx.benchmarks.get(benchmark).report
+    return report(ctx, model, options, limit, gen or None, shash=shash) if report is not None else {}
 
 
 def _load_options(pairs: list[str] | None) -> dict[str, str] | None:
@@ -79,42 +73,30 @@ def _load_options(pairs: list[str] | None) -> dict[str, str] | None:
 
 
 def _compare(args: argparse.Namespace) -> Any:
-    """Paired comparison on the items every model answered; planning and VQA add their blind baselines."""
+    """Paired comparison on the items every model answered. A benchmark with a comparison of its own runs it
+    (planning and VQA add their blind baselines); ``--circular`` needs the benchmark's circular comparison."""
     from backend.cli import context_from
     from backend.errors import ValidationError
+    from backend.inference.benchmarks import CIRCULAR_COMPARE_ONLY, CompareAsked
 
     ctx = context_from(args)
     models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
     samples = ctx.settings.bootstrap_samples
-    if args.benchmark in ("planning", "vilpact-planning"):
-        from backend.inference.runner import run_eval
-        from backend.planning.evaluation import BENCHMARK
-        from backend.planning.leaderboard import BLIND_BASELINE, compare
-
-        if not args.no_baseline_run:  # the blind prior needs no model: answer what it has not answered yet
-            run_eval(ctx, BENCHMARK, BLIND_BASELINE, load_options={"mode": "text", "circular": args.circular})
-        return compare(ctx.database, models, args.circular, samples, ctx)
-    if args.circular:
-        from backend.filebench.benchmark import compare_circular, is_file_benchmark
-
-        if not is_file_benchmark(ctx, args.benchmark):
-            raise ValidationError(
-                "--circular applies to planning and benchmarks from files; for VQA run: compstudio vqa run MODEL --circular"
-            )
-        if not models or len(models) < 2:
-            raise ValidationError("name at least two models: --models A,B")
-        return compare_circular(ctx, args.benchmark, models, samples)
-    if args.benchmark in ("vqa", "mmcomposition"):
-        from backend.vqa.cli import _cli_admin
-        from backend.vqa.runs import comparison
-
-        return comparison(ctx, _cli_admin(ctx), models, samples=samples)
-    from backend.inference.paired import compare_stored
-
+    options = parse_pairs(args.option, "--benchmark-option")
+    spec = ctx.benchmarks.named(args.benchmark)
+    if spec.compare is not None:
+        asked = CompareAsked(models, samples, args.circular, options, baseline_run=not args.no_baseline_run)
+        return spec.run_compare(ctx, asked)
+    circular = spec.compare_circular if args.circular else None
+    if args.circular and circular is None:
+        raise ValidationError(CIRCULAR_COMPARE_ONLY)
     if not models or len(models) < 2:
         raise ValidationError("name at least two models: --models A,B")
-    options = parse_pairs(args.option, "--benchmark-option")
-    return compare_stored(ctx, args.benchmark, models, options, samples)
+    if circular is not None:
+        return circular(ctx, spec.name, models, samples)
+    from backend.inference.paired import compare_stored
+
+    return compare_stored(ctx, spec.name, models, options, samples)
 
 
 def _export_predictions(args: argparse.Namespace) -> Any:

@@ -32,7 +32,7 @@ from backend.storage import utcnow
 
 if TYPE_CHECKING:
     from backend.context import AppContext
-    from backend.inference.runner import Prepared
+    from backend.inference.prepared import Prepared
 
 MANIFEST_VERSION = 1
 
@@ -121,7 +121,7 @@ def run_manifest(
 ) -> dict[str, Any]:
     """The manifest of ``model`` on ``benchmark`` (items loaded with ``load_options``; pass ``prepared``
     when the items are at hand, else they are loaded and prepared here), under ``gen`` overrides."""
-    from backend.inference.runner import effective_params, prepare
+    from backend.inference.prepared import effective_params, prepare
 
     bench, spec = get_benchmark(ctx, benchmark), get_spec(ctx, model)
     if prepared is None:

@@ -31,9 +31,9 @@ def stored_outcomes(
     (the first ``limit`` of them) ``model`` has a stored, non-failed answer for under ``shash`` (after a run: the
     run's key; default: what views read, :func:`backend.inference.reading.read_key`)."""
     from backend.inference.benchmarks import get_benchmark
+    from backend.inference.prepared import prepare
     from backend.inference.reading import read_key
     from backend.inference.registry import get_spec
-    from backend.inference.runner import prepare
     from backend.inference.store import lookup
 
     bench, spec = get_benchmark(ctx, benchmark), get_spec(ctx, model)

@@ -85,7 +85,7 @@ def read_key(ctx: AppContext, bench: BenchmarkSpec, spec: ModelSpec, gen: Overri
     """The key a view reads ``spec``'s answers to ``bench`` (under ``gen`` overrides) under: the runs' key
     (:func:`backend.inference.runner.store_key`), or, while a served model's server is unreachable, its newest
     finished run's whose settings match (module docstring)."""
-    from backend.inference.runner import effective_params
+    from backend.inference.prepared import effective_params
 
     params = effective_params(bench, spec, gen)
     served = served_identity(ctx, spec, timeout_s=VIEW_IDENTITY_TIMEOUT_S)  # cached: no probe per view

@@ -23,7 +23,7 @@ from backend.storage import Database, utcnow
 if TYPE_CHECKING:
     from backend.context import AppContext
     from backend.inference.benchmarks import EvalItem
-    from backend.inference.runner import Prepared
+    from backend.inference.prepared import Prepared
 
 FACET_KEYS = ("scene", "future_length", "setting", "choice_type", "mode", "tests")
 
@@ -191,7 +191,7 @@ def ensure_items(ctx: AppContext, run: SampleRun) -> str:
     if source is not None:
         return source
     from backend.inference.benchmarks import get_benchmark
-    from backend.inference.runner import prepare
+    from backend.inference.prepared import prepare
 
     bench = get_benchmark(ctx, run.benchmark)
     items = bench.load_items(ctx, **run.load_options)

@@ -47,13 +47,13 @@ from backend.inference.batching import (
     is_out_of_memory,
 )
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem, get_benchmark
-from backend.inference.digests import FileDigests
 from backend.inference.manifest import run_manifest
 from backend.inference.outcomes import outcome_counts, run_status
-from backend.inference.overrides import Overrides, apply_overrides
+from backend.inference.overrides import Overrides
 from backend.inference.parsing import ParsedAnswer, parse_choice
+from backend.inference.prepared import Prepared, effective_params, prepare
 from backend.inference.registry import SPEED_OPTIONS, ModelSpec, get_spec
-from backend.inference.request import GenerationParams, Request, request_hash, text
+from backend.inference.request import GenerationParams, Request, text
 from backend.inference.revision import (
     current_revision,
     download_if_unresolved,
@@ -110,34 +110,6 @@ class RunSummary:
         if self.metric == "accuracy":
             data["accuracy"] = self.score
         return data
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """One item ready for the model: its prompt and the key it is stored under."""
-
-    item: EvalItem
-    request: Request
-    prompt_hash: str
-
-
-def prepare(bench: BenchmarkSpec, items: Sequence[EvalItem], digests: FileDigests | None = None) -> list[Prepared]:
-    """Each item's prompt and prompt hash (media files hashed through ``digests``, ``AppContext.digests``)."""
-    digests = digests if digests is not None else FileDigests()
-    prepared = []
-    for item in items:
-        request = bench.build_request(item)
-        prepared.append(Prepared(item, request, request_hash(request, digests)))
-    return prepared
-
-
-def effective_params(bench: BenchmarkSpec, spec: ModelSpec, gen: Overrides | None = None) -> GenerationParams:
-    """The benchmark's generation settings, the model's ``max_new_tokens`` where it names none, then the run's
-    ``gen`` overrides (:mod:`backend.inference.overrides`)."""
-    params = bench.params
-    if params.max_new_tokens is None:
-        params = replace(params, max_new_tokens=spec.max_new_tokens)
-    return apply_overrides(params, gen)
 
 
 def store_key(ctx: AppContext, bench: BenchmarkSpec, spec: ModelSpec, gen: Overrides | None = None) -> str:

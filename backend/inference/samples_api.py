@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     from backend.context import AppContext
 
 VIEW_ROLE = "reviewer"
-ALIASES = {"planning": "vilpact-planning", "vqa": "mmcomposition", "in-context": "icl"}
 
 
 def resolve_run(
@@ -32,16 +31,14 @@ def resolve_run(
         except ValueError:
             raise ValidationError(f"a run id is a number, not {run_id!r}") from None
     if model and benchmark:
-        return samples.find_run(ctx.database, model, ALIASES.get(benchmark, benchmark), load_options)
+        return samples.find_run(ctx.database, model, ctx.benchmarks.canonical(benchmark), load_options)
     raise ValidationError("choose a run (or name a model and a benchmark)")
 
 
 def runs(ctx: AppContext, username: str | None, model: str | None = None, benchmark: str | None = None) -> list[dict]:
     """The stored runs, newest first."""
     require_role(ctx.database, username, VIEW_ROLE)
-    return [
-        r.as_dict() for r in samples.list_runs(ctx.database, model or None, ALIASES.get(benchmark or "", benchmark))
-    ]
+    return [r.as_dict() for r in samples.list_runs(ctx.database, model or None, ctx.benchmarks.canonical(benchmark))]
 
 
 def samples_page(

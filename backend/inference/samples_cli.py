@@ -26,8 +26,6 @@ from typing import IO, Any
 from backend.errors import ValidationError
 from backend.terminal import add_pairs_flag
 
-#: short benchmark names the command line also accepts (as ``compare`` does)
-ALIASES = {"planning": "vilpact-planning", "vqa": "mmcomposition", "in-context": "icl"}
 FORMATS = ("jsonl", "csv")
 
 
@@ -69,7 +67,7 @@ def _samples(args: argparse.Namespace) -> Any:
     from backend.inference.samples_detail import compare_runs
 
     ctx = context_from(args)
-    benchmark = ALIASES.get(args.benchmark or "", args.benchmark)
+    benchmark = ctx.benchmarks.canonical(args.benchmark)  # short names as `compare` takes them
     if args.runs:
         return [run.as_dict() for run in samples.list_runs(ctx.database, args.model, benchmark)]
     if args.run is not None:

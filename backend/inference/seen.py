@@ -40,7 +40,7 @@ from backend.storage import Database, utcnow
 
 if TYPE_CHECKING:
     from backend.context import AppContext
-    from backend.inference.runner import Prepared
+    from backend.inference.prepared import Prepared
     from backend.settings import Settings
 
 CHUNK = 500  # prompt hashes per ``IN (...)`` query

@@ -16,8 +16,8 @@ from backend.errors import CompStudioError
 
 if TYPE_CHECKING:
     from backend.context import AppContext
+    from backend.inference.prepared import Prepared
     from backend.inference.registry import ModelSpec
-    from backend.inference.runner import Prepared
 
 
 def native_video(spec: ModelSpec) -> bool:

@@ -315,7 +315,9 @@ def submit_intents(
                        submitted_at, seconds_spent) VALUES (?, ?, ?, ?, ?, 'live', ?, ?)""",
                 (sequence_id, username, concrete, high_level, row["round"], now, spent),
             )
-            assignment.finish(db, row["id"], "submitted")
+            completion = assignment.finish(db, row["id"], "submitted")
+            if completion is not None:
+                webhooks.emit(db, "item.completed", webhooks.item_completed(db, completion))
             quality.after_submit(db, settings, row["id"], username)  # a gold answer is scored now (issue 26 §1)
             answer = {"concrete_intent": concrete, "high_level_intent": high_level}
             webhooks.emit(db, "annotation.created", webhooks.annotation_created(db, row["id"], answer))

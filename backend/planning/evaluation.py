@@ -128,6 +128,8 @@ SPEC = BenchmarkSpec(
     "plausible future action sequence of six (A-F).",
     load_items=load_planning_items,
     params=GenerationParams(max_new_tokens=16),
+    aliases=("planning",),
+    compare="backend.planning.leaderboard:compare_command",
 )
 BENCHMARKS = (SPEC,)
 

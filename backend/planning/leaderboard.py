@@ -21,6 +21,7 @@ from backend.storage import Database
 
 if TYPE_CHECKING:
     from backend.context import AppContext
+    from backend.inference.benchmarks import CompareAsked
     from backend.inference.reading import ReadKey
 
 _ROTATED = re.compile(r"^(?P<qid>.+)#(?P<mode>frames|text)-r(?P<rotation>\d)$")
@@ -269,3 +270,13 @@ def compare(
         "blind_baseline": BLIND_BASELINE if BLIND_BASELINE in stored else None,
         "notes": {name: note for name, note in notes.items() if name in wanted},
     }
+
+
+def compare_command(ctx: AppContext, name: str, asked: CompareAsked) -> dict:
+    """``compstudio compare --benchmark planning`` (the spec's ``compare``): the blind prior answers what it has not
+    answered yet (it needs no model; not with ``--no-baseline-run``), then :func:`compare`."""
+    if asked.baseline_run:
+        from backend.inference.runner import run_eval
+
+        run_eval(ctx, name, BLIND_BASELINE, load_options={"mode": "text", "circular": asked.circular})
+    return compare(ctx.database, asked.models, asked.circular, asked.samples, ctx)

@@ -98,7 +98,9 @@ def submit_check(
                    submitted_at) VALUES (?, ?, ?, ?, ?, ?)""",
             (question_id, username, plausible_choice, row["round"], seconds_spent, utcnow()),
         )
-        assignment.finish(db, row["id"], "submitted")
+        completion = assignment.finish(db, row["id"], "submitted")
+        if completion is not None:
+            webhooks.emit(db, "item.completed", webhooks.item_completed(db, completion))
         quality.after_submit(db, settings, row["id"], username)
         answer = {"plausible_choice": plausible_choice}
         webhooks.emit(db, "annotation.created", webhooks.annotation_created(db, row["id"], answer))

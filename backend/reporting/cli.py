@@ -10,29 +10,29 @@ from backend.terminal import add_pairs_flag
 
 
 def _report(args: argparse.Namespace) -> Any:
+    from backend.accounts.admin import operator
     from backend.cli import context_from
     from backend.reporting.exports import report_json, write_report
     from backend.reporting.report import build_report
-    from backend.vqa.cli import _cli_admin
 
     ctx = context_from(args)
-    report = build_report(ctx, _cli_admin(ctx), args.models)
+    report = build_report(ctx, operator(ctx.database), args.models)
     if args.out is None:
         return report_json(report)
     return {"out": str(args.out), "files": write_report(report, args.out)}
 
 
 def _grid(args: argparse.Namespace) -> Any:
+    from backend.accounts.admin import operator
     from backend.cli import context_from
     from backend.inference.cli import _load_options
     from backend.reporting.exports import write_report
     from backend.reporting.grids import grid_report, run_grid
-    from backend.vqa.cli import _cli_admin
 
     ctx = context_from(args)
     result = run_grid(
         ctx,
-        _cli_admin(ctx),
+        operator(ctx.database),
         args.model,
         args.benchmark,
         args.setting,

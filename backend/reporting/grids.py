@@ -44,7 +44,6 @@ GRID_SETTINGS = {
     "input": "frames or text (planning: observed frames or action names; VQA: image(s) or none)",
     "icl_order": "prompt order of the in-context examples (structure_closer, atom_closer, random)",
 }
-BENCHMARK_ALIASES = {"planning": "vilpact-planning", "vqa": "mmcomposition"}
 INPUTS = ("frames", "text")
 
 
@@ -159,8 +158,7 @@ def run_grid(
     from backend.planning.results import bootstrap_accuracy
 
     user = require_role(ctx.database, username, "reviewer")
-    bench = BENCHMARK_ALIASES.get(benchmark, benchmark)
-    ctx.benchmarks.get(bench)  # NotFound names the valid benchmarks
+    bench = ctx.benchmarks.named(benchmark).name  # a short name too (planning); NotFound names the valid ones
     chosen = parse_values(values)
     if len(chosen) < 2:
         raise ValidationError("a grid needs at least two different values of the setting, e.g. 336,672")

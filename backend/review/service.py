@@ -410,7 +410,7 @@ def submit_review(
         )
         stored_review = StoredReview(sequence_id, review_round, username, role, outcome, note, now, spent)
         review_id = _store_review(db, stored_review, judged, finals)
-        assignment.finish(db, row["id"], "submitted")
+        assignment.finish(db, row["id"], "submitted")  # a review reports review.finished, never item.completed
         if outcome in ("accepted", "discarded"):  # the sequence's review is over (another round is not)
             webhooks.emit(
                 db, "review.finished", lambda: _finished_data(db, sequence_id, review_round, outcome, username)

@@ -6,17 +6,11 @@ their order. Never edit an applied migration: append a new one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class Migration:
-    name: str
-    statements: tuple[str, ...]
+from backend.storage.migration import Migration
 
 
 def _collect() -> tuple[Migration, ...]:
-    from backend.storage.schema import (
+    from backend.storage.schema import (  # a function only to keep the names out of this module
         backup,
         campaign_quality,
         campaigns,

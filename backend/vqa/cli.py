@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from backend.accounts.admin import operator
 from backend.errors import ImportFileError, ValidationError
 from backend.storage.jsonl import read_jsonl
 from backend.terminal import add_output_flags
@@ -126,16 +127,6 @@ def _grant(args: argparse.Namespace) -> dict[str, Any]:
     return {"user": args.name, "author": has_permission(ctx.database, args.name, "author")}
 
 
-def _cli_admin(ctx: AppContext) -> str:
-    """The CLI is trusted: it acts as the first enabled admin account (model runs are audited under it)."""
-    from backend.accounts import auth
-
-    admins = [u.username for u in auth.list_users(ctx.database) if u.role == "admin" and not u.disabled]
-    if not admins:
-        raise ValidationError("create an admin account first: python -m backend users add NAME --role admin ...")
-    return admins[0]
-
-
 def _run(args: argparse.Namespace) -> Any:
     from backend.inference.overrides import generation_overrides, parse_pairs
     from backend.terminal import progress_bar, show, summary_table
@@ -146,7 +137,7 @@ def _run(args: argparse.Namespace) -> Any:
     with progress_bar(f"vqa / {args.model}") as update:
         result = run_model(
             ctx,
-            _cli_admin(ctx),
+            operator(ctx.database),
             args.model,
             blind=args.blind,
             image_mode=args.image_mode,
@@ -167,7 +158,7 @@ def _vote(args: argparse.Namespace) -> Any:
     ctx = _context(args)
     panel = [m.strip() for m in args.panel.split(",")] if args.panel else None
     with progress_bar("difficulty vote") as update:
-        result = vote_difficulty(ctx, _cli_admin(ctx), panel, progress=update, limit=args.limit)
+        result = vote_difficulty(ctx, operator(ctx.database), panel, progress=update, limit=args.limit)
     return show(args, result, lambda r: table([{k: v for k, v in r.items() if not isinstance(v, (dict, list))}]))
 
 
@@ -178,7 +169,7 @@ def _people(args: argparse.Namespace) -> Any:
     from backend.vqa.runs import comparison, leaderboard, run_manifests
 
     ctx = _context(args)
-    user = _cli_admin(ctx)
+    user = operator(ctx.database)
     rows = leaderboard(ctx, user)
     people = [r for r in rows if r["kind"] == "people"]
     manifests = run_manifests(ctx)
@@ -208,7 +199,7 @@ def _position_bias(args: argparse.Namespace) -> Any:
     from backend.vqa.circular import position_report
 
     ctx = _context(args)
-    result = position_report(ctx, _cli_admin(ctx), args.models or None)
+    result = position_report(ctx, operator(ctx.database), args.models or None)
     return show(args, result, lambda out: table(position_rows(out["models"]), title="What circular evaluation reveals"))
 
 

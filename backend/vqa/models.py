@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from backend.accounts import auth
 from backend.errors import ValidationError
 from backend.inference.benchmarks import BenchmarkSpec, EvalItem, choice_request, get_benchmark
-from backend.inference.circular import rotation_order
+from backend.inference.circular import circular_report, rotation_order
 from backend.inference.overrides import Overrides, run_label
 from backend.inference.parsing import ParsedAnswer
 from backend.inference.request import image, text
@@ -125,6 +125,8 @@ BENCHMARKS = (
         score=partial_credit_score,
         metric="partial_credit",
         default_options=lambda ctx: {"image_mode": ctx.settings.vqa_image_mode},
+        aliases=("vqa",),
+        compare="backend.vqa.runs:compare_command",
     ),
     BenchmarkSpec(
         BLIND_BENCHMARK,
@@ -152,7 +154,7 @@ def _stored_letters(
 ) -> tuple[dict[str, tuple[tuple[str, ...], str]], dict[str, str]]:
     """The store's parsed letters and raw text for ``items`` under ``shash`` (after a run: the run's key), and
     how each answer was read (its status: ``ok``, ``refusal``, ``unparsed`` or ``error``)."""
-    from backend.inference.runner import prepare
+    from backend.inference.prepared import prepare
     from backend.inference.store import lookup
 
     bench = get_benchmark(ctx, bench_name)
@@ -186,7 +188,6 @@ def run_model(
     over all predictions) and ``circular`` gives :func:`backend.vqa.circular.circular_report`; the
     leaderboard run keeps the options as authored (rotation 0)."""
     from backend.inference.runner import run_eval
-    from backend.vqa.circular import circular_report
 
     user = auth.require_role(ctx.database, username, "reviewer")
     mode = image_mode or ctx.settings.vqa_image_mode

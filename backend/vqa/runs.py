@@ -53,6 +53,7 @@ from backend.vqa.scoring import ScoreTable, aggregate, item_random_score, partia
 
 if TYPE_CHECKING:
     from backend.context import AppContext
+    from backend.inference.benchmarks import CompareAsked
     from backend.inference.reading import ReadKey
 
 RUN_KINDS = ("model", "blind", "imported")
@@ -192,7 +193,7 @@ def store_runs(ctx: AppContext, items: list[VqaItem]) -> list[VqaRun]:
     the run's image mode), so an edited item is not scored with an answer to its old version."""
     from backend.inference.benchmarks import get_benchmark
     from backend.inference.overrides import run_label
-    from backend.inference.runner import prepare
+    from backend.inference.prepared import prepare
     from backend.inference.store import lookup
     from backend.vqa.models import BLIND_BENCHMARK, eval_item, run_name
 
@@ -488,3 +489,14 @@ def comparison(
         "not_ranked": [r for r, run in every.items() if not run.scored],
         "random_choice_single": round(chance / singles, 4) if singles else None,
     }
+
+
+def compare_command(ctx: AppContext, name: str, asked: CompareAsked) -> dict[str, Any]:
+    """``compstudio compare --benchmark vqa`` (the spec's ``compare``): :func:`comparison` of the runs named (default:
+    all) as the command line's operator. Not circular: ``compstudio vqa run MODEL --circular`` reports that."""
+    from backend.accounts.admin import operator
+    from backend.inference.benchmarks import CIRCULAR_COMPARE_ONLY
+
+    if asked.circular:
+        raise ValidationError(CIRCULAR_COMPARE_ONLY)
+    return comparison(ctx, operator(ctx.database), asked.models, samples=asked.samples)

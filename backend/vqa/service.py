@@ -311,7 +311,9 @@ def submit_verification(
                     utcnow(),
                 ),
             )
-            assignment.finish(db, row["id"], "submitted")
+            completion = assignment.finish(db, row["id"], "submitted")
+            if completion is not None:
+                webhooks.emit(db, "item.completed", webhooks.item_completed(db, completion))
             audit(db, user.username, f"vqa.verify.{decision}", item_id, {"note": (note or "")[:200]})
             if item.status == "draft":
                 _settle(db, settings, item_id)
@@ -453,7 +455,9 @@ def submit_answer(
                 "INSERT INTO vqa_answers (item_id, annotator, answer, submitted_at) VALUES (?, ?, ?, ?)",
                 (item_id, user.username, json.dumps(list(letters)), utcnow()),
             )
-            assignment.finish(db, row["id"], "submitted")
+            completion = assignment.finish(db, row["id"], "submitted")
+            if completion is not None:
+                webhooks.emit(db, "item.completed", webhooks.item_completed(db, completion))
             quality.after_submit(db, settings, row["id"], user.username)  # a gold answer is scored now
             answer = {"answer": list(letters)}
             webhooks.emit(db, "annotation.created", webhooks.annotation_created(db, row["id"], answer))

@@ -18,11 +18,14 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
 from backend.storage import utcnow
+
+if TYPE_CHECKING:  # only the type: webhooks sits beside assignment, and neither needs the other at run time
+    from backend.assignment import Completion
 
 #: every event an endpoint may subscribe to, with what it means (docs/crowd.md shows a payload of each)
 EVENTS: dict[str, str] = {
@@ -94,6 +97,28 @@ def annotation_created(
             "gold": bool(row["gold"]),
             "submitted_at": row["finished_at"],
             "answer": answer,
+        }
+
+    return data
+
+
+def item_completed(db: sqlite_utils.Database, completion: Completion) -> Callable[[], dict[str, Any]]:
+    """The data of ``item.completed`` for a task whose round just reached its N submissions (``assignment.finish``
+    returned ``completion``); worked out only when someone listens. A review task is never reported: a review
+    decides by ``review.finished`` instead."""
+
+    def data() -> dict[str, Any]:
+        annotators = db.conn.execute(
+            "SELECT annotator FROM assignments WHERE kind = ? AND item_id = ? AND round = ? AND status = 'submitted' "
+            "ORDER BY finished_at",
+            (completion.kind, completion.item_id, completion.review_round),
+        ).fetchall()
+        return {
+            "kind": completion.kind,
+            "item_id": completion.item_id,
+            "round": completion.review_round,
+            "needed": completion.needed,
+            "annotators": [r[0] for r in annotators],
         }
 
     return data

@@ -9,7 +9,7 @@ import re
 import secrets
 from typing import Any
 
-from backend.campaigns.studies import acting_admin
+from backend.accounts.admin import acting_admin
 from backend.errors import NotFound, ValidationError
 from backend.settings import Settings
 from backend.storage import Database, audit, utcnow

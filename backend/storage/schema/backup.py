@@ -1,6 +1,6 @@
 """Backups: one row per snapshot attempt (local file or Hub push), so admins see the last success."""
 
-from backend.storage.migrations import Migration
+from backend.storage.migration import Migration
 
 MIGRATIONS = [
     Migration(

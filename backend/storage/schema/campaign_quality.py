@@ -2,7 +2,7 @@
 returned to the pool, and one-time invitation links. Per annotator: a lab campaign has no study; a study's
 workers are found by joining ``study_workers.username``."""
 
-from backend.storage.migrations import Migration
+from backend.storage.migration import Migration
 
 MIGRATIONS = [
     Migration(

@@ -4,7 +4,7 @@
 keep its table and column names.
 """
 
-from backend.storage.migrations import Migration
+from backend.storage.migration import Migration
 
 MIGRATIONS = [
     Migration(

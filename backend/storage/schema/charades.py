@@ -2,7 +2,7 @@
 files, from which ViLPAct's Algorithm 1 extracts sequences (backend/vilpact/extraction.py). An accepted
 extraction becomes a row of ``sequences`` (source ``charades``) in the intent pool."""
 
-from backend.storage.migrations import Migration
+from backend.storage.migration import Migration
 
 MIGRATIONS = [
     Migration(

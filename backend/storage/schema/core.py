@@ -1,7 +1,7 @@
 """Core tables: accounts, audit log, the annotation pool (tasks, leases, drafts), ViLPAct sequences
 and intent annotations."""
 
-from backend.storage.migrations import Migration
+from backend.storage.migration import Migration
 
 MIGRATIONS = [
     Migration(

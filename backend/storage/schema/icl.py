@@ -1,6 +1,6 @@
 """In-context example sets (CoFe): example banks and test sets, one row per JSONL line."""
 
-from backend.storage.migrations import Migration
+from backend.storage.migration import Migration
 
 MIGRATIONS = [
     Migration(

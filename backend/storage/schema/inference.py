@@ -1,6 +1,6 @@
 """Prediction store and evaluation runs (backend/inference)."""
 
-from backend.storage.migrations import Migration
+from backend.storage.migration import Migration
 
 MIGRATIONS = [
     Migration(

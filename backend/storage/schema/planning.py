@@ -1,7 +1,7 @@
 """Planning tables: multiple-choice planning questions (ViLPAct) and annotators' checks of their choices.
 Model answers live in the shared prediction store (backend/storage/schema/inference.py)."""
 
-from backend.storage.migrations import Migration
+from backend.storage.migration import Migration
 
 MIGRATIONS = [
     Migration(

@@ -1,6 +1,6 @@
 """Expert review of intent annotations (rounds, judgments, final intents) and action-sequence inspection."""
 
-from backend.storage.migrations import Migration
+from backend.storage.migration import Migration
 
 MIGRATIONS = [
     Migration(

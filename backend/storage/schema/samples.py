@@ -4,7 +4,7 @@ The prediction store keys an answer by content (model, benchmark, item, prompt h
 tables add what the store alone cannot say: which items a run covered (in order, with what the view filters on)
 and, per prompt hash, the request as the model got it."""
 
-from backend.storage.migrations import Migration
+from backend.storage.migration import Migration
 
 MIGRATIONS = [
     Migration(

@@ -1,6 +1,6 @@
 """Sign-in: server-side sessions (they survive a restart) and the failed-sign-in throttle."""
 
-from backend.storage.migrations import Migration
+from backend.storage.migration import Migration
 
 MIGRATIONS = [
     Migration(

@@ -1,7 +1,7 @@
 """MMComposition-style compositional VQA: items, the author permission, verifications, human answers,
 runs with their predictions (models, blind models, imported), and difficulty votes."""
 
-from backend.storage.migrations import Migration
+from backend.storage.migration import Migration
 
 MIGRATIONS = [
     Migration(

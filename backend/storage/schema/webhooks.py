@@ -5,7 +5,7 @@ same transaction as the change (an outbox: the event exists exactly when the cha
 sender (backend/webhooks/sender.py) posts them later, outside every request's transaction.
 """
 
-from backend.storage.migrations import Migration
+from backend.storage.migration import Migration
 
 MIGRATIONS = [
     Migration(
