@@ -256,6 +256,47 @@ def _open_name_taken(db: sqlite_utils.Database, name: str) -> bool:
     )
 
 
+def _check_name_and_platform(name: str, platform: str) -> str:
+    name = (name or "").strip()
+    if not name or len(name) > 200:
+        raise ValidationError("give the study a name (at most 200 characters)")
+    if platform in ARCHIVED:
+        raise ValidationError(ARCHIVED[platform] + ".")
+    if platform not in PLATFORMS:
+        raise ValidationError(f"unknown platform {platform!r}; choose one of {', '.join(open_platforms())}")
+    return name
+
+
+def _check_places(places: int | None) -> int | None:
+    """The most workers in the study at once; None (or 0): what the quota needs."""
+    if places is not None and not 0 <= int(places) <= 100_000:
+        raise ValidationError(
+            "places is the most workers in the study at once: 1 or more (0 or empty: what the quota needs)"
+        )
+    return int(places) if places else None
+
+
+def _insert_study(database: Database, row: dict[str, Any]) -> int:
+    """The study's row, its name free among the open studies (checked again by the unique index); audited."""
+    name = row["name"]
+    sql = f"INSERT INTO studies ({', '.join(row)}) VALUES ({', '.join(':' + k for k in row)}) RETURNING id"
+    with database.write() as db:
+        if _open_name_taken(db, name):
+            raise ValidationError(f"an open study is already named {name!r}: choose another name, or close that one")
+        try:
+            study_id = int(db.conn.execute(sql, row).fetchone()[0])
+        except sqlite3.IntegrityError as exc:  # another process took the name in between (the unique index)
+            raise ValidationError(f"an open study is already named {name!r}: choose another name") from exc
+        audit(
+            db,
+            row["created_by"],
+            "study.create",
+            str(study_id),
+            {"name": name, "kind": row["kind"], "platform": row["platform"]},
+        )
+    return study_id
+
+
 def create_study(
     database: Database,
     username: str | None,
@@ -287,22 +328,12 @@ def create_study(
     among this study's tasks (lab annotators follow the server's ``gold_rate``). ``partial_code``: what a worker
     stranded with no task free is paid with (backend/campaigns/waiting.py); empty: the completion code."""
     admin = acting_admin(database, username, operator)
-    name = (name or "").strip()
-    if not name or len(name) > 200:
-        raise ValidationError("give the study a name (at most 200 characters)")
-    if platform in ARCHIVED:
-        raise ValidationError(ARCHIVED[platform] + ".")
-    if platform not in PLATFORMS:
-        raise ValidationError(f"unknown platform {platform!r}; choose one of {', '.join(open_platforms())}")
+    name = _check_name_and_platform(name, platform)
     attempts = int(qualification_attempts)
     _check_numbers(
         kind, int(tasks_per_worker), int(time_limit_minutes), int(qualification_size), float(pass_mark), attempts
     )
-    if places is not None and not 0 <= int(places) <= 100_000:
-        raise ValidationError(
-            "places is the most workers in the study at once: 1 or more (0 or empty: what the quota needs)"
-        )
-    places = int(places) if places else None
+    places = _check_places(places)
     completion, screenout = (
         _clean_code("completion code", completion_code),
         _clean_code("screen-out code", screenout_code),
@@ -338,15 +369,7 @@ def create_study(
         "created_by": admin,
         "created_at": utcnow(),
     }
-    sql = f"INSERT INTO studies ({', '.join(row)}) VALUES ({', '.join(':' + k for k in row)}) RETURNING id"
-    with database.write() as db:
-        if _open_name_taken(db, name):
-            raise ValidationError(f"an open study is already named {name!r}: choose another name, or close that one")
-        try:
-            study_id = int(db.conn.execute(sql, row).fetchone()[0])
-        except sqlite3.IntegrityError as exc:  # another process took the name in between (the unique index)
-            raise ValidationError(f"an open study is already named {name!r}: choose another name") from exc
-        audit(db, admin, "study.create", str(study_id), {"name": name, "kind": kind, "platform": platform})
+    study_id = _insert_study(database, row)
     return get_study(database, study_id)
 
 
