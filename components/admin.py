@@ -20,10 +20,12 @@ from backend.context import AppContext
 from backend.errors import PermissionDenied
 from backend.intents.export import FORMATS, export_for_download
 from backend.vilpact.importer import import_release
-from components import admin_charades, campaign_quality, webhooks_panel
+from components import admin_charades, webhooks_panel
 from components.access import endpoint, listen
 from components.common import EventOptions, TabHandle, caller, esc, ui_errors
 from components.feedback import QUIET, Mistake, shown_in
+from components.studies.invitations import build_invitations_panel
+from components.studies.workers import build_workers_panel
 
 USER_COLUMNS = ["username", "role", "disabled", "source", "created_at"]
 
@@ -265,9 +267,9 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
         with gr.Accordion("Accounts", open=False):
             accounts = _accounts_panel(ctx)
         with gr.Accordion("Crowd workers: report, payment CSV, blocking", open=False):
-            campaign_quality.build_workers_panel(ctx)
+            build_workers_panel(ctx)
         with gr.Accordion("Invitation links", open=False):
-            campaign_quality.build_invitations_panel(ctx)
+            build_invitations_panel(ctx)
         with gr.Accordion("Webhooks: tell other systems as work happens", open=False):
             webhooks_panel.build_webhooks_panel(ctx)
         with gr.Accordion("Backups", open=False):

@@ -11,7 +11,6 @@ import gradio as gr
 from backend.accounts import auth
 from backend.context import AppContext
 from components.access import listen
-from components.campaign_quality import build_flags_panel
 from components.common import TabHandle, caller, ui_errors
 from components.review.agreement import build_agreement_panel
 from components.review.dashboard import build_dashboard_panel
@@ -20,6 +19,7 @@ from components.review.inspection import choices as inspection_choices
 from components.review.publish import build_publish_panel
 from components.review.queue import PRIVATE_FAST, build_queue_panel
 from components.review.queue import refresh as refresh_queue
+from components.studies.flags import build_flags_panel
 
 
 def build_review_tab(ctx: AppContext) -> TabHandle:
