@@ -781,6 +781,44 @@ class Settings:
         return dataclasses.replace(self, **changes)
 
 
+#: what no setting may be: (invalid(settings), the message, formatted with ``s`` the settings), checked in order
+_RULES: tuple[tuple[Callable[[Settings], bool], str], ...] = (
+    (lambda s: s.auth_mode not in {"auto", "password", "oauth"},
+     "auth_mode must be auto, password or oauth, not {s.auth_mode!r}"),
+    (lambda s: s.annotators_per_sequence < 1, "annotators_per_sequence must be at least 1"),
+    (lambda s: s.session_capacity < 10,
+     "session_capacity must be at least 10 (every open browser tab holds one session)"),
+    (lambda s: s.session_hours <= 0 or s.signin_lock_minutes <= 0,
+     "session_hours and signin_lock_minutes must be more than 0"),
+    (lambda s: s.signin_lock_after < 2 or s.signin_address_lock_after < 2,
+     "signin_lock_after and signin_address_lock_after must be at least 2"),
+    (lambda s: s.backup_every_minutes < 0 or s.backup_keep < 1,
+     "backup_every_minutes must be 0 or more and backup_keep at least 1"),
+    (lambda s: s.vqa_image_mode not in {"composite", "separate"},
+     "vqa_image_mode must be composite or separate, not {s.vqa_image_mode!r}"),
+    (lambda s: s.vqa_verifiers < 1 or s.vqa_answers_per_item < 1,
+     "vqa_verifiers and vqa_answers_per_item must be at least 1"),
+    (lambda s: s.review_max_rounds < 1 or not 0 <= s.review_check_share <= 1,
+     "review_max_rounds must be at least 1 and review_check_share between 0 and 1"),
+    (lambda s: s.model_concurrency < 1, "model_concurrency must be at least 1 (model calls that run at once)"),
+    (lambda s: s.max_upload_mb <= 0, "max_upload_mb must be more than 0"),
+    (lambda s: not 0 < s.full_view_share <= 1, "full_view_share must be more than 0 and at most 1"),
+    (lambda s: s.inspection_sample_size < 1, "inspection_sample_size must be at least 1"),
+    (lambda s: not 0 <= s.gold_rate < 1 or not 0 <= s.gold_accuracy_threshold <= 1,
+     "gold_rate must be at least 0 and below 1; gold_accuracy_threshold between 0 and 1"),
+    (lambda s: s.quality_pause_after < 0 or s.gold_min_judged < 1 or s.invitation_days <= 0,
+     "quality_pause_after must be 0 or more, gold_min_judged at least 1, invitation_days > 0"),
+    (lambda s: s.study_arrivals_per_address < 0 or s.study_arrival_window_minutes <= 0,
+     "study_arrivals_per_address must be 0 or more and study_arrival_window_minutes more than 0"),
+    (lambda s: s.study_wait_minutes < 0, "study_wait_minutes must be 0 or more"),
+    (lambda s: s.webhook_timeout_seconds <= 0 or s.webhook_retry_base_seconds <= 0,
+     "webhook_timeout_seconds and webhook_retry_base_seconds must be more than 0"),
+    (lambda s: s.webhook_retry_max_seconds < s.webhook_retry_base_seconds or s.webhook_max_attempts < 1,
+     "webhook_retry_max_seconds must be at least webhook_retry_base_seconds; webhook_max_attempts >= 1"),
+    (lambda s: s.prolific_webhook_tolerance_seconds <= 0, "prolific_webhook_tolerance_seconds must be more than 0"),
+)  # fmt: skip
+
+
 def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
     """Defaults, then environment variables, then explicit overrides (e.g. CLI flags that were given)."""
     env = os.environ if env is None else env
@@ -799,49 +837,10 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
         if value is not None:
             values[name] = value
     settings = Settings(**values)
-    if settings.auth_mode not in {"auto", "password", "oauth"}:
-        raise SettingsError(f"auth_mode must be auto, password or oauth, not {settings.auth_mode!r}")
-    if settings.annotators_per_sequence < 1:
-        raise SettingsError("annotators_per_sequence must be at least 1")
-    if settings.session_capacity < 10:
-        raise SettingsError("session_capacity must be at least 10 (every open browser tab holds one session)")
-    if settings.session_hours <= 0 or settings.signin_lock_minutes <= 0:
-        raise SettingsError("session_hours and signin_lock_minutes must be more than 0")
-    if settings.signin_lock_after < 2 or settings.signin_address_lock_after < 2:
-        raise SettingsError("signin_lock_after and signin_address_lock_after must be at least 2")
-    if settings.backup_every_minutes < 0 or settings.backup_keep < 1:
-        raise SettingsError("backup_every_minutes must be 0 or more and backup_keep at least 1")
-    if settings.vqa_image_mode not in {"composite", "separate"}:
-        raise SettingsError(f"vqa_image_mode must be composite or separate, not {settings.vqa_image_mode!r}")
-    if settings.vqa_verifiers < 1 or settings.vqa_answers_per_item < 1:
-        raise SettingsError("vqa_verifiers and vqa_answers_per_item must be at least 1")
-    if settings.review_max_rounds < 1 or not 0 <= settings.review_check_share <= 1:
-        raise SettingsError("review_max_rounds must be at least 1 and review_check_share between 0 and 1")
-    if settings.model_concurrency < 1:
-        raise SettingsError("model_concurrency must be at least 1 (model calls that run at once)")
-    if settings.max_upload_mb <= 0:
-        raise SettingsError("max_upload_mb must be more than 0")
-    if not 0 < settings.full_view_share <= 1:
-        raise SettingsError("full_view_share must be more than 0 and at most 1")
-    if settings.inspection_sample_size < 1:
-        raise SettingsError("inspection_sample_size must be at least 1")
-    if not 0 <= settings.gold_rate < 1 or not 0 <= settings.gold_accuracy_threshold <= 1:
-        raise SettingsError("gold_rate must be at least 0 and below 1; gold_accuracy_threshold between 0 and 1")
-    if settings.quality_pause_after < 0 or settings.gold_min_judged < 1 or settings.invitation_days <= 0:
-        raise SettingsError("quality_pause_after must be 0 or more, gold_min_judged at least 1, invitation_days > 0")
+    for invalid, message in _RULES:
+        if invalid(settings):
+            raise SettingsError(message.format(s=settings))
     _check_extraction(settings)
-    if settings.study_arrivals_per_address < 0 or settings.study_arrival_window_minutes <= 0:
-        raise SettingsError("study_arrivals_per_address must be 0 or more and study_arrival_window_minutes more than 0")
-    if settings.study_wait_minutes < 0:
-        raise SettingsError("study_wait_minutes must be 0 or more")
-    if settings.webhook_timeout_seconds <= 0 or settings.webhook_retry_base_seconds <= 0:
-        raise SettingsError("webhook_timeout_seconds and webhook_retry_base_seconds must be more than 0")
-    if settings.webhook_retry_max_seconds < settings.webhook_retry_base_seconds or settings.webhook_max_attempts < 1:
-        raise SettingsError(
-            "webhook_retry_max_seconds must be at least webhook_retry_base_seconds; webhook_max_attempts >= 1"
-        )
-    if settings.prolific_webhook_tolerance_seconds <= 0:
-        raise SettingsError("prolific_webhook_tolerance_seconds must be more than 0")
     return settings
 
 

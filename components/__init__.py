@@ -35,14 +35,13 @@ TABS: tuple[TabSpec, ...] = (
 API: tuple[tuple[str, str], ...] = (
     ("components.intents", "_register_api"),
     ("components.review.api", "register"),
-    ("components.planning", "_register_api"),
+    ("components.planning.api", "register"),
     ("components.vqa_api", "register"),
     ("components.icl", "_register_api"),
     ("components.results", "_register_api"),
     ("components.results_samples", "_register_api"),
     ("components.models", "_register_api"),
-    ("components.admin", "_register_api"),
+    ("components.admin.api", "register"),
     ("components.studies.quality_api", "register"),
-    ("components.webhooks_panel", "register_api"),
     ("components.studies.api", "register"),
 )

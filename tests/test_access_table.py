@@ -23,7 +23,8 @@ import pytest
 from e2e_helpers import IDENTITY_ACCOUNTS, IDENTITY_PASSWORD, ApiClient
 
 from backend.accounts import access
-from web.access_table import access_table
+from web.access_cli import PAGE, update_page
+from web.access_table import access_table, markdown
 
 PASSWORD = IDENTITY_PASSWORD
 ACCOUNTS = IDENTITY_ACCOUNTS
@@ -242,3 +243,10 @@ def test_the_lean_routes_follow_the_table(running, table):
             # a call with no arguments is refused as malformed (422) only once the table allowed it
             outcome = "allowed" if reply.status_code in (200, 422) else _outcome(reply)
             assert outcome == expected, f"lean {name} as {identity}: {reply.status_code} {reply.text[:200]}"
+
+
+def test_the_access_page_in_docs_is_the_table_the_app_serves(running):
+    """docs/access.md is generated from the built pages (``compstudio access --update-docs``): it must be current."""
+    pages = {mount: running.shell.blocks[mount] for mount in running.shell.blocks}
+    served = update_page(PAGE.read_text(encoding="utf-8"), markdown(pages))
+    assert PAGE.read_text(encoding="utf-8") == served, "docs/access.md is stale: run compstudio access --update-docs"

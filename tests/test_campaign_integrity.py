@@ -146,7 +146,7 @@ def test_the_pause_rule_sees_a_wrong_gold_answer_at_once(tmp_path):
 # -- 2. a fair qualification -------------------------------------------------------------------------------
 def test_every_rule_the_quiz_tests_is_in_the_instructions_the_tab_shows():
     from components.intents import INSTRUCTIONS as TAB_TEXT
-    from components.planning import CHECK_HELP
+    from components.planning.views import CHECK_HELP
     from components.vqa import ANSWER_HELP
 
     assert (TAB_TEXT, CHECK_HELP, ANSWER_HELP) == tuple(

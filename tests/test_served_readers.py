@@ -125,7 +125,7 @@ def _answers(ctx, benchmark: str, shash: str) -> dict[str, str]:
 
 def test_a_served_model_s_results_stay_in_every_view_while_its_server_is_down_and_each_says_so(lab):
     from backend.vqa.models import run_model
-    from components.planning import _leaderboard_frames
+    from components.planning.results import _leaderboard_frames
 
     ctx, server, before = lab
     assert _sentences(before) == [None] * 7  # reachable: nothing to say, no note column

@@ -11,10 +11,11 @@ gets a suffix).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import gradio as gr
 
+from backend.accounts import access
 from components.access import ACCESS_LEAST, ACCESS_NAME
 from web.gradio_gaps import block_functions
 
@@ -50,3 +51,22 @@ def access_table(blocks: Iterable[gr.Blocks]) -> dict[str, str]:
             if table.setdefault(name, least) != least:
                 raise ValueError(f"event {name!r} is declared for {table[name]!r} on one page and {least!r} on another")
     return dict(sorted(table.items()))
+
+
+def pages_of(table_by_page: Mapping[str, Mapping[str, str]]) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """``{page: {event: least}}`` turned around: each event with its least identity and the pages that serve it."""
+    rows: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for page, table in sorted(table_by_page.items()):
+        for name, least in table.items():
+            pages = rows[name][1] if name in rows else ()
+            rows[name] = (least, (*pages, page))
+    return dict(sorted(rows.items(), key=lambda row: (access.IDENTITIES.index(row[1][0]), row[0])))
+
+
+def markdown(blocks_by_page: Mapping[str, gr.Blocks]) -> str:
+    """The access table as the Markdown of docs/access.md: one row per event, by least identity."""
+    rows = pages_of({page: access_table([blocks]) for page, blocks in blocks_by_page.items()})
+    lines = ["| event (api_name) | least identity | pages |", "|---|---|---|"]
+    lines += [f"| `{name}` | {least} | {', '.join(f'`{p}`' for p in pages)} |" for name, (least, pages) in rows.items()]
+    counts = ", ".join(f"{sum(1 for least, _ in rows.values() if least == i)} {i}" for i in access.IDENTITIES)
+    return "\n".join([f"{len(rows)} events: {counts}.", "", *lines])

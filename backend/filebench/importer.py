@@ -224,6 +224,28 @@ def _media_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else [value]
 
 
+def _image(entry: Any, media: _Media) -> str:
+    """One image of a row, copied into the benchmark's media: bytes (``{"bytes": ...}`` or raw) or a path."""
+    if isinstance(entry, dict) and entry.get("bytes"):
+        return media.add_bytes(entry["bytes"])
+    if isinstance(entry, (bytes, bytearray)):
+        return media.add_bytes(bytes(entry))
+    if isinstance(entry, dict) and entry.get("path"):
+        return media.add_path(str(entry["path"]), "image")
+    return media.add_path(str(entry), "image")
+
+
+def _images(record: dict[str, Any], media: _Media, problems: list[str]) -> list[str]:
+    """Every image of a row copied; each one that cannot be is added to ``problems``."""
+    images = []
+    for entry in _media_list(record.get("images", record.get("image"))):
+        try:
+            images.append(_image(entry, media))
+        except ValueError as exc:
+            problems.append(str(exc))
+    return images
+
+
 def normalise(record: dict[str, Any], number: int, media: _Media) -> dict[str, Any]:
     """One checked, normalised item (media copied); ``ValueError`` naming every problem with the row."""
     problems = []
@@ -238,19 +260,7 @@ def normalise(record: dict[str, Any], number: int, media: _Media) -> dict[str, A
         answer = _answer(record.get("answer"), options)
         if isinstance(answer, str):
             problems.append(answer)
-    images = []
-    for entry in _media_list(record.get("images", record.get("image"))):
-        try:
-            if isinstance(entry, dict) and entry.get("bytes"):
-                images.append(media.add_bytes(entry["bytes"]))
-            elif isinstance(entry, (bytes, bytearray)):
-                images.append(media.add_bytes(bytes(entry)))
-            elif isinstance(entry, dict) and entry.get("path"):
-                images.append(media.add_path(str(entry["path"]), "image"))
-            else:
-                images.append(media.add_path(str(entry), "image"))
-        except ValueError as exc:
-            problems.append(str(exc))
+    images = _images(record, media, problems)
     video = None
     if record.get("video"):
         try:

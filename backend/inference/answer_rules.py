@@ -149,6 +149,29 @@ def _agrees(letter: str, rest: str | None, ctx: Context) -> bool:
     return index is None or ctx.valid[index] == letter.upper()
 
 
+def _letter_list(span: str, ctx: Context) -> ParsedAnswer | None:
+    """``A, C`` / ``AC`` / ``A and C``: the letters, or a letter out of range; None when it is no such list."""
+    if not (_LIST.match(span) or _RUN.match(span) or _JOINED.match(span)):
+        return None
+    raw = _split_letters(span)
+    letters = valid(raw, ctx.valid)
+    if letters:
+        return ParsedAnswer("ok", letters, how="letters")
+    if raw and all(len(x) == 1 and x.isupper() for x in raw):
+        return ParsedAnswer("unparsed", how="letter out of range")
+    return None
+
+
+def _leading_letter(leading: re.Match[str], span: str, ctx: Context) -> ParsedAnswer:
+    """A letter in front (``B. drink from the cup``): read when in range and its text is its own option's."""
+    letters = valid([leading.group(1)], ctx.valid)
+    if letters is None:
+        return ParsedAnswer("unparsed", how="letter out of range")
+    if not _agrees(leading.group(1), span[leading.end() :], ctx):
+        return ParsedAnswer("unparsed", how="letter and option text disagree")
+    return ParsedAnswer("ok", letters, how="leading letter")
+
+
 def read_span(span: str, ctx: Context) -> ParsedAnswer | None:
     """A short answer on its own (inside a marker, or the whole output): letters, letter + text, or text."""
     span = _latex_free(span).strip("\"'").strip()
@@ -157,21 +180,12 @@ def read_span(span: str, ctx: Context) -> ParsedAnswer | None:
         return None
     if NONE_ANSWER.match(span) or REFUSAL.search(span):
         return ParsedAnswer("refusal", how="refusal")
-    if _LIST.match(span) or _RUN.match(span) or _JOINED.match(span):
-        raw = _split_letters(span)
-        letters = valid(raw, ctx.valid)
-        if letters:
-            return ParsedAnswer("ok", letters, how="letters")
-        if raw and all(len(x) == 1 and x.isupper() for x in raw):
-            return ParsedAnswer("unparsed", how="letter out of range")
+    listed = _letter_list(span, ctx)
+    if listed is not None:
+        return listed
     leading = _LEADING.match(span) or _LEADING_SPAN.match(span)
     if leading:
-        letters = valid([leading.group(1)], ctx.valid)
-        if letters is None:
-            return ParsedAnswer("unparsed", how="letter out of range")
-        if not _agrees(leading.group(1), span[leading.end() :], ctx):
-            return ParsedAnswer("unparsed", how="letter and option text disagree")
-        return ParsedAnswer("ok", letters, how="leading letter")
+        return _leading_letter(leading, span, ctx)
     if ctx.options:
         letters = echoed(span, ctx)
         if letters:
@@ -234,26 +248,39 @@ def whole_list(text: str, ctx: Context) -> ParsedAnswer | None:
     return _line_list(text, ctx, False)
 
 
+#: what :func:`_after_cue` answers when a cue is followed by no letters
+_NOTHING = frozenset({"-"})
+
+
+def _after_cue(text: str, cue: re.Match[str], ctx: Context) -> frozenset[str] | ParsedAnswer | None:
+    """The letters after one answer cue (None: out of range), ``_NOTHING`` when none follow it, or the reading
+    that settles it at once (a letter whose text is another option's)."""
+    if "\n" in cue.group(0):
+        listed = _line_list(text[cue.end() :], ctx, True)
+        if listed is not None:
+            return listed.letters or None
+    match = _AFTER_CUE_LIST.match(text, cue.end())
+    if match is None:
+        return _NOTHING
+    raw = _split_letters(match.group(0))
+    if not raw:  # capitals that are a word ("CLEARLY"), not distinct letters
+        return _NOTHING
+    if len(raw) == 1 and _ARTICLE.match(match.group(0) + text[match.end() :]):
+        return _NOTHING
+    if len(raw) == 1 and not _agrees(raw[0], text[match.end() :].split("\n")[0].lstrip(".:) "), ctx):
+        return ParsedAnswer("unparsed", how="letter and option text disagree")
+    return valid(raw, ctx.valid)
+
+
 def cue_reading(text: str, ctx: Context) -> ParsedAnswer | None:
     """Rule 3: letters after answer cues; all cues must agree."""
     answers: list[frozenset[str] | None] = []
     for cue in CUE.finditer(text):
-        if "\n" in cue.group(0):
-            listed = _line_list(text[cue.end() :], ctx, True)
-            if listed is not None:
-                answers.append(listed.letters or None)
-                continue
-        match = _AFTER_CUE_LIST.match(text, cue.end())
-        if match is None:
-            continue
-        raw = _split_letters(match.group(0))
-        if not raw:  # capitals that are a word ("CLEARLY"), not distinct letters
-            continue
-        if len(raw) == 1 and _ARTICLE.match(match.group(0) + text[match.end() :]):
-            continue
-        if len(raw) == 1 and not _agrees(raw[0], text[match.end() :].split("\n")[0].lstrip(".:) "), ctx):
-            return ParsedAnswer("unparsed", how="letter and option text disagree")
-        answers.append(valid(raw, ctx.valid))
+        found = _after_cue(text, cue, ctx)
+        if isinstance(found, ParsedAnswer):
+            return found
+        if found is not _NOTHING:
+            answers.append(found)
     if not answers:
         return None
     distinct = set(answers)

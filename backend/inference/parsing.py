@@ -148,26 +148,38 @@ def trace_choice(raw: str, num_options: int, options: Sequence[str] = (), multi:
     text = MARKDOWN.sub("", found_json.rest).strip() if found_json.documents else marked
     if found_json.documents:
         steps.append(TraceStep("JSON", "note", "JSON without an answer field left out: " + _fields(found_json)))
+    found = _read_by_rules(answer, text, ctx, steps)
+    if found is not None:
+        return done(*found)
+    return done(ParsedAnswer("unparsed", how="no rule matched"))
+
+
+def _read_by_rules(
+    answer: str, text: str, ctx: Context, steps: list[TraceStep]
+) -> tuple[ParsedAnswer, str, str] | None:
+    """The rules in order (``RULES``, then a bold letter, the option's text, a refusal): the first reading with
+    its rule and detail, or None; each rule that read nothing is added to ``steps``. A hedge between two options
+    with no answer cue is read as no answer."""
     if HEDGE.search(text) and not CUE.search(text):
-        return done(ParsedAnswer("unparsed", how="hedge"), "hedge", "two options joined by 'or', and no answer cue")
+        return ParsedAnswer("unparsed", how="hedge"), "hedge", "two options joined by 'or', and no answer cue"
     for name, rule in RULES:
         found = rule(text, ctx)
         if found is not None:
-            return done(found, name)
+            return found, name, ""
         steps.append(TraceStep(name, "nothing"))
     bold = {b.upper() for b in BOLD.findall(answer)}
-    letters = valid(list(bold), ctx.valid) if len(bold) == 1 or (multi and bold) else None
+    letters = valid(list(bold), ctx.valid) if len(bold) == 1 or (ctx.multi and bold) else None
     if letters:
-        return done(ParsedAnswer("ok", letters, how="bold"), "bold", f"bold letter(s): {', '.join(sorted(bold))}")
+        return ParsedAnswer("ok", letters, how="bold"), "bold", f"bold letter(s): {', '.join(sorted(bold))}"
     steps.append(TraceStep("bold", "nothing", f"bold letters: {', '.join(sorted(bold))}" if bold else ""))
-    letters = echoed(text, ctx) if options else None
+    letters = echoed(text, ctx) if ctx.options else None
     if letters:
-        return done(ParsedAnswer("ok", letters, how="option text"), "option text")
-    steps.append(TraceStep("option text", "nothing", "" if options else "the item's options were not given"))
+        return ParsedAnswer("ok", letters, how="option text"), "option text", ""
+    steps.append(TraceStep("option text", "nothing", "" if ctx.options else "the item's options were not given"))
     if REFUSAL.search(text) or NONE_ANSWER.match(text):
-        return done(ParsedAnswer("refusal", how="refusal"), "refusal")
+        return ParsedAnswer("refusal", how="refusal"), "refusal", ""
     steps.append(TraceStep("refusal", "nothing"))
-    return done(ParsedAnswer("unparsed", how="no rule matched"))
+    return None
 
 
 _UNFINISHED = "a reasoning trace was opened with <think> and never closed: the model did not reach its answer"

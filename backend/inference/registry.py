@@ -183,6 +183,16 @@ def registry_path(settings: Settings) -> Path:
     return Path(settings.data_dir) / "models.json"
 
 
+def _count_problems(name: str, value: Any) -> list[str]:
+    """What is wrong with a count setting (a whole number >= 1; ``batch_size`` may also be ``auto``)."""
+    if name == "batch_size" and isinstance(value, str) and value.strip().lower() == "auto":
+        return []
+    try:
+        return [f"{name} must be at least 1"] if int(value) < 1 else []
+    except (TypeError, ValueError):
+        return [f"{name} must be a whole number" + (" or auto" if name == "batch_size" else "")]
+
+
 def check_spec(spec: ModelSpec, backends: Collection[str] = BACKENDS) -> None:
     """Raise ``ValidationError`` listing every problem with a spec (``backends``: the valid backend names)."""
     problems = []
@@ -197,14 +207,7 @@ def check_spec(spec: ModelSpec, backends: Collection[str] = BACKENDS) -> None:
     if spec.scoring not in SCORING:
         problems.append(f"scoring must be one of {', '.join(SCORING)}")
     for name in ("batch_size", "max_new_tokens", "frames_per_video", "max_image_side", "concurrency"):
-        value = getattr(spec, name)
-        if name == "batch_size" and isinstance(value, str) and value.strip().lower() == "auto":
-            continue
-        try:
-            if int(value) < 1:
-                problems.append(f"{name} must be at least 1")
-        except (TypeError, ValueError):
-            problems.append(f"{name} must be a whole number" + (" or auto" if name == "batch_size" else ""))
+        problems += _count_problems(name, getattr(spec, name))
     if problems:
         raise ValidationError(problems)
 

@@ -280,6 +280,29 @@ def judge_prediction(
     return {"model": judge_name, "raw": reply, **parsed.as_dict()}
 
 
+def _stream_all(
+    ctx: AppContext,
+    stream: Callable[..., Any],
+    todo: list[Prepared],
+    params: GenerationParams,
+    prediction: Callable[[int, Any, float], Prediction],
+    step: int,
+    keep: Callable[[list[Prediction]], None],
+) -> None:
+    """Every request of ``todo`` to a streaming backend at once, in one pool slot (the backend keeps its own limit
+    in flight); the answers are kept in groups of ``step`` or each second."""
+    pending: list[Prediction] = []
+    last = time.perf_counter()
+    with ctx.pool.slot():
+        for index, answer, latency in stream([p.request for p in todo], params):
+            pending.append(prediction(index, answer, latency))
+            if len(pending) >= step or time.perf_counter() - last >= 1.0:
+                keep(pending)
+                pending, last = [], time.perf_counter()
+    if pending:
+        keep(pending)
+
+
 def _compute(
     ctx: AppContext,
     bench: BenchmarkSpec,
@@ -319,17 +342,8 @@ def _compute(
 
     if stream is not None and not isinstance(backend, ItemAnswerer) and spec.scoring != "likelihood":
         report["streamed"] = True
-        step = max(1 if is_auto(spec.batch_size) else int(spec.batch_size), spec.concurrency)
-        pending: list[Prediction] = []
-        last = time.perf_counter()
-        with ctx.pool.slot():  # one slot for the whole stream: the backend keeps its own limit in flight
-            for index, answer, latency in stream([p.request for p in todo], params):
-                pending.append(to_prediction(bench, spec, shash, todo[index], answer, latency))
-                if len(pending) >= step or time.perf_counter() - last >= 1.0:
-                    keep(pending)
-                    pending, last = [], time.perf_counter()
-        if pending:
-            keep(pending)
+        _stream_all(ctx, stream, todo, params, lambda i, a, t: to_prediction(bench, spec, shash, todo[i], a, t),
+                    max(1 if is_auto(spec.batch_size) else int(spec.batch_size), spec.concurrency), keep)  # fmt: skip
         report["batch_size_used"] = None  # the server batches (continuous batching); concurrency is what we set
     else:
         usage = backend.usage_mark() if hasattr(backend, "usage_report") else None

@@ -95,19 +95,26 @@ def _noted_runs(
     return out, notes
 
 
-def _answers(predictions: dict, questions: dict, circular: bool) -> tuple[dict[str, int | None], list[str], dict]:
-    """Question id -> chosen index (see :func:`stored_answers`), the statuses of the predictions read, and
-    with ``circular`` the consistency counts (:func:`backend.inference.circular.circular_summary`)."""
+def _by_rotation(predictions: dict) -> tuple[dict[str, dict[int, tuple[int | None, str]]], dict[str, set[int]]]:
+    """Per question id, each rotation's chosen index and status, and the rotations whose call failed (a failed
+    call is neither an answer nor a wrong answer: out of every score, but counted among the run's errors)."""
     per_question: dict[str, dict[int, tuple[int | None, str]]] = {}
     failed: dict[str, set[int]] = {}
     for (item_id, _), prediction in predictions.items():
         match = _ROTATED.match(item_id)
         qid, rotation = (match["qid"], int(match["rotation"])) if match else (item_id, 0)
-        if prediction.failed:  # a failed call is neither an answer nor a wrong answer: out of every score,
-            failed.setdefault(qid, set()).add(rotation)  # but counted among the run's errors
+        if prediction.failed:
+            failed.setdefault(qid, set()).add(rotation)
             continue
         letters = prediction.parsed.letters if prediction.parsed and prediction.parsed.ok else None
         per_question.setdefault(qid, {})[rotation] = (_index(letters, rotation), prediction.status)
+    return per_question, failed
+
+
+def _answers(predictions: dict, questions: dict, circular: bool) -> tuple[dict[str, int | None], list[str], dict]:
+    """Question id -> chosen index (see :func:`stored_answers`), the statuses of the predictions read, and
+    with ``circular`` the consistency counts (:func:`backend.inference.circular.circular_summary`)."""
+    per_question, failed = _by_rotation(predictions)
     answers: dict[str, int | None] = {}
     statuses: list[str] = []
     rotated = []

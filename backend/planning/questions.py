@@ -81,6 +81,29 @@ def _scenes(path: Path) -> dict[str, str]:
     return {row["id"].strip(): row["scene"] or "" for row in reader}
 
 
+def _choices(choices_raw: object, catalog: Catalog, where: str) -> list[tuple[str, ...]]:
+    """The six choices, each ``[position, "action,action"]``, as action ids."""
+    if not isinstance(choices_raw, list) or len(choices_raw) != N_CHOICES:
+        raise ValidationError(f"{where}: expected {N_CHOICES} choices")
+    choices = []
+    for position, item in enumerate(choices_raw):
+        if not (isinstance(item, list) and len(item) == 2 and item[0] == position and isinstance(item[1], str)):
+            raise ValidationError(f'{where}: choice {position} must be [{position}, "action,action"]')
+        choices.append(catalog.ids(item[1].split(","), where=f"{where} choice {position}"))
+    return choices
+
+
+def _answer(answer: object, choices_raw: list, where: str) -> list:
+    """``[index 0-5, "action,action"]``, its text that of the choice it names."""
+    if not (
+        isinstance(answer, list) and len(answer) == 2 and isinstance(answer[0], int) and 0 <= answer[0] < N_CHOICES
+    ):
+        raise ValidationError(f'{where}: answer must be [index 0-5, "action,action"]')
+    if choices_raw[answer[0]][1] != answer[1]:
+        raise ValidationError(f"{where}: the answer text differs from choice {answer[0]}")
+    return answer
+
+
 def parse_question(key: str, entry: object, catalog: Catalog, where: str) -> PlanningQuestion:
     """One entry of the released layout -> a question (every problem reported at once)."""
     problems: list[str] = []
@@ -91,21 +114,8 @@ def parse_question(key: str, entry: object, catalog: Catalog, where: str) -> Pla
             problems.append(f"{where}: missing {name}")
     if problems:
         raise ValidationError(problems)
-    choices_raw = entry["choices"]
-    if not isinstance(choices_raw, list) or len(choices_raw) != N_CHOICES:
-        raise ValidationError(f"{where}: expected {N_CHOICES} choices")
-    choices = []
-    for position, item in enumerate(choices_raw):
-        if not (isinstance(item, list) and len(item) == 2 and item[0] == position and isinstance(item[1], str)):
-            raise ValidationError(f'{where}: choice {position} must be [{position}, "action,action"]')
-        choices.append(catalog.ids(item[1].split(","), where=f"{where} choice {position}"))
-    answer = entry["answer"]
-    if not (
-        isinstance(answer, list) and len(answer) == 2 and isinstance(answer[0], int) and 0 <= answer[0] < N_CHOICES
-    ):
-        raise ValidationError(f'{where}: answer must be [index 0-5, "action,action"]')
-    if choices_raw[answer[0]][1] != answer[1]:
-        raise ValidationError(f"{where}: the answer text differs from choice {answer[0]}")
+    choices = _choices(entry["choices"], catalog, where)
+    answer = _answer(entry["answer"], entry["choices"], where)
     start, end = entry["ob_start_frame"], entry["ob_end_frame"]
     if not (isinstance(start, int) and isinstance(end, int) and 0 <= start <= end):
         raise ValidationError(f"{where}: the observed window {start!r}..{end!r} is not a frame range")

@@ -319,6 +319,51 @@ def _apply_outcome(
     return "returned"
 
 
+@dataclass(frozen=True)
+class StoredReview:
+    """One review as its row stores it."""
+
+    sequence_id: str
+    round: int
+    reviewer: str
+    role: str  # decision or check
+    outcome: str | None
+    note: str
+    now: str
+    seconds_spent: float
+
+
+def _store_review(db: Any, r: StoredReview, judged: dict[int, Judgment], finals: list[dict[str, Any]]) -> int:
+    """Insert the review, its judgments and (a decision that accepts) the final intents; returns the review's id."""
+    review_id = db.conn.execute(
+        """INSERT INTO reviews (sequence_id, round, reviewer, role, outcome, note, submitted_at, seconds_spent)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+        (r.sequence_id, r.round, r.reviewer, r.role, r.outcome, r.note.strip()[:2000] or None, r.now, r.seconds_spent),
+    ).lastrowid
+    db.conn.executemany(
+        "INSERT INTO review_judgments (review_id, annotation_id, reasonable, comment) VALUES (?, ?, ?, ?)",
+        [(review_id, j.annotation_id, int(j.reasonable), j.comment.strip()[:2000] or None) for j in judged.values()],
+    )
+    for position, final_row in enumerate(finals, start=1):
+        db.conn.execute(
+            """INSERT INTO final_intents (sequence_id, position, concrete_intent, high_level_intent, edited,
+                   original_concrete_intent, original_high_level_intent, concrete_from, high_level_from, origin,
+                   review_round, review_id, decided_at)
+               VALUES (:sequence_id, :position, :concrete_intent, :high_level_intent, :edited,
+                   :original_concrete_intent, :original_high_level_intent, :concrete_from, :high_level_from,
+                   'review', :round, :review_id, :now)""",
+            {
+                **final_row,
+                "sequence_id": r.sequence_id,
+                "position": position,
+                "round": r.round,
+                "review_id": review_id,
+                "now": r.now,
+            },
+        )
+    return review_id
+
+
 def submit_review(
     database: Database,
     settings: Settings,
@@ -363,35 +408,8 @@ def submit_review(
             if role == "decision"
             else None
         )
-        review_id = db.conn.execute(
-            """INSERT INTO reviews (sequence_id, round, reviewer, role, outcome, note, submitted_at, seconds_spent)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-            (sequence_id, review_round, username, role, outcome, note.strip()[:2000] or None, now, spent),
-        ).lastrowid
-        db.conn.executemany(
-            "INSERT INTO review_judgments (review_id, annotation_id, reasonable, comment) VALUES (?, ?, ?, ?)",
-            [
-                (review_id, j.annotation_id, int(j.reasonable), j.comment.strip()[:2000] or None)
-                for j in judged.values()
-            ],
-        )
-        for position, final_row in enumerate(finals, start=1):
-            db.conn.execute(
-                """INSERT INTO final_intents (sequence_id, position, concrete_intent, high_level_intent, edited,
-                       original_concrete_intent, original_high_level_intent, concrete_from, high_level_from, origin,
-                       review_round, review_id, decided_at)
-                   VALUES (:sequence_id, :position, :concrete_intent, :high_level_intent, :edited,
-                       :original_concrete_intent, :original_high_level_intent, :concrete_from, :high_level_from,
-                       'review', :round, :review_id, :now)""",
-                {
-                    **final_row,
-                    "sequence_id": sequence_id,
-                    "position": position,
-                    "round": review_round,
-                    "review_id": review_id,
-                    "now": now,
-                },
-            )
+        stored_review = StoredReview(sequence_id, review_round, username, role, outcome, note, now, spent)
+        review_id = _store_review(db, stored_review, judged, finals)
         assignment.finish(db, row["id"], "submitted")
         if outcome in ("accepted", "discarded"):  # the sequence's review is over (another round is not)
             webhooks.emit(

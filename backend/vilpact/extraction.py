@@ -425,6 +425,38 @@ def repeated_segments(actions: list[TimedAction]) -> frozenset[int]:
     return frozenset(j for j, action in enumerate(actions) if count[action.class_id] == 2)
 
 
+def _decision(
+    j: int, action: TimedAction, seed: int, winner: _Growth, held: frozenset[int], followers: set[int],
+    config: ExtractionConfig,
+) -> Decision:  # fmt: skip
+    """Why action ``j`` is in the winning sequence or out of it, and the term that decided."""
+    if j == seed:
+        return Decision(
+            action, True, None, "the seed: the sequence grown from it is the longest", "seed (search order)"
+        )
+    if j in winner.filled:
+        reason = (
+            f"joined to reach {config.min_actions} actions: coherence {winner.joined[j].coherence:.2f} "
+            f"at least {config.fill_min_coherence:g} (extract_fill_min_coherence)"
+        )
+        return Decision(action, True, winner.joined[j], reason, "top-up (extract_fill_min_coherence)")
+    if j in held:
+        scores = winner.scores(j)
+        chosen = j in followers
+        verdict_of = (
+            f"coherence {scores.coherence:.2f} with the finished sequence"
+            if chosen
+            else _reason_left_out(scores, config).split(" (extract_")[0]
+        )
+        reason = f"a class annotated twice, left out of the search: {verdict_of} (extract_repeated_class)"
+        return Decision(action, chosen, scores, reason, "repeated class (extract_repeated_class)")
+    if j in winner.joined:
+        scores = winner.joined[j]
+        return Decision(action, True, scores, _reason_chosen(scores), deciding_term(scores, config, True))
+    scores = winner.scores(j)
+    return Decision(action, False, scores, _reason_left_out(scores, config), deciding_term(scores, config, False))
+
+
 def extract_sequence(
     video_id: str, actions: list[TimedAction], relevance: Relevance, config: ExtractionConfig
 ) -> Extraction:
@@ -466,38 +498,7 @@ def extract_sequence(
     # a repeated class joins the finished sequence when it passes the ordinary test against it
     followers = {j for j in held if winner._parts(j)[0] >= config.min_coherence - 1e-9}
     seed = winner.members[0]
-    decisions = []
-    for j, action in enumerate(ordered):
-        if j == seed:
-            reason = "the seed: the sequence grown from it is the longest"
-            decisions.append(Decision(action, True, None, reason, "seed (search order)"))
-        elif j in winner.filled:
-            reason = (
-                f"joined to reach {config.min_actions} actions: coherence {winner.joined[j].coherence:.2f} "
-                f"at least {config.fill_min_coherence:g} (extract_fill_min_coherence)"
-            )
-            decisions.append(Decision(action, True, winner.joined[j], reason, "top-up (extract_fill_min_coherence)"))
-        elif j in held:
-            scores = winner.scores(j)
-            chosen = j in followers
-            verdict_of = (
-                f"coherence {scores.coherence:.2f} with the finished sequence"
-                if chosen
-                else _reason_left_out(scores, config).split(" (extract_")[0]
-            )
-            reason = f"a class annotated twice, left out of the search: {verdict_of} (extract_repeated_class)"
-
-            decisions.append(Decision(action, chosen, scores, reason, "repeated class (extract_repeated_class)"))
-        elif j in winner.joined:
-            scores = winner.joined[j]
-            decisions.append(
-                Decision(action, True, scores, _reason_chosen(scores), deciding_term(scores, config, True))
-            )
-        else:
-            scores = winner.scores(j)
-            decisions.append(
-                Decision(action, False, scores, _reason_left_out(scores, config), deciding_term(scores, config, False))
-            )
+    decisions = [_decision(j, action, seed, winner, held, followers, config) for j, action in enumerate(ordered)]
     count = len(winner.members) + len(followers)
     kept = count >= config.min_actions
     verdict = (

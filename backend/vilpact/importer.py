@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -249,6 +250,25 @@ def _video_for(videos: Path | None, video_id: str) -> str | None:
     return str(path.resolve()) if path.is_file() else None
 
 
+CLASS_COLUMNS = ("id", "name", "verb", "object", "strips_action", "pre", "post_add", "post_del", "args", "pre_acts",
+                 "nxt_acts")  # fmt: skip
+
+
+def _store_classes(conn: Any, classes: Iterable[dict[str, Any]]) -> None:
+    """The action classes, inserted or updated in place (a re-import is idempotent)."""
+    conn.executemany(
+        """INSERT INTO action_classes (id, name, verb, object, strips_action, pre, post_add, post_del, args,
+               pre_acts, nxt_acts)
+           VALUES (:id, :name, :verb, :object, :strips_action, :pre, :post_add, :post_del, :args,
+               :pre_acts, :nxt_acts)
+           ON CONFLICT (id) DO UPDATE SET name = excluded.name, verb = excluded.verb, object = excluded.object,
+               strips_action = excluded.strips_action, pre = excluded.pre, post_add = excluded.post_add,
+               post_del = excluded.post_del, args = excluded.args, pre_acts = excluded.pre_acts,
+               nxt_acts = excluded.nxt_acts""",
+        [{key: cls.get(key) for key in CLASS_COLUMNS} for cls in classes],
+    )
+
+
 def import_vilpact(
     database: Database,
     root: Path | str,
@@ -265,35 +285,7 @@ def import_vilpact(
         raise ImportFileError(str(video_dir), None, "the video folder does not exist")
     now = utcnow()
     with database.write() as db:
-        db.conn.executemany(
-            """INSERT INTO action_classes (id, name, verb, object, strips_action, pre, post_add, post_del, args,
-                   pre_acts, nxt_acts)
-               VALUES (:id, :name, :verb, :object, :strips_action, :pre, :post_add, :post_del, :args,
-                   :pre_acts, :nxt_acts)
-               ON CONFLICT (id) DO UPDATE SET name = excluded.name, verb = excluded.verb, object = excluded.object,
-                   strips_action = excluded.strips_action, pre = excluded.pre, post_add = excluded.post_add,
-                   post_del = excluded.post_del, args = excluded.args, pre_acts = excluded.pre_acts,
-                   nxt_acts = excluded.nxt_acts""",
-            [
-                {
-                    key: cls.get(key)
-                    for key in (
-                        "id",
-                        "name",
-                        "verb",
-                        "object",
-                        "strips_action",
-                        "pre",
-                        "post_add",
-                        "post_del",
-                        "args",
-                        "pre_acts",
-                        "nxt_acts",
-                    )
-                }
-                for cls in data.classes.values()
-            ],
-        )
+        _store_classes(db.conn, data.classes.values())
         rows = []
         for seq in data.sequences:
             rows.append(

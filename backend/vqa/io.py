@@ -153,24 +153,8 @@ def _read_jsonl(path: Path) -> tuple[Path, list[_Pending]]:
     return path, pending
 
 
-def import_items(
-    database: Database,
-    settings: Settings,
-    source: Path | str,
-    fmt: str,
-    *,
-    actor: str = "cli",
-) -> dict[str, Any]:
-    """Import every item of ``source`` (a folder for ``released``, a file for ``jsonl``) or none.
-
-    Items with status ``draft`` enter the verification pool; ``verified`` ones the answering pool.
-    """
-    if fmt not in FORMATS:
-        raise ValidationError(f"unknown VQA format {fmt!r}; use {' or '.join(FORMATS)}")
-    source = Path(source)
-    file_path, pending = _read_released(source) if fmt == "released" else _read_jsonl(source)
-    if not pending:
-        raise ImportFileError(str(file_path), None, "no items in the file")
+def _check_pending(database: Database, pending: list[_Pending], actor: str, file_path: Path) -> None:
+    """Every entry's fields, images and id checked before any file is copied; all problems at once."""
     seen: dict[str, str] = {}
     existing = {row["id"] for row in database.query("SELECT id FROM vqa_items")}
     for entry in pending:
@@ -191,6 +175,27 @@ def import_items(
         more = f" (and {len(bad) - 10} more items with problems)" if len(bad) > 10 else ""
         line = bad[0].line if len(bad) == 1 else None
         raise ImportFileError(str(file_path), line, listed + more)
+
+
+def import_items(
+    database: Database,
+    settings: Settings,
+    source: Path | str,
+    fmt: str,
+    *,
+    actor: str = "cli",
+) -> dict[str, Any]:
+    """Import every item of ``source`` (a folder for ``released``, a file for ``jsonl``) or none.
+
+    Items with status ``draft`` enter the verification pool; ``verified`` ones the answering pool.
+    """
+    if fmt not in FORMATS:
+        raise ValidationError(f"unknown VQA format {fmt!r}; use {' or '.join(FORMATS)}")
+    source = Path(source)
+    file_path, pending = _read_released(source) if fmt == "released" else _read_jsonl(source)
+    if not pending:
+        raise ImportFileError(str(file_path), None, "no items in the file")
+    _check_pending(database, pending, actor, file_path)
     items = []
     for entry in pending:
         assert entry.item is not None

@@ -92,6 +92,20 @@ def parse_letters(value: str | Iterable[str] | None) -> tuple[str, ...]:
     return tuple(sorted({str(v).strip().upper() for v in value if str(v).strip()}))
 
 
+def _option_problems(texts: list[str]) -> list[str]:
+    """What is wrong with the options' texts: too few or too many, an empty one, the same text twice."""
+    problems: list[str] = []
+    if len(texts) < 2:
+        problems.append(f"an item needs at least two options; it has {len(texts)}")
+    if len(texts) > len(LETTERS):
+        problems.append(f"at most {len(LETTERS)} options (A-Z); it has {len(texts)}")
+    if any(not t for t in texts):
+        problems.append("an option is empty: write its text or remove it")
+    for text in sorted({t for t in texts if t and texts.count(t) > 1}):
+        problems.append(f'option texts must be unique: "{text}" appears {texts.count(text)} times')
+    return problems
+
+
 def item_problems(
     category: str,
     question: str,
@@ -111,14 +125,7 @@ def item_problems(
     if not (question or "").strip():
         problems.append("the question is empty")
     texts = [(o or "").strip() for o in options]
-    if len(texts) < 2:
-        problems.append(f"an item needs at least two options; it has {len(texts)}")
-    if len(texts) > len(LETTERS):
-        problems.append(f"at most {len(LETTERS)} options (A-Z); it has {len(texts)}")
-    if any(not t for t in texts):
-        problems.append("an option is empty: write its text or remove it")
-    for text in sorted({t for t in texts if t and texts.count(t) > 1}):
-        problems.append(f'option texts must be unique: "{text}" appears {texts.count(text)} times')
+    problems += _option_problems(texts)
     valid_letters = LETTERS[: len(texts)]
     unknown = [a for a in answer if a not in valid_letters]
     if unknown:

@@ -3,26 +3,22 @@ review_dashboard, review_export, dataset_publish. Every backend function checks 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import gradio as gr
 
 from backend.context import AppContext
 from backend.review import dashboard, publish
 from backend.review import service as review
-from components.access import endpoint
-from components.common import caller, ui_errors
+from components.common import caller
+from components.events import Event, wire
 
 
-def endpoints(ctx: AppContext) -> dict[str, Callable[..., dict]]:
+def endpoints(ctx: AppContext) -> list[Event]:
     db, settings = ctx.database, ctx.settings
 
-    @ui_errors
     def review_next(request: gr.Request) -> dict:
         """Your current review item (annotator names hidden) or a new one; item is null when the queue is empty."""
         return review.next_review(db, settings, caller(ctx, request))
 
-    @ui_errors
     def review_submit(
         sequence_id: str, round: int, judgments: list[dict], final: dict | None, note: str, request: gr.Request
     ) -> dict:
@@ -36,36 +32,32 @@ def endpoints(ctx: AppContext) -> dict[str, Callable[..., dict]]:
             db, settings, caller(ctx, request), sequence_id, int(round), parsed, choice, note or ""
         )
 
-    @ui_errors
     def review_skip(sequence_id: str, round: int, reason: str, request: gr.Request) -> dict:
         """Give the review item back with a reason; returns your next item."""
         return review.skip_review(db, settings, caller(ctx, request), sequence_id, int(round), reason or "")
 
-    @ui_errors
     def review_dashboard(request: gr.Request) -> dict:
         """Per-round and per-annotator review figures."""
         return dashboard.dashboard(db, caller(ctx, request))
 
-    @ui_errors
     def review_export(fmt: str, request: gr.Request) -> dict:
         """Export the final dataset (admins) in ``fmt`` (vilpact, jsonl or parquet); returns the paths written."""
         return publish.export_for_download(db, settings, caller(ctx, request), fmt)
 
-    @ui_errors
     def dataset_publish(repo_id: str, private: bool, request: gr.Request) -> dict:
         """Push the final dataset to a Hugging Face dataset repo (admins)."""
         return publish.publish_dataset(db, settings, caller(ctx, request), repo_id, bool(private))
 
-    return {
-        "review_next": review_next,
-        "review_submit": review_submit,
-        "review_skip": review_skip,
-        "review_dashboard": review_dashboard,
-        "review_export": review_export,
-        "dataset_publish": dataset_publish,
-    }
+    fast = {"queue": False}
+    return [
+        Event("review_next", "reviewer", review_next, options=fast),
+        Event("review_submit", "reviewer", review_submit, options=fast),
+        Event("review_skip", "reviewer", review_skip, options=fast),
+        Event("review_dashboard", "reviewer", review_dashboard, options=fast),
+        Event("review_export", "admin", review_export, options=fast),
+        Event("dataset_publish", "admin", dataset_publish, options=fast),
+    ]
 
 
 def register(ctx: AppContext) -> None:
-    for name, fn in endpoints(ctx).items():
-        endpoint(ctx, fn, api_name=name, queue=False)
+    wire(ctx, endpoints(ctx))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,10 +10,10 @@ import pandas as pd
 
 from backend.context import AppContext
 from backend.review import dashboard
-from components.access import listen
 from components.common import caller
+from components.events import Event, bind, wire
 from components.feedback import shown_in
-from components.review.queue import PRIVATE_FAST
+from components.review.queue import FAST
 
 ROUND_COLUMNS = [
     "round",
@@ -31,13 +30,18 @@ NOTHING_REVIEWED = "\n\nNo sequence round has been reviewed yet: the per-round f
 ANNOTATOR_COLUMNS = ["annotator", "submissions", "judged", "reasonable", "acceptance_rate", "median_seconds_per_task"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class DashboardPanel:
-    """``show`` is the (handler, inputs, outputs) that fills the dashboard, for the sub-tab's select event."""
-
     refresh: gr.Button
     totals: gr.Markdown
-    show: tuple[Callable[..., dict], None, list[Any]]
+    rounds_table: gr.Dataframe
+    rounds_plot: gr.BarPlot
+    annotators_table: gr.Dataframe
+    annotators_plot: gr.BarPlot
+
+    @property
+    def outputs(self) -> list[Any]:
+        return [self.totals, self.rounds_table, self.rounds_plot, self.annotators_table, self.annotators_plot]
 
 
 def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
@@ -62,7 +66,7 @@ def rounds_long(rounds: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(long, columns=["round", "measure", "share"])
 
 
-def build_dashboard_panel(ctx: AppContext) -> DashboardPanel:
+def layout() -> DashboardPanel:
     refresh = gr.Button("Refresh", elem_id="review-refresh")
     totals = gr.Markdown(elem_id="review-totals")
     rounds_table = gr.Dataframe(
@@ -91,23 +95,36 @@ def build_dashboard_panel(ctx: AppContext) -> DashboardPanel:
         y_lim=[0, 1],
         y_title="acceptance rate (0–1)",
     )
+    return DashboardPanel(refresh, totals, rounds_table, rounds_plot, annotators_table, annotators_plot)
 
-    def on_dashboard(request: gr.Request) -> dict:
-        figures = dashboard.dashboard(ctx.database, caller(ctx, request))
-        annotators = _frame(figures["annotators"], ANNOTATOR_COLUMNS)
-        # an empty table or chart is hidden (it says nothing, and screen readers meet an empty scroll region)
-        reviewed, submitted = bool(figures["rounds"]), bool(figures["annotators"])
-        return {
-            totals: totals_markdown(figures["totals"]) + ("" if reviewed else NOTHING_REVIEWED),
-            rounds_table: gr.Dataframe(_frame(figures["rounds"], ROUND_COLUMNS), visible=reviewed),
-            rounds_plot: gr.BarPlot(rounds_long(figures["rounds"]), visible=reviewed),
-            annotators_table: gr.Dataframe(annotators, visible=submitted),
-            annotators_plot: gr.BarPlot(
-                annotators.fillna({"acceptance_rate": 0.0}).astype({"acceptance_rate": float}), visible=submitted
-            ),
-        }
 
-    outputs = [totals, rounds_table, rounds_plot, annotators_table, annotators_plot]
-    show = (shown_in(totals)(on_dashboard), None, outputs)
-    listen(ctx, refresh.click, *show, api_name="review_ui_dashboard", **PRIVATE_FAST)
-    return DashboardPanel(refresh, totals, show)
+def on_dashboard(ctx: AppContext, p: DashboardPanel, request: gr.Request) -> dict:
+    figures = dashboard.dashboard(ctx.database, caller(ctx, request))
+    annotators = _frame(figures["annotators"], ANNOTATOR_COLUMNS)
+    # an empty table or chart is hidden (it says nothing, and screen readers meet an empty scroll region)
+    reviewed, submitted = bool(figures["rounds"]), bool(figures["annotators"])
+    return {
+        p.totals: totals_markdown(figures["totals"]) + ("" if reviewed else NOTHING_REVIEWED),
+        p.rounds_table: gr.Dataframe(_frame(figures["rounds"], ROUND_COLUMNS), visible=reviewed),
+        p.rounds_plot: gr.BarPlot(rounds_long(figures["rounds"]), visible=reviewed),
+        p.annotators_table: gr.Dataframe(annotators, visible=submitted),
+        p.annotators_plot: gr.BarPlot(
+            annotators.fillna({"acceptance_rate": 0.0}).astype({"acceptance_rate": float}), visible=submitted
+        ),
+    }
+
+
+def events(ctx: AppContext, p: DashboardPanel, opened: Any) -> list[Event]:
+    """Refresh, and the sub-tab's own select (``opened``): the figures as of now."""
+    show = shown_in(p.totals)(bind(on_dashboard, ctx, p))
+    return [
+        Event("review_ui_dashboard", "reviewer", show, p.refresh.click, None, p.outputs, FAST),
+        Event("review_ui_dashboard_open", "reviewer", show, opened, None, p.outputs, FAST),
+    ]
+
+
+def build_dashboard_panel(ctx: AppContext, tab: gr.Tab) -> DashboardPanel:
+    """The dashboard inside its sub-tab ``tab``, filled whenever the sub-tab is opened."""
+    p = layout()
+    wire(ctx, events(ctx, p, tab.select))
+    return p

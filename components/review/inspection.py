@@ -14,17 +14,27 @@ from backend.context import AppContext
 from backend.errors import ValidationError
 from backend.review import inspection
 from backend.review import service as review
-from components.access import listen
 from components.common import caller, counted, esc
+from components.events import Event, bind, wire
 from components.feedback import shown_in
 from components.player import build_player, empty_value, marks_js, player_value
-from components.review.queue import PRIVATE_FAST
+from components.review.queue import FAST
 
 PLAYER_ID = "inspection-video"
 YES_NO = ["yes", "no"]
 
 
-@dataclass
+@dataclass(frozen=True)
+class Sample:
+    """How to draw a new sample: its size, split and seed."""
+
+    size: gr.Number
+    split: gr.Textbox
+    seed: gr.Number
+    start: gr.Button
+
+
+@dataclass(frozen=True)
 class InspectionPanel:
     """``chooser`` is the inspection dropdown the tab's page-load handler fills."""
 
@@ -39,6 +49,8 @@ class InspectionPanel:
     comment: gr.Textbox
     message: gr.Markdown
     marks: gr.Textbox
+    sample: Sample
+    judge: gr.Button
 
     @property
     def outputs(self) -> list[Any]:
@@ -111,7 +123,7 @@ def radio(criterion: str, elem_id: str) -> gr.Radio:
     return gr.Radio(YES_NO, value=None, label=inspection.CRITERIA[criterion], elem_id=elem_id)
 
 
-def build_inspection_panel(ctx: AppContext) -> InspectionPanel:
+def layout(ctx: AppContext) -> InspectionPanel:
     settings = ctx.settings
     gr.Markdown(
         "Check a random sample of action sequences on ViLPAct's three criteria "
@@ -138,61 +150,56 @@ def build_inspection_panel(ctx: AppContext) -> InspectionPanel:
             message = gr.Markdown(elem_id="inspection-message")
     report = gr.Markdown(elem_id="inspection-report")
     marks = gr.Textbox(visible=False)  # the timeline's marks (JSON), set by the judge button's js
-    p = InspectionPanel(chooser, item, body, video, report, all_occur, in_order, none_missing, comment, message, marks)
-
-    def on_start(n: float, part: str, seed_value: float | None, request: gr.Request) -> dict:
-        name = caller(ctx, request)
-        started = inspection.start_inspection(
-            ctx.database, settings, name, int(n), (part or "").strip(), None if seed_value is None else int(seed_value)
-        )
-        chosen = str(started["inspection_id"])
-        return {chooser: gr.update(choices=choices(ctx, name), value=chosen), **_show(ctx, p, chosen, name)}
-
-    def on_choose(chosen: str | None, request: gr.Request) -> dict:
-        return _show(ctx, p, chosen, caller(ctx, request))
-
-    def on_judge(chosen: str | None, nxt: dict | None, occur: str | None, order: str | None, missing: str | None,
-                 note: str | None, marked: str | None, request: gr.Request) -> dict:  # fmt: skip
-        if not chosen or not nxt:
-            raise ValidationError("Nothing to judge: choose an inspection with sequences left.")
-        name = caller(ctx, request)
-        n_actions = len(review.view_item(ctx.database, settings, name, nxt["sequence_id"], 1)["actions"])
-        verdict = inspection.judgment_from_answers(
-            {"all_occur": occur, "in_order": order, "none_missing": missing},
-            inspection.InspectionMarks.parse(marked, n_actions),
-            note or "",
-        )
-        inspection.judge(ctx.database, name, int(chosen), nxt["sequence_id"], verdict)
-        return _show(ctx, p, chosen, name)
-
-    # a mistake is said under the button; the reviewer's ticks and comment stay as they are
-    listen(
-        ctx,
-        start.click,
-        shown_in(message)(on_start),
-        [size, split, seed],
-        [chooser, *p.outputs],
-        **PRIVATE_FAST,
-        api_name="review_ui_inspection_start",
+    sample = Sample(size, split, seed, start)
+    return InspectionPanel(
+        chooser, item, body, video, report, all_occur, in_order, none_missing, comment, message, marks, sample, judge
     )
-    listen(
-        ctx,
-        chooser.input,
-        shown_in(message)(on_choose),
-        [chooser],
-        p.outputs,
-        **PRIVATE_FAST,
-        api_name="review_ui_inspection_choose",
+
+
+def on_start(ctx: AppContext, p: InspectionPanel, n: float, part: str, seed: float | None, request: gr.Request) -> dict:
+    name = caller(ctx, request)
+    started = inspection.start_inspection(
+        ctx.database, ctx.settings, name, int(n), (part or "").strip(), None if seed is None else int(seed)
     )
-    listen(
-        ctx,
-        judge.click,
-        shown_in(message)(on_judge),
-        [chooser, item, all_occur, in_order, none_missing, comment, marks],
-        p.outputs,
-        js=marks_js(PLAYER_ID, 7),
-        show_progress="minimal",
-        **PRIVATE_FAST,
-        api_name="review_ui_inspection_judge",
+    chosen = str(started["inspection_id"])
+    return {p.chooser: gr.update(choices=choices(ctx, name), value=chosen), **_show(ctx, p, chosen, name)}
+
+
+def on_choose(ctx: AppContext, p: InspectionPanel, chosen: str | None, request: gr.Request) -> dict:
+    return _show(ctx, p, chosen, caller(ctx, request))
+
+
+def on_judge(ctx: AppContext, p: InspectionPanel, chosen: str | None, nxt: dict | None, occur: str | None,
+             order: str | None, missing: str | None, note: str | None, marked: str | None,
+             request: gr.Request) -> dict:  # fmt: skip
+    if not chosen or not nxt:
+        raise ValidationError("Nothing to judge: choose an inspection with sequences left.")
+    name = caller(ctx, request)
+    n_actions = len(review.view_item(ctx.database, ctx.settings, name, nxt["sequence_id"], 1)["actions"])
+    verdict = inspection.judgment_from_answers(
+        {"all_occur": occur, "in_order": order, "none_missing": missing},
+        inspection.InspectionMarks.parse(marked, n_actions),
+        note or "",
     )
+    inspection.judge(ctx.database, name, int(chosen), nxt["sequence_id"], verdict)
+    return _show(ctx, p, chosen, name)
+
+
+def events(ctx: AppContext, p: InspectionPanel) -> list[Event]:
+    """A mistake is said under the button; the reviewer's ticks and comment stay as they are."""
+    s = p.sample
+    judged = [p.chooser, p.item, p.all_occur, p.in_order, p.none_missing, p.comment, p.marks]
+    return [
+        Event("review_ui_inspection_start", "reviewer", shown_in(p.message)(bind(on_start, ctx, p)), s.start.click,
+              [s.size, s.split, s.seed], [p.chooser, *p.outputs], FAST),
+        Event("review_ui_inspection_choose", "reviewer", shown_in(p.message)(bind(on_choose, ctx, p)),
+              p.chooser.input, [p.chooser], p.outputs, FAST),
+        Event("review_ui_inspection_judge", "reviewer", shown_in(p.message)(bind(on_judge, ctx, p)), p.judge.click,
+              judged, p.outputs, {**FAST, "js": marks_js(PLAYER_ID, 7), "show_progress": "minimal"}),
+    ]  # fmt: skip
+
+
+def build_inspection_panel(ctx: AppContext) -> InspectionPanel:
+    p = layout(ctx)
+    wire(ctx, events(ctx, p))
     return p

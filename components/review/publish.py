@@ -1,5 +1,5 @@
 """The publish panel (admins): export the final dataset with its card, or push it to a Hugging Face
-dataset repo."""
+dataset repo. Its sub-tab is on admins' pages only (``TabHandle.inner_tabs``); both events need ``admin``."""
 
 from __future__ import annotations
 
@@ -9,18 +9,23 @@ import gradio as gr
 
 from backend.context import AppContext
 from backend.review import dataset, publish
-from components.access import listen
-from components.common import caller, ui_errors
+from components.common import caller
+from components.events import Event, bind, wire
 
 
-@dataclass
+@dataclass(frozen=True)
 class PublishPanel:
-    """``tab`` is shown to admins only (the tab's page-load handler sets its visibility)."""
-
     tab: gr.Tab
+    export_format: gr.Dropdown
+    export_button: gr.Button
+    export_files: gr.File
+    repo: gr.Textbox
+    private: gr.Checkbox
+    publish_button: gr.Button
+    publish_result: gr.JSON
 
 
-def build_publish_panel(ctx: AppContext) -> PublishPanel:
+def layout() -> PublishPanel:
     with gr.Tab("Publish", id="review-publish", visible=False) as tab:
         gr.Markdown(
             "Export the final dataset (with a dataset card) or push it to a Hugging Face dataset "
@@ -35,33 +40,34 @@ def build_publish_panel(ctx: AppContext) -> PublishPanel:
             private = gr.Checkbox(label="Private", value=True)
             publish_button = gr.Button("Publish", variant="primary", elem_id="publish-run")
         publish_result = gr.JSON(label="Published")
+    return PublishPanel(tab, export_format, export_button, export_files, repo, private, publish_button, publish_result)
 
-    def on_export(fmt: str, request: gr.Request) -> list[str]:
-        result = publish.export_for_download(ctx.database, ctx.settings, caller(ctx, request), fmt)
-        return [result["path"], result["card"]]
 
-    def on_publish(repo_id: str, is_private: bool, request: gr.Request, token: gr.OAuthToken | None = None) -> dict:
-        return publish.publish_dataset(
-            ctx.database, ctx.settings, caller(ctx, request), repo_id, is_private, token=token.token if token else None
-        )
+def on_export(ctx: AppContext, fmt: str, request: gr.Request) -> list[str]:
+    result = publish.export_for_download(ctx.database, ctx.settings, caller(ctx, request), fmt)
+    return [result["path"], result["card"]]
 
-    # uploads to the Hub stay queued
-    listen(
-        ctx,
-        export_button.click,
-        ui_errors(on_export),
-        [export_format],
-        export_files,
-        api_visibility="private",
-        api_name="review_ui_export",
+
+def on_publish(
+    ctx: AppContext, repo_id: str, is_private: bool, request: gr.Request, token: gr.OAuthToken | None = None
+) -> dict:
+    name = caller(ctx, request)
+    return publish.publish_dataset(
+        ctx.database, ctx.settings, name, repo_id, is_private, token=token.token if token else None
     )
-    listen(
-        ctx,
-        publish_button.click,
-        ui_errors(on_publish),
-        [repo, private],
-        publish_result,
-        api_visibility="private",
-        api_name="review_ui_publish",
-    )
-    return PublishPanel(tab)
+
+
+def events(ctx: AppContext, p: PublishPanel) -> list[Event]:
+    """Uploads to the Hub stay queued."""
+    return [
+        Event("review_ui_export", "admin", bind(on_export, ctx), p.export_button.click, [p.export_format],
+              p.export_files),
+        Event("review_ui_publish", "admin", bind(on_publish, ctx), p.publish_button.click, [p.repo, p.private],
+              p.publish_result),
+    ]  # fmt: skip
+
+
+def build_publish_panel(ctx: AppContext) -> PublishPanel:
+    p = layout()
+    wire(ctx, events(ctx, p))
+    return p

@@ -3,6 +3,7 @@ intents chosen from a reasonable annotation (edited if needed), a general note; 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,19 +12,19 @@ import gradio as gr
 from backend.context import AppContext
 from backend.errors import ValidationError
 from backend.review import service as review
-from components.access import listen
-from components.common import EventOptions, caller, counted, esc, ui_errors
+from components.common import caller, counted, esc
+from components.events import Event, bind, wire
 from components.feedback import shown_in
 from components.player import build_player, empty_value, player_value
 
 REASONABLE, NOT_REASONABLE = "reasonable", "not reasonable"
-# Database-only handlers skip the queue (milliseconds each).
-PRIVATE_FAST: EventOptions = {"api_visibility": "private", "queue": False}
+#: database-only handlers skip the queue (milliseconds each)
+FAST: Mapping[str, Any] = {"queue": False}
 # the queue's counts follow new arrivals while the tab is open (issue 27 §8): one count query per tick
 QUEUE_POLL_SECONDS = 20.0
 
 
-@dataclass
+@dataclass(frozen=True)
 class QueuePanel:
     """The queue's components; ``status``, ``details`` and ``form`` are what the tab's open handler fills."""
 
@@ -48,6 +49,7 @@ class QueuePanel:
     form: gr.Column
     message: gr.Markdown
     skip_message: gr.Markdown
+    timer: gr.Timer  # the counts follow new arrivals while the tab is open
 
     @property
     def outputs(self) -> list[Any]:
@@ -159,6 +161,43 @@ def _slots(slots: int) -> tuple[list, list, list, list]:
     return columns, intent_views, verdicts, comments
 
 
+def _final_choice() -> tuple[gr.Dropdown, gr.Dropdown, gr.Textbox, gr.Textbox, gr.Textbox, gr.Button]:
+    """The final choice under the annotations: which annotation each intent comes from, and its text (editable),
+    the general note and Submit."""
+    with gr.Row(elem_classes=["review-final"]):
+        concrete_from = gr.Dropdown(
+            label="Final concrete intent from", elem_id="review-concrete-from", scale=1, min_width=150
+        )
+        concrete_text = gr.Textbox(
+            label="Final concrete intent (edit if needed; the original is kept)",
+            elem_id="review-concrete",
+            max_length=500,
+            scale=2,
+            min_width=200,
+        )
+    with gr.Row(elem_classes=["review-final"]):
+        high_from = gr.Dropdown(
+            label="Final high-level intent from", elem_id="review-high-from", scale=1, min_width=150
+        )
+        high_text = gr.Textbox(
+            label="Final high-level intent (edit if needed)",
+            elem_id="review-high",
+            max_length=500,
+            scale=2,
+            min_width=200,
+        )
+    with gr.Row(elem_classes=["review-final"], equal_height=True):
+        note = gr.Textbox(
+            label="General note (shown to the next round if returned)",
+            elem_id="review-note",
+            max_length=2000,
+            scale=3,
+            min_width=200,
+        )
+        submit = gr.Button("Submit review", variant="primary", elem_id="review-submit", scale=1, min_width=140)
+    return concrete_from, high_from, concrete_text, high_text, note, submit
+
+
 def _layout(slots: int) -> QueuePanel:
     with gr.Row(elem_id="review-top", equal_height=True):
         status = gr.Markdown(elem_id="review-queue-status")
@@ -178,45 +217,13 @@ def _layout(slots: int) -> QueuePanel:
                 video = build_player("review-video", visible=False)
             with gr.Column(scale=7, min_width=300):
                 columns, intent_views, verdicts, comments = _slots(slots)
-                # the final choice: which annotation each intent comes from, and its text (editable)
-                with gr.Row(elem_classes=["review-final"]):
-                    concrete_from = gr.Dropdown(
-                        label="Final concrete intent from", elem_id="review-concrete-from", scale=1, min_width=150
-                    )
-                    concrete_text = gr.Textbox(
-                        label="Final concrete intent (edit if needed; the original is kept)",
-                        elem_id="review-concrete",
-                        max_length=500,
-                        scale=2,
-                        min_width=200,
-                    )
-                with gr.Row(elem_classes=["review-final"]):
-                    high_from = gr.Dropdown(
-                        label="Final high-level intent from", elem_id="review-high-from", scale=1, min_width=150
-                    )
-                    high_text = gr.Textbox(
-                        label="Final high-level intent (edit if needed)",
-                        elem_id="review-high",
-                        max_length=500,
-                        scale=2,
-                        min_width=200,
-                    )
-                with gr.Row(elem_classes=["review-final"], equal_height=True):
-                    note = gr.Textbox(
-                        label="General note (shown to the next round if returned)",
-                        elem_id="review-note",
-                        max_length=2000,
-                        scale=3,
-                        min_width=200,
-                    )
-                    submit = gr.Button(
-                        "Submit review", variant="primary", elem_id="review-submit", scale=1, min_width=140
-                    )
+                final = _final_choice()
                 message = gr.Markdown(elem_id="review-message")
                 with gr.Accordion("Skip this item", open=False):
                     skip_reason = gr.Textbox(label="Why do you skip it?", elem_id="review-skip-reason")
                     skip = gr.Button("Skip", elem_id="review-skip")
                     skip_message = gr.Markdown(elem_id="review-skip-message")
+    timer = gr.Timer(QUEUE_POLL_SECONDS)
     return QueuePanel(
         status,
         next_button,
@@ -228,17 +235,13 @@ def _layout(slots: int) -> QueuePanel:
         intent_views,
         verdicts,
         comments,
-        concrete_from,
-        high_from,
-        concrete_text,
-        high_text,
-        note,
-        submit,
+        *final,
         skip_reason,
         skip,
         form,
         message,
         skip_message,
+        timer,
     )
 
 
@@ -328,109 +331,69 @@ def _pick_text(item: dict | None, annotation_id: str | None, field: str) -> str:
     return found[0][field] if found else ""
 
 
+def on_next(ctx: AppContext, p: QueuePanel, show: bool, request: gr.Request) -> dict:
+    name = caller(ctx, request)
+    return render(p, review.next_review(ctx.database, ctx.settings, name, show_names=show), name)
+
+
+def on_names(ctx: AppContext, p: QueuePanel, item: dict | None, show: bool, request: gr.Request) -> dict:
+    if not item:
+        return {p.intent_views[0]: gr.update()}  # nothing loaded (an empty dict would read as one output value)
+    name = caller(ctx, request)
+    fresh = review.view_item(ctx.database, ctx.settings, name, item["sequence_id"], item["round"], show)
+    shown = fresh["annotations"]
+    return {view: intent_markdown(shown[i]) if i < len(shown) else "" for i, view in enumerate(p.intent_views)}
+
+
+def on_submit(ctx: AppContext, p: QueuePanel, data: dict, request: gr.Request) -> dict:
+    return _submit(ctx, p, data, caller(ctx, request))
+
+
+def on_skip(ctx: AppContext, p: QueuePanel, item: dict | None, why: str, request: gr.Request) -> dict:
+    if not item:
+        raise ValidationError("There is no item to skip; press Next item.")
+    name = caller(ctx, request)
+    skipped = review.skip_review(ctx.database, ctx.settings, name, item["sequence_id"], item["round"], why)
+    return {**render(p, skipped, name), p.skip_reason: ""}
+
+
+def on_poll(ctx: AppContext, item: dict | None, request: gr.Request) -> str:
+    counts = review.review_counts(ctx.database, ctx.settings, caller(ctx, request))
+    return status_markdown(counts, holding=bool(item))
+
+
+def concrete_from(item: dict | None, annotation_id: str | None) -> str:
+    return _pick_text(item, annotation_id, "concrete_intent")
+
+
+def high_level_from(item: dict | None, annotation_id: str | None) -> str:
+    return _pick_text(item, annotation_id, "high_level_intent")
+
+
+def events(ctx: AppContext, p: QueuePanel) -> list[Event]:
+    """The queue's events; a mistake in Submit or Skip is said next to its button, and the reviewer's choices stay
+    as they are (no "Error" badges)."""
+    submitted = {p.current, *p.verdicts, *p.comments, p.concrete_from, p.high_from, p.concrete_text, p.high_text}
+    minimal = {**FAST, "show_progress": "minimal"}
+    return [
+        Event("review_ui_queue_poll", "reviewer", bind(on_poll, ctx), p.timer.tick, [p.current], p.status,
+              {**FAST, "show_progress": "hidden"}),
+        Event("review_ui_next", "reviewer", bind(on_next, ctx, p), p.next_button.click, [p.show_names], p.outputs,
+              FAST),
+        Event("review_ui_names", "reviewer", bind(on_names, ctx, p), p.show_names.change,
+              [p.current, p.show_names], p.intent_views, FAST),
+        Event("review_ui_concrete_from", "reviewer", concrete_from, p.concrete_from.change,
+              [p.current, p.concrete_from], p.concrete_text, FAST),
+        Event("review_ui_high_from", "reviewer", high_level_from, p.high_from.change, [p.current, p.high_from],
+              p.high_text, FAST),
+        Event("review_ui_submit", "reviewer", shown_in(p.message)(bind(on_submit, ctx, p)), p.submit.click,
+              {*submitted, p.note}, p.outputs, minimal),
+        Event("review_ui_skip", "reviewer", shown_in(p.skip_message)(bind(on_skip, ctx, p)), p.skip.click,
+              [p.current, p.skip_reason], [*p.outputs, p.skip_reason], minimal),
+    ]  # fmt: skip
+
+
 def build_queue_panel(ctx: AppContext) -> QueuePanel:
-    db, settings = ctx.database, ctx.settings
-    p = _layout(max(settings.annotators_per_sequence, 1))
-
-    def on_next(show: bool, request: gr.Request) -> dict:
-        name = caller(ctx, request)
-        return render(p, review.next_review(db, settings, name, show_names=show), name)
-
-    def on_names(item: dict | None, show: bool, request: gr.Request) -> dict:
-        if not item:
-            return {p.intent_views[0]: gr.update()}  # nothing loaded (an empty dict would read as one output value)
-        fresh = review.view_item(db, settings, caller(ctx, request), item["sequence_id"], item["round"], show)
-        shown = fresh["annotations"]
-        return {view: intent_markdown(shown[i]) if i < len(shown) else "" for i, view in enumerate(p.intent_views)}
-
-    def on_submit(data: dict, request: gr.Request) -> dict:
-        return _submit(ctx, p, data, caller(ctx, request))
-
-    def on_skip(item: dict | None, why: str, request: gr.Request) -> dict:
-        if not item:
-            raise ValidationError("There is no item to skip; press Next item.")
-        skipped = review.skip_review(db, settings, caller(ctx, request), item["sequence_id"], item["round"], why)
-        return {**render(p, skipped, caller(ctx, request)), p.skip_reason: ""}
-
-    def on_poll(item: dict | None, request: gr.Request) -> str:
-        counts = review.review_counts(db, settings, caller(ctx, request))
-        return status_markdown(counts, holding=bool(item))
-
-    listen(
-        ctx,
-        gr.Timer(QUEUE_POLL_SECONDS).tick,
-        ui_errors(on_poll),
-        [p.current],
-        p.status,
-        show_progress="hidden",
-        **PRIVATE_FAST,
-        api_name="review_ui_queue_poll",
-    )
-    listen(
-        ctx,
-        p.next_button.click,
-        ui_errors(on_next),
-        [p.show_names],
-        p.outputs,
-        **PRIVATE_FAST,
-        api_name="review_ui_next",
-    )
-    listen(
-        ctx,
-        p.show_names.change,
-        ui_errors(on_names),
-        [p.current, p.show_names],
-        p.intent_views,
-        **PRIVATE_FAST,
-        api_name="review_ui_names",
-    )
-    listen(
-        ctx,
-        p.concrete_from.change,
-        lambda item, a: _pick_text(item, a, "concrete_intent"),
-        [p.current, p.concrete_from],
-        p.concrete_text,
-        **PRIVATE_FAST,
-        api_name="review_ui_concrete_from",
-    )
-    listen(
-        ctx,
-        p.high_from.change,
-        lambda item, a: _pick_text(item, a, "high_level_intent"),
-        [p.current, p.high_from],
-        p.high_text,
-        **PRIVATE_FAST,
-        api_name="review_ui_high_from",
-    )
-    inputs: set[gr.components.Component] = {
-        p.current,
-        *p.verdicts,
-        *p.comments,
-        p.concrete_from,
-        p.high_from,
-        p.concrete_text,
-        p.high_text,
-        p.note,
-    }
-    # a mistake is said next to the button; the reviewer's choices stay as they are (no "Error" badges)
-    listen(
-        ctx,
-        p.submit.click,
-        shown_in(p.message)(on_submit),
-        inputs,
-        p.outputs,
-        show_progress="minimal",
-        **PRIVATE_FAST,
-        api_name="review_ui_submit",
-    )
-    listen(
-        ctx,
-        p.skip.click,
-        shown_in(p.skip_message)(on_skip),
-        [p.current, p.skip_reason],
-        [*p.outputs, p.skip_reason],
-        show_progress="minimal",
-        **PRIVATE_FAST,
-        api_name="review_ui_skip",
-    )
+    p = _layout(max(ctx.settings.annotators_per_sequence, 1))
+    wire(ctx, events(ctx, p))
     return p

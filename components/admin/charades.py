@@ -2,8 +2,8 @@
 ViLPAct's sequence extraction per video (the chosen actions on the video's timeline with their three scores, and
 why the others were left out), accept the kept sequences into the intent pool or export them.
 
-Every event has an explicit, stable ``api_name`` (``admin_charades_*``) and a row in backend/accounts/access.py;
-the backend checks the admin role on every call (backend/vilpact/charades_pool.py). Everything shown that a file
+Every event has an explicit, stable ``api_name`` (``admin_charades_*``) and its least identity, declared in
+:func:`events`; the backend checks the admin role on every call (backend/vilpact/charades_pool.py). Everything shown that a file
 wrote (video ids, class names, scenes) is escaped.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +23,11 @@ from backend.vilpact.charades import import_charades_folder
 from backend.vilpact.charades_pool import Preview, admin_accept, admin_export, admin_preview, kept_without_video
 from backend.vilpact.extraction import Extraction
 from backend.vilpact.layout import FPS
-from components.access import listen
-from components.common import EventOptions, caller, esc
-from components.feedback import QUIET, Mistake, shown_in
+from components.admin.shown import shown
+from components.common import caller, esc
+from components.events import Event, wire
+from components.feedback import QUIET, Mistake
 
-PRIVATE: EventOptions = {"api_visibility": "private"}
 DECISION_COLUMNS = [
     "in",
     "action",
@@ -159,7 +160,24 @@ def decisions_frame(preview: Preview, extraction: Extraction) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=DECISION_COLUMNS)
 
 
-def build_charades_panel(ctx: AppContext) -> None:
+@dataclass(frozen=True)
+class CharadesPanel:
+    folder: gr.Textbox
+    videos: gr.Textbox
+    start: gr.Button  # import
+    message: gr.Markdown
+    summary: gr.Markdown
+    video: gr.Dropdown
+    preview: gr.Button
+    timeline: gr.HTML
+    decisions: gr.Dataframe
+    accept: gr.Button
+    export: gr.Button
+    allow_missing: gr.Checkbox
+    file: gr.File  # the exported CSV, shown once there is one
+
+
+def _help(ctx: AppContext) -> None:
     gr.Markdown(
         "A folder of Charades-format annotations on the server (`Charades_v1_train.csv` or any `*.csv` with "
         "`id` and `actions`, `Charades_v1_classes.txt`, and optionally the object, verb and mapping files), inside "
@@ -167,17 +185,21 @@ def build_charades_panel(ctx: AppContext) -> None:
         "then picks each video's sequence (settings `extract_*`); accepted sequences enter the intent pool with "
         f"{ctx.settings.annotators_per_sequence} annotators each."
     )
+
+
+def layout(ctx: AppContext) -> CharadesPanel:
+    _help(ctx)
     with gr.Row():
         folder = gr.Textbox(label="Charades folder", elem_id="charades-folder")
         videos = gr.Textbox(label="Video folder (optional)", elem_id="charades-videos")
-    import_button = gr.Button("Import Charades annotations", elem_id="charades-import")
+    start = gr.Button("Import Charades annotations", elem_id="charades-import")
     message = gr.Markdown(elem_id="charades-message")
     summary = gr.Markdown(elem_id="charades-summary")
     with gr.Row():
         video = gr.Dropdown(
             label="Video", choices=[], allow_custom_value=True, elem_id="charades-video", filterable=True
         )
-        preview_button = gr.Button("Preview", elem_id="charades-preview")
+        preview = gr.Button("Preview", elem_id="charades-preview")
     timeline = gr.HTML(elem_id="charades-timeline")
     decisions = gr.Dataframe(
         headers=DECISION_COLUMNS,
@@ -188,91 +210,117 @@ def build_charades_panel(ctx: AppContext) -> None:
         elem_id="charades-decisions",
     )
     with gr.Row():
-        accept_button = gr.Button(
-            "Accept kept sequences into the intent pool", variant="primary", elem_id="charades-accept"
-        )
-        export_button = gr.Button("Export CSV (released layout)", elem_id="charades-export")
+        accept = gr.Button("Accept kept sequences into the intent pool", variant="primary", elem_id="charades-accept")
+        export = gr.Button("Export CSV (released layout)", elem_id="charades-export")
     allow_missing = gr.Checkbox(
         label="Accept sequences without a video file", value=False, elem_id="charades-allow-missing"
     )
-    export_file = gr.File(label="Download", interactive=False, visible=False)
-
-    @shown_in(message)
-    def on_import(typed: str, video_folder: str, request: gr.Request) -> dict:
-        if not typed.strip():
-            raise Mistake("Enter the folder of the Charades files, inside the import folder.")
-        me = caller(ctx, request)
-        report = import_charades_folder(ctx.database, ctx.settings, me, typed.strip(), video_folder.strip() or None)
-        found = admin_preview(ctx.database, ctx.settings, me, None, ctx.embeddings)
-        first = found.items[0][0].id if found.items else None
-        notes = report["left_out"]
-        left_out = f"; {report['actions_left_out']} actions left out ({esc(notes[0])} ...)" if notes else ""
-        return {
-            message: f"Imported {report['videos']} videos ({report['new_videos']} new, {report['actions']} actions"
-            f"{left_out}).",
-            summary: summary_text(found, kept_without_video(ctx.database, found)),
-            video: gr.Dropdown(choices=video_choices(found), value=first),
-        }
-
-    @shown_in(message)
-    def on_preview(video_id: str | None, request: gr.Request) -> dict:
-        """One video's extraction; with none chosen (a page opened after an import by the command line), the
-        imported videos' counts and list, and the first video."""
-        me, listed = caller(ctx, request), {}
-        if not video_id:
-            everything = admin_preview(ctx.database, ctx.settings, me, None, ctx.embeddings)
-            if not everything.items:
-                raise Mistake("No Charades videos imported yet: import a folder first.")
-            video_id = everything.items[0][0].id
-            listed = {
-                summary: summary_text(everything, kept_without_video(ctx.database, everything)),
-                video: gr.Dropdown(choices=video_choices(everything), value=video_id),
-            }
-        found = admin_preview(ctx.database, ctx.settings, me, [video_id], ctx.embeddings)
-        item, extraction = found.items[0]
-        return {
-            **listed,
-            timeline: timeline_html(extraction, found.extractor.names, item.length),
-            decisions: decisions_frame(found, extraction),
-            message: "",
-        }
-
-    @shown_in(message)
-    def on_accept(allowed: bool, request: gr.Request) -> dict:
-        report = admin_accept(ctx.database, ctx.settings, caller(ctx, request), None, ctx.embeddings, bool(allowed))
-        return {
-            message: f"Accepted {report['accepted']} sequences into the intent pool "
-            f"({report['annotators_per_sequence']} annotators each); {report['already_there']} were already there; "
-            f"{report['videos'] - report['kept']} videos left out."
-        }
-
-    @shown_in(message)
-    def on_export(request: gr.Request) -> dict[Any, Any]:
-        out = Path(tempfile.mkdtemp(prefix="compstudio-charades-")) / "charades_sequences.csv"
-        done = admin_export(ctx.database, ctx.settings, caller(ctx, request), out, ctx.embeddings)
-        return {export_file: gr.File(str(out), visible=True), message: f"Exported {done['rows']} sequences."}
-
-    listen(
-        ctx,
-        import_button.click,
-        on_import,
-        [folder, videos],
-        [message, summary, video],
-        api_name="admin_charades_import",
-        **QUIET,
-        **PRIVATE,
+    file = gr.File(label="Download", interactive=False, visible=False)
+    return CharadesPanel(
+        folder,
+        videos,
+        start,
+        message,
+        summary,
+        video,
+        preview,
+        timeline,
+        decisions,
+        accept,
+        export,
+        allow_missing,
+        file,
     )
-    listen(
-        ctx,
-        [preview_button.click, video.input],
-        on_preview,
-        [video],
-        [timeline, decisions, message, summary, video],
-        api_name="admin_charades_preview",
-        **QUIET,
-        **PRIVATE,
-    )
-    listen(ctx, accept_button.click, on_accept, [allow_missing], [message], api_name="admin_charades_accept", **PRIVATE)
-    listen(
-        ctx, export_button.click, on_export, None, [export_file, message], api_name="admin_charades_export", **PRIVATE
-    )
+
+
+def _listed(ctx: AppContext, p: CharadesPanel, found: Preview, value: str | None) -> dict:
+    """The imported videos' counts and the picker of them, on ``value``."""
+    return {
+        p.summary: summary_text(found, kept_without_video(ctx.database, found)),
+        p.video: gr.Dropdown(choices=video_choices(found), value=value),
+    }
+
+
+def on_import(ctx: AppContext, p: CharadesPanel, typed: str, video_folder: str, request: gr.Request) -> dict:
+    if not typed.strip():
+        raise Mistake("Enter the folder of the Charades files, inside the import folder.")
+    me = caller(ctx, request)
+    report = import_charades_folder(ctx.database, ctx.settings, me, typed.strip(), video_folder.strip() or None)
+    found = admin_preview(ctx.database, ctx.settings, me, None, ctx.embeddings)
+    first = found.items[0][0].id if found.items else None
+    notes = report["left_out"]
+    left_out = f"; {report['actions_left_out']} actions left out ({esc(notes[0])} ...)" if notes else ""
+    return {
+        p.message: f"Imported {report['videos']} videos ({report['new_videos']} new, {report['actions']} actions"
+        f"{left_out}).",
+        **_listed(ctx, p, found, first),
+    }
+
+
+def on_preview(ctx: AppContext, p: CharadesPanel, video_id: str | None, request: gr.Request) -> dict:
+    """One video's extraction; with none chosen (a page opened after an import by the command line), the
+    imported videos' counts and list, and the first video."""
+    me, listed = caller(ctx, request), {}
+    if not video_id:
+        everything = admin_preview(ctx.database, ctx.settings, me, None, ctx.embeddings)
+        if not everything.items:
+            raise Mistake("No Charades videos imported yet: import a folder first.")
+        video_id = everything.items[0][0].id
+        listed = _listed(ctx, p, everything, video_id)
+    found = admin_preview(ctx.database, ctx.settings, me, [video_id], ctx.embeddings)
+    item, extraction = found.items[0]
+    return {
+        **listed,
+        p.timeline: timeline_html(extraction, found.extractor.names, item.length),
+        p.decisions: decisions_frame(found, extraction),
+        p.message: "",
+    }
+
+
+def on_accept(ctx: AppContext, p: CharadesPanel, allowed: bool, request: gr.Request) -> dict:
+    report = admin_accept(ctx.database, ctx.settings, caller(ctx, request), None, ctx.embeddings, bool(allowed))
+    return {
+        p.message: f"Accepted {report['accepted']} sequences into the intent pool "
+        f"({report['annotators_per_sequence']} annotators each); {report['already_there']} were already there; "
+        f"{report['videos'] - report['kept']} videos left out."
+    }
+
+
+def on_export(ctx: AppContext, p: CharadesPanel, request: gr.Request) -> dict[Any, Any]:
+    out = Path(tempfile.mkdtemp(prefix="compstudio-charades-")) / "charades_sequences.csv"
+    done = admin_export(ctx.database, ctx.settings, caller(ctx, request), out, ctx.embeddings)
+    return {p.file: gr.File(str(out), visible=True), p.message: f"Exported {done['rows']} sequences."}
+
+
+def events(ctx: AppContext, p: CharadesPanel) -> list[Event]:
+    previewed = [p.timeline, p.decisions, p.message, p.summary, p.video]
+    return [
+        Event(
+            "admin_charades_import",
+            "admin",
+            shown(on_import, ctx, p),
+            p.start.click,
+            [p.folder, p.videos],
+            [p.message, p.summary, p.video],
+            QUIET,
+        ),
+        Event(
+            "admin_charades_preview",
+            "admin",
+            shown(on_preview, ctx, p),
+            [p.preview.click, p.video.input],
+            [p.video],
+            previewed,
+            QUIET,
+        ),
+        Event(
+            "admin_charades_accept", "admin", shown(on_accept, ctx, p), p.accept.click, [p.allow_missing], [p.message]
+        ),
+        Event("admin_charades_export", "admin", shown(on_export, ctx, p), p.export.click, None, [p.file, p.message]),
+    ]
+
+
+def build_charades_panel(ctx: AppContext) -> CharadesPanel:
+    p = layout(ctx)
+    wire(ctx, events(ctx, p))
+    return p
