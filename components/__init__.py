@@ -28,7 +28,7 @@ TABS: tuple[TabSpec, ...] = (
     TabSpec("components.results", "build_results_tab", "results", "reviewer"),
     TabSpec("components.models", "build_models_tab", "models", "reviewer"),
     TabSpec("components.admin", "build_admin_tab", "admin", "admin"),
-    TabSpec("components.campaigns", "build_studies_tab", "studies", "admin"),
+    TabSpec("components.studies", "build_studies_tab", "studies", "admin"),
 )
 
 #: (module, function(ctx)) registering that module's named endpoints with ``gr.api``
@@ -41,6 +41,6 @@ API: tuple[tuple[str, str], ...] = (
     ("components.results.api", "register"),
     ("components.models.api", "register"),
     ("components.admin.api", "register"),
-    ("components.campaign_quality", "register_api"),
-    ("components.campaigns", "_register_api"),
+    ("components.studies.quality_api", "register"),
+    ("components.studies.api", "register"),
 )

@@ -1,6 +1,6 @@
 """The Admin tab (admins), one panel module per accordion: import ViLPAct (vilpact_import.py), Charades
 annotations into the intent pool (charades.py), export intent annotations (export.py), accounts (accounts.py),
-crowd workers and invitation links (components/campaign_quality.py), webhooks (webhooks.py), backups
+crowd workers and invitation links (components/studies/workers.py, invitations.py), webhooks (webhooks.py), backups
 (backups.py) and the audit log (audit.py). Named endpoints for scripts: components/admin/api.py. Handlers only
 call the backend, which checks the admin role on every call."""
 
@@ -10,7 +10,6 @@ import gradio as gr
 
 from backend.context import AppContext
 from backend.errors import PermissionDenied
-from components import campaign_quality
 from components.admin.accounts import AccountsPanel, build_accounts_panel, fill
 from components.admin.audit import AuditPanel, audit_frame, build_audit_panel
 from components.admin.backups import build_backup_panel
@@ -20,6 +19,8 @@ from components.admin.vilpact_import import build_import_panel
 from components.admin.webhooks import build_webhooks_panel
 from components.common import TabHandle, caller
 from components.events import Event, bind, wire
+from components.studies.invitations import build_invitations_panel
+from components.studies.workers import build_workers_panel
 
 
 def build_admin_tab(ctx: AppContext) -> TabHandle:
@@ -33,9 +34,9 @@ def build_admin_tab(ctx: AppContext) -> TabHandle:
         with gr.Accordion("Accounts", open=False):
             accounts = build_accounts_panel(ctx)
         with gr.Accordion("Crowd workers: report, payment CSV, blocking", open=False):
-            campaign_quality.build_workers_panel(ctx)
+            build_workers_panel(ctx)
         with gr.Accordion("Invitation links", open=False):
-            campaign_quality.build_invitations_panel(ctx)
+            build_invitations_panel(ctx)
         with gr.Accordion("Webhooks: tell other systems as work happens", open=False):
             build_webhooks_panel(ctx)
         with gr.Accordion("Backups", open=False):

@@ -1,5 +1,5 @@
 """The review tab (reviewers and admins), one panel module per sub-tab: the queue, the dashboard, quality
-inspection, agreement and comparisons, worker quality (components/campaign_quality.py) and (admins) export and
+inspection, agreement and comparisons, worker quality (components/studies/flags.py) and (admins) export and
 publishing. Handlers only call ``backend.review``; every backend function checks the caller's role again. Named API
 endpoints (components/review/api.py): review_next, review_submit, review_skip, review_dashboard, review_export,
 dataset_publish."""
@@ -9,7 +9,6 @@ from __future__ import annotations
 import gradio as gr
 
 from backend.context import AppContext
-from components.campaign_quality import build_flags_panel
 from components.common import TabHandle, caller
 from components.events import Event, bind, wire
 from components.review.agreement import build_agreement_panel
@@ -18,6 +17,7 @@ from components.review.inspection import InspectionPanel, build_inspection_panel
 from components.review.inspection import choices as inspection_choices
 from components.review.publish import build_publish_panel
 from components.review.queue import FAST, QueuePanel, build_queue_panel, refresh
+from components.studies.flags import build_flags_panel
 
 
 def build_review_tab(ctx: AppContext) -> TabHandle:
