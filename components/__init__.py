@@ -33,11 +33,11 @@ TABS: tuple[TabSpec, ...] = (
 
 #: (module, function(ctx)) registering that module's named endpoints with ``gr.api``
 API: tuple[tuple[str, str], ...] = (
-    ("components.intents", "_register_api"),
+    ("components.intents.api", "register"),
     ("components.review.api", "register"),
     ("components.planning", "_register_api"),
     ("components.vqa_api", "register"),
-    ("components.icl", "_register_api"),
+    ("components.icl.api", "register"),
     ("components.results", "_register_api"),
     ("components.results_samples", "_register_api"),
     ("components.models", "_register_api"),

@@ -37,19 +37,6 @@ from backend.storage import Database
 IDENTITIES: tuple[str, ...] = ("anyone", "annotator", "author", "reviewer", "admin")
 
 EVENTS: dict[str, str] = {
-    # -- Annotate intents (components/intents.py); the same names are served on POST /api/<name> (web/scripts.py)
-    "intent_next": "annotator",
-    "intent_submit": "annotator",
-    "intent_skip": "annotator",
-    "intent_viewed": "annotator",
-    "intent_draft": "annotator",
-    "intent_played": "annotator",
-    "intents_ui_start": "annotator",
-    "intents_ui_submit": "annotator",
-    "intents_ui_skip": "annotator",
-    "intents_ui_check": "annotator",
-    "intents_ui_draft_concrete": "annotator",
-    "intents_ui_draft_high_level": "annotator",
     # -- Review (components/review/)
     "review_next": "reviewer",
     "review_submit": "reviewer",
@@ -199,20 +186,8 @@ EVENTS: dict[str, str] = {
     "vqa_ui_author_revoke": "admin",
     "vqa_ui_import": "admin",
     "vqa_ui_export": "reviewer",
-    # -- In-context examples (components/icl.py)
-    "icl_sets": "annotator",
-    "icl_cases": "annotator",
-    "icl_select": "annotator",
-    "icl_table": "annotator",
-    "icl_answer": "reviewer",
-    "icl_ask": "reviewer",
-    "icl_ui_tests": "annotator",
-    "icl_ui_tests_category": "annotator",
-    "icl_ui_tests_query": "annotator",
-    "icl_ui_setting": "annotator",
-    "icl_ui_run": "annotator",
-    "icl_ui_set_table": "annotator",
-    "icl_ui_upload": "reviewer",
+    # -- In-context examples: the two events other modules wire into the tab (components/icl/ declares the rest)
+    "icl_ask": "reviewer",  # its "Ask a model" panel (components/models.py, build_ask_model)
     "icl_models_open": "annotator",  # refills the Ask-a-model picker for reviewers (components/model_choices.py)
     # -- Models (components/models.py)
     "model_list": "reviewer",
