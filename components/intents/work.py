@@ -201,12 +201,9 @@ def on_skip(ctx: AppContext, p: IntentsPanel, sequence_id: str | None, why: str,
     return {**render(p, result, name, need_share(ctx)), p.reason: "", p.skip_message: ""}
 
 
-def on_check(
-    ctx: AppContext, p: IntentsPanel, sequence_id: str | None, concrete_text: str, high_text: str, request: gr.Request
-) -> Any:
+def on_check(ctx: AppContext, sequence_id: str | None, concrete_text: str, high_text: str, request: gr.Request) -> Any:
     """The text's problems beside the fields at once (issue 17): this event skips the queue, which the submit
     waits in; the submit checks again and shows its toast."""
-    del p  # the one output is the message
     name = caller(ctx, request)
     if not sequence_id or not name:
         return gr.update()
@@ -219,14 +216,12 @@ def on_check(
 
 def on_draft(
     ctx: AppContext,
-    p: IntentsPanel,
     sequence_id: str | None,
     concrete_text: str,
     high_text: str,
     typed_ms: float | None,
     request: gr.Request,
 ) -> Any:
-    del p  # the one output is the draft status
     if not sequence_id:
         return ""
     saved = service.save_draft(ctx.database, caller(ctx, request), sequence_id, concrete_text, high_text, typed_ms)
@@ -248,7 +243,7 @@ def events(ctx: AppContext, p: IntentsPanel) -> list[Event]:
     return [
         Event("intents_ui_start", "annotator", bind(on_start, ctx, p), p.start.click, [p.current], p.outputs),
         Event(
-            "intents_ui_check", "annotator", bind(on_check, ctx, p), p.submit.click, typed, p.message,
+            "intents_ui_check", "annotator", bind(on_check, ctx), p.submit.click, typed, p.message,
             {"queue": False, "show_progress": "hidden"},
         ),
         Event(
@@ -262,7 +257,7 @@ def events(ctx: AppContext, p: IntentsPanel) -> list[Event]:
         ),
         *(  # typing, and leaving the field
             Event(
-                f"intents_ui_draft_{field}", "annotator", bind(on_draft, ctx, p), [box.input, box.blur],
+                f"intents_ui_draft_{field}", "annotator", bind(on_draft, ctx), [box.input, box.blur],
                 [*typed, p.typed_at], p.draft_status, draft,
             )
             for field, box in (("concrete", p.concrete), ("high_level", p.high_level))
