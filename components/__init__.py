@@ -33,11 +33,11 @@ TABS: tuple[TabSpec, ...] = (
 
 #: (module, function(ctx)) registering that module's named endpoints with ``gr.api``
 API: tuple[tuple[str, str], ...] = (
-    ("components.intents", "_register_api"),
+    ("components.intents.api", "register"),
     ("components.review.api", "register"),
     ("components.planning.api", "register"),
     ("components.vqa.api", "register"),
-    ("components.icl", "_register_api"),
+    ("components.icl.api", "register"),
     ("components.results.api", "register"),
     ("components.models.api", "register"),
     ("components.admin.api", "register"),

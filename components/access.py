@@ -1,5 +1,5 @@
 """The access guard in front of every event handler, attached where the event is registered (components/events.py
-``wire``; the legacy :func:`listen` / :func:`endpoint` until every tab is converted).
+``wire``).
 
 The handler is wrapped by :func:`guarded`: the wrapper's signature (``__signature__``) is the handler's with a
 ``request: gr.Request`` in front, so Gradio injects the request by type hint (its public way). On each call the
@@ -102,7 +102,7 @@ def guarded(ctx: AppContext, api_name: str, fn: Callable[..., Any], least: str |
     """``fn`` behind the access-table row ``api_name`` (the event's api_name), callable by ``least`` and above
     (None: by nobody); see the module docstring."""
     if least is None:
-        log.error("event %s is not in the access table (backend/accounts/access.py): refused to everyone", api_name)
+        log.error("event %s declares no identity that may call it: refused to everyone", api_name)
     signature, hints, own = _with_request(api_name, fn)
     position = 0 if own is None else own
 
@@ -140,30 +140,3 @@ def guarded(ctx: AppContext, api_name: str, fn: Callable[..., Any], least: str |
     setattr(wrapper, ACCESS_NAME, api_name)
     setattr(wrapper, ACCESS_LEAST, least)
     return wrapper
-
-
-def listen(
-    ctx: AppContext,
-    trigger: Callable[..., Any] | list[Any],
-    fn: Callable[..., Any] | None,
-    inputs: Any = None,
-    outputs: Any = None,
-    *,
-    api_name: str,
-    **options: Any,
-) -> Any:
-    """Register ``fn`` on ``trigger`` (e.g. ``button.click``; a list of triggers is ``gr.on``'s) behind the row
-    ``api_name``.
-
-    ``listen(ctx, v.submit.click, on_submit, [a], [b], api_name="intents_ui_submit", api_visibility="private")``
-    is ``v.submit.click(guarded(...), [a], [b], api_name="intents_ui_submit", api_visibility="private")``.
-    """
-    handler = None if fn is None else guarded(ctx, api_name, fn, access.EVENTS.get(api_name))
-    if isinstance(trigger, list):
-        return gr.on(trigger, handler, inputs, outputs, api_name=api_name, **options)
-    return trigger(handler, inputs, outputs, api_name=api_name, **options)
-
-
-def endpoint(ctx: AppContext, fn: Callable[..., Any], *, api_name: str, **options: Any) -> Any:
-    """``gr.api(fn, api_name=api_name, ...)`` behind the row ``api_name`` (types are read from ``fn``)."""
-    return gr.api(guarded(ctx, api_name, fn, access.EVENTS.get(api_name)), api_name=api_name, **options)

@@ -127,7 +127,7 @@ def create_shell(ctx: AppContext, *, prebuild: bool = False) -> Shell:
     mount_paths = (*(audience.path for audience in shell.audiences.values()), SCRIPTS)
     for route in [
         *signin.routes(mount_paths),
-        *api_routes(identity, intents.api_endpoints(ctx)),
+        *api_routes(identity, intents.api.endpoints(ctx)),
         *old_address_routes(),
         *((*invitation_routes(signin), *study_routes(ctx)) if not identity.oauth else ()),
     ]:

@@ -95,7 +95,7 @@ player.share = () => {
 };
 player.keptAt = 0;
 player.keptText = '';
-player.keepPlayed = (leaving) => {  // send the played ranges to be kept with the lease (components/intents.py)
+player.keepPlayed = (leaving) => {  // send the played ranges to be kept with the lease (components/intents/api.py)
   const keep = player.cfg && player.cfg.keep;
   if (!keep || !player.video || !player.root.isConnected) return;
   const text = JSON.stringify(playedRanges().map(([s, e]) => [Math.round(s * 1000) / 1000, Math.round(e * 1000) / 1000]));

@@ -1,5 +1,5 @@
 """The instructions of each kind of work, written once (issue 26 §2): the annotation tabs show them
-(components/intents.py, planning.py, vqa.py), and a study's qualification page shows the very same text
+(components/intents/, planning.py, vqa.py), and a study's qualification page shows the very same text
 before the quiz and keeps it open-able during it (web/study_pages.py). Every rule the quiz tests is a
 numbered rule here (``QuizItem.rules`` names them; tests/test_campaign_qualification.py checks it), so a
 worker is never asked about a rule they were not shown.
