@@ -1,10 +1,12 @@
 """What the intent-annotation panel shows for a task payload (``backend.intents.service``): the progress line,
 the task's header, the player's value, the problems beside the fields, and :func:`render`, the panel's outputs
-by component. Pure functions of the payload: no events here (components/intents/work.py wires them)."""
+by component, with the panel's handles (:class:`IntentsPanel`). Pure functions of the payload: no events here
+(components/intents/work.py lays the panel out and wires them)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import gradio as gr
 
@@ -14,8 +16,48 @@ from components.common import esc
 from components.player import empty_value, player_value
 from components.study_status import study_end, study_line
 
-if TYPE_CHECKING:
-    from components.intents.work import IntentsPanel
+
+@dataclass(frozen=True)
+class IntentsPanel:
+    progress: gr.Markdown
+    current: gr.Textbox  # held by the page (not gr.State), so a submit after a server restart still knows it
+    start: gr.Button
+    player: gr.Column
+    video: gr.HTML  # the player (components/player.py)
+    details: gr.Markdown
+    form: gr.Column
+    concrete: gr.Textbox
+    high_level: gr.Textbox
+    message: gr.Markdown
+    submit: gr.Button
+    draft_status: gr.Markdown
+    last_saved: gr.Markdown
+    typed_at: gr.Number
+    watched: gr.Number
+    skip_box: gr.Accordion
+    reason: gr.Textbox
+    skip_message: gr.Markdown
+    skip: gr.Button
+
+    @property
+    def outputs(self) -> list[Any]:
+        return [
+            self.current,
+            self.progress,
+            self.details,
+            self.player,
+            self.video,
+            self.form,
+            self.skip_box,
+            self.concrete,
+            self.high_level,
+            self.submit,
+            self.message,
+            self.draft_status,
+            self.last_saved,
+            self.start,
+        ]
+
 
 INSTRUCTIONS = INTENT_INSTRUCTIONS.markdown()  # the text a study qualification shows too (backend/campaigns)
 PLAYER_ID = "intent-video"

@@ -6,7 +6,6 @@ task is components/intents/view.py's."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
@@ -22,54 +21,13 @@ from components.intents.view import (
     INSTRUCTIONS,
     PLAYER_ID,
     SUBMIT_LABEL,
+    IntentsPanel,
     problem_lines,
     problems_markdown,
     progress_line,
     render,
 )
 from components.player import build_player, watched_share_js
-
-
-@dataclass(frozen=True)
-class IntentsPanel:
-    progress: gr.Markdown
-    current: gr.Textbox  # held by the page (not gr.State), so a submit after a server restart still knows it
-    start: gr.Button
-    player: gr.Column
-    video: gr.HTML  # the player (components/player.py)
-    details: gr.Markdown
-    form: gr.Column
-    concrete: gr.Textbox
-    high_level: gr.Textbox
-    message: gr.Markdown
-    submit: gr.Button
-    draft_status: gr.Markdown
-    last_saved: gr.Markdown
-    typed_at: gr.Number
-    watched: gr.Number
-    skip_box: gr.Accordion
-    reason: gr.Textbox
-    skip_message: gr.Markdown
-    skip: gr.Button
-
-    @property
-    def outputs(self) -> list[Any]:
-        return [
-            self.current,
-            self.progress,
-            self.details,
-            self.player,
-            self.video,
-            self.form,
-            self.skip_box,
-            self.concrete,
-            self.high_level,
-            self.submit,
-            self.message,
-            self.draft_status,
-            self.last_saved,
-            self.start,
-        ]
 
 
 def layout() -> IntentsPanel:
