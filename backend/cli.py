@@ -46,7 +46,7 @@ COMMAND_MODULES = (
     "backend.campaigns.cli",
     "backend.webhooks.cli",
     "backend.reporting.cli",
-    "web.access_cli",  # `access`: the access table, read from the built web pages (the one command above backend)
+    "backend.accounts.access_cli",  # `access`: the access table, read from the built web pages
 )
 
 
