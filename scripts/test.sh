@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The test command: lint, format check, type check, then every test (unit, doctests, real app over HTTP, real
-# browser, load, crash), one pytest worker per core (pytest-xdist; each test file stays on one worker).
+# browser, load, crash), with pytest-xdist: one worker per core and one more (each test file stays on one worker;
+# the tests spend much of their time waiting on app servers, browsers and subprocesses, so a third worker on two
+# cores finished the full run in 10 min 4 s against 10 min 57 s with two: docs/architecture.md, "Tests").
 #   bash scripts/test.sh            everything (what CI runs)
 #   bash scripts/test.sh --quick    lint, types and every test but the browser, load, crash and slow ones (the quick loop)
 #   bash scripts/test.sh [--quick] ARGS   extra pytest arguments, e.g. tests/test_storage.py -x
@@ -20,7 +22,8 @@ mypy_log=$(mktemp)
 .venv/bin/mypy >"$mypy_log" 2>&1 &
 mypy_pid=$!
 status=0
-.venv/bin/python -m pytest -n "${COMPSTUDIO_TEST_WORKERS:-auto}" --dist loadfile "${select[@]}" "$@" || status=$?
+workers=${COMPSTUDIO_TEST_WORKERS:-$(( $(nproc) + 1 ))}
+.venv/bin/python -m pytest -n "$workers" --dist loadfile "${select[@]}" "$@" || status=$?
 wait "$mypy_pid" || status=1
 cat "$mypy_log"
 rm -f "$mypy_log"
