@@ -50,3 +50,21 @@ def local_time(stamp: str | None, zone: str | None) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(zone_of(zone)).strftime("%Y-%m-%d %H:%M %Z")
+
+
+def local_clock(stamp: str | None, zone: str | None) -> str:
+    """The time of day of an ISO time stored in UTC, in the person's time zone, to the second (issue 44: "Draft saved
+    at 20:35:01 UTC" was the server's clock, not the person's).
+
+    >>> local_clock("2026-12-04T20:35:01.123456+00:00", "Europe/Paris"), local_clock("2026-12-04T20:35:01", None)
+    ('21:35:01 CET', '20:35:01 UTC')
+    """
+    if not stamp:
+        return ""
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return stamp
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(zone_of(zone)).strftime("%H:%M:%S %Z")

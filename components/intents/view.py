@@ -38,6 +38,7 @@ class IntentsPanel:
     reason: gr.Textbox
     skip_message: gr.Markdown
     skip: gr.Button
+    zone: gr.Textbox  # the browser's time zone (the drafts' js sets it): "Draft saved at" on the person's clock
 
     @property
     def outputs(self) -> list[Any]:

@@ -28,6 +28,7 @@ from components.intents.view import (
     render,
 )
 from components.player import build_player, watched_share_js
+from components.readable import local_clock
 
 
 def layout() -> IntentsPanel:
@@ -61,6 +62,7 @@ def layout() -> IntentsPanel:
     last_saved = gr.Markdown(elem_id="intent-last-saved")
     typed_at = gr.Number(visible=False)  # the browser's clock when a draft was typed (set by js below)
     watched = gr.Number(visible=False)  # the player's watched share, set by the submit's js
+    zone = gr.Textbox(visible=False)  # the browser's time zone, set by the drafts' js
     with gr.Accordion("Skip this sequence", open=False, elem_id="intent-skip-box") as skip_box:
         reason = gr.Textbox(label="Why do you skip it?", elem_id="intent-skip-reason", max_length=500)
         skip_message = gr.Markdown(elem_id="intent-skip-message")
@@ -69,7 +71,7 @@ def layout() -> IntentsPanel:
         gr.Markdown(INSTRUCTIONS, elem_id="intent-instructions")
     return IntentsPanel(
         progress, current, start, player, video, details, form, concrete, high_level, message, submit,
-        draft_status, last_saved, typed_at, watched, skip_box, reason, skip_message, skip,
+        draft_status, last_saved, typed_at, watched, skip_box, reason, skip_message, skip, zone,
     )  # fmt: skip
 
 
@@ -178,12 +180,14 @@ def on_draft(
     concrete_text: str,
     high_text: str,
     typed_ms: float | None,
+    zone: str | None,
     request: gr.Request,
 ) -> Any:
+    """Keep the unfinished text; say when, on the person's own clock (``zone``: the browser's time zone)."""
     if not sequence_id:
         return ""
     saved = service.save_draft(ctx.database, caller(ctx, request), sequence_id, concrete_text, high_text, typed_ms)
-    return f"Draft saved at {saved[11:19]} UTC" if saved else gr.update()
+    return f"Draft saved at {local_clock(saved, zone)}" if saved else gr.update()
 
 
 def events(ctx: AppContext, p: IntentsPanel) -> list[Event]:
@@ -192,9 +196,10 @@ def events(ctx: AppContext, p: IntentsPanel) -> list[Event]:
     typed = [p.current, p.concrete, p.high_level]
     minimal = {"show_progress": "minimal"}
     # the browser stamps each draft with its clock, so a save still queued when the page's closing flush
-    # (APP_JS in web/look.py) has landed cannot overwrite the newer text
+    # (APP_JS in web/look.py) has landed cannot overwrite the newer text, and names its time zone for the answer
     draft = {
-        "js": "(sequence, concrete, high, typed) => [sequence, concrete, high, Date.now()]",
+        "js": "(sequence, concrete, high, typed, zone) => [sequence, concrete, high, Date.now(), "
+        "Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC']",
         "trigger_mode": "always_last",
         "show_progress": "hidden",
     }
@@ -216,7 +221,7 @@ def events(ctx: AppContext, p: IntentsPanel) -> list[Event]:
         *(  # typing, and leaving the field
             Event(
                 f"intents_ui_draft_{field}", "annotator", bind(on_draft, ctx), [box.input, box.blur],
-                [*typed, p.typed_at], p.draft_status, draft,
+                [*typed, p.typed_at, p.zone], p.draft_status, draft,
             )
             for field, box in (("concrete", p.concrete), ("high_level", p.high_level))
         ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -28,7 +29,7 @@ def wait_until(condition, timeout: float = 20.0) -> None:
 
 
 def test_annotator_watches_submits_and_gets_the_next_task(app, browser):
-    page = browser.new_context().new_page()
+    page = browser.new_context(timezone_id="Asia/Tokyo").new_page()  # the drafts' time is on the person's clock
     browser_login(page, app.url, "ann1", "password1")
     expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
     expect(page.get_by_role("tab", name="Admin")).to_have_count(0)
@@ -55,6 +56,8 @@ def test_annotator_watches_submits_and_gets_the_next_task(app, browser):
     second = current_sequence(page)
     page.locator(CONCRETE).press_sequentially("S/He wants to finish this later")
     expect(page.locator("#intent-draft-status")).to_contain_text("Draft saved", timeout=20_000)
+    # issue 44: it said the server's UTC time; the person reads their own clock
+    expect(page.locator("#intent-draft-status")).to_have_text(re.compile(r"Draft saved at \d\d:\d\d:\d\d JST"))
     wait_until(
         lambda: (
             "finish this later"
