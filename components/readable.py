@@ -10,6 +10,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 #: an event's ``js``: the browser's time zone as the event's one input (e.g. "Europe/Paris")
 BROWSER_ZONE_JS = "() => [Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC']"
+#: an event's ``js`` whose last input is the browser's time zone (the others pass as they are)
+ZONE_LAST_JS = "(...a) => [...a.slice(0, -1), Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC']"
 
 
 def paper_score(value: float | None) -> str:

@@ -28,7 +28,8 @@ def fill(page, elem_id: str, value: str) -> None:
 def test_admin_registers_tests_and_resends_a_webhook(app, browser, tmp_path):
     receiver = Receiver(SECRET).start()
     try:
-        page = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
+        context = browser.new_context(viewport={"width": 1400, "height": 1100}, timezone_id="Asia/Tokyo")
+        page = context.new_page()
         browser_login(page, app.url, "boss", "password1")
         page.get_by_role("tab", name="Admin", exact=True).click()
         page.get_by_text("Webhooks: tell other systems as work happens").click()
@@ -52,6 +53,12 @@ def test_admin_registers_tests_and_resends_a_webhook(app, browser, tmp_path):
         assert [(r.event, r.signature_ok) for r in receiver.requests] == [("webhook.test", True)]
         row = page.locator("#webhook-deliveries [role=row]", has_text="webhook.test")
         expect(row).to_contain_text("delivered")
+        # headers in words and times on the person's clock (issue 44 §11), not the registry's keys and UTC
+        deliveries = page.locator("#webhook-deliveries")
+        expect(deliveries).to_contain_text("Last try")
+        expect(deliveries).not_to_contain_text("last_attempt_at")
+        expect(row).to_contain_text("JST")
+        expect(page.locator("#webhook-table")).to_contain_text("Added by")
         page.screenshot(path=str(Path(os.environ.get("COMPSTUDIO_SCREENSHOTS", tmp_path)) / "admin-webhooks.png"),
                         full_page=True)  # fmt: skip
         delivery = app.ctx.database.scalar("SELECT id FROM webhook_deliveries")
