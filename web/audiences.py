@@ -96,6 +96,9 @@ def build_audience(ctx: AppContext, audience: Audience) -> gr.Blocks:
             # signs out in this tab; /logout is web/signin.py's (both sign-in modes)
             logout = gr.Button("Log out", elem_id="logout", size="sm", variant="secondary", scale=0, min_width=100)
             logout.click(None, js="() => { window.location.assign('/logout'); }")
+        # the headings inside the tabs start at h3 (### ...): a heading for screen readers keeps the levels one by one
+        # under the page's h1 (axe's heading-order, issue 44)
+        gr.Markdown("## Your tabs", elem_classes=["sr-only"], elem_id="tabs-heading")
         handles: list[TabHandle] = []
         with gr.Tabs(selected=audience.landing):
             for spec in audience.tabs:
