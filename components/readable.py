@@ -43,15 +43,7 @@ def local_time(stamp: str | None, zone: str | None) -> str:
     >>> local_time("2026-07-01T08:00:00", "America/New_York"), local_time(None, "UTC"), local_time("soon", "UTC")
     ('2026-07-01 04:00 EDT', '', 'soon')
     """
-    if not stamp:
-        return ""
-    try:
-        moment = datetime.fromisoformat(stamp)
-    except ValueError:
-        return stamp
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(zone_of(zone)).strftime("%Y-%m-%d %H:%M %Z")
+    return _in_zone(stamp, zone, "%Y-%m-%d %H:%M %Z")
 
 
 def local_clock(stamp: str | None, zone: str | None) -> str:
@@ -61,6 +53,12 @@ def local_clock(stamp: str | None, zone: str | None) -> str:
     >>> local_clock("2026-12-04T20:35:01.123456+00:00", "Europe/Paris"), local_clock("2026-12-04T20:35:01", None)
     ('21:35:01 CET', '20:35:01 UTC')
     """
+    return _in_zone(stamp, zone, "%H:%M:%S %Z")
+
+
+def _in_zone(stamp: str | None, zone: str | None, form: str) -> str:
+    """``stamp`` (ISO, UTC when it names no zone) in ``zone``, as ``form`` says; "" for none, as it is when not a
+    time."""
     if not stamp:
         return ""
     try:
@@ -69,4 +67,4 @@ def local_clock(stamp: str | None, zone: str | None) -> str:
         return stamp
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(zone_of(zone)).strftime("%H:%M:%S %Z")
+    return moment.astimezone(zone_of(zone)).strftime(form)

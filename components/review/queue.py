@@ -161,31 +161,23 @@ def _slots(slots: int) -> tuple[list, list, list, list]:
     return columns, intent_views, verdicts, comments
 
 
+def _final_row(what: str, elem_id: str, text_label: str) -> tuple[gr.Dropdown, gr.Textbox]:
+    """One final intent: which annotation it comes from (``<elem_id>-from``), and its text, editable."""
+    with gr.Row(elem_classes=["review-final"]):
+        source = gr.Dropdown(label=f"{what} from", elem_id=f"{elem_id}-from", scale=1, min_width=150)
+        text = gr.Textbox(label=text_label, elem_id=elem_id, max_length=500, scale=2, min_width=200)
+    return source, text
+
+
 def _final_choice() -> tuple[gr.Dropdown, gr.Dropdown, gr.Textbox, gr.Textbox, gr.Textbox, gr.Button]:
     """The final choice under the annotations: which annotation each intent comes from, and its text (editable),
     the general note and Submit."""
-    with gr.Row(elem_classes=["review-final"]):
-        concrete_from = gr.Dropdown(
-            label="Final concrete intent from", elem_id="review-concrete-from", scale=1, min_width=150
-        )
-        concrete_text = gr.Textbox(
-            label="Final concrete intent (edit if needed; the original is kept)",
-            elem_id="review-concrete",
-            max_length=500,
-            scale=2,
-            min_width=200,
-        )
-    with gr.Row(elem_classes=["review-final"]):
-        high_from = gr.Dropdown(
-            label="Final high-level intent from", elem_id="review-high-from", scale=1, min_width=150
-        )
-        high_text = gr.Textbox(
-            label="Final high-level intent (edit if needed)",
-            elem_id="review-high",
-            max_length=500,
-            scale=2,
-            min_width=200,
-        )
+    concrete_from, concrete_text = _final_row(
+        "Final concrete intent", "review-concrete", "Final concrete intent (edit if needed; the original is kept)"
+    )
+    high_from, high_text = _final_row(
+        "Final high-level intent", "review-high", "Final high-level intent (edit if needed)"
+    )
     with gr.Row(elem_classes=["review-final"], equal_height=True):
         note = gr.Textbox(
             label="General note (shown to the next round if returned)",
