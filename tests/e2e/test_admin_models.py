@@ -120,6 +120,8 @@ def test_models_mistakes_show_beside_the_form_and_text_renders_as_written(admin_
     editor, message = page.locator(".cm-content"), page.locator("#model-edit-message")
     bad = '{"name": "typo-model", "backend": "tensorflow"}'
     editor.fill(bad)
+    expect(editor).to_have_text(bad)  # the editor holds it before Save sends it (a loaded machine lagged here once)
+    editor.blur()
     page.locator("#model-save").click()
     page.wait_for_timeout(1_000)
     page.screenshot(path=str(tmp_path / "models-bad-entry.png"), full_page=True)
