@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
 
     # the planning baselines, once the server is serving; the pages after /scripts are built once they are warm
     shell.blocks.hold = threading.Event()
-    start_warm_up(ctx, ready=lambda: shell.is_running, done=shell.blocks.hold)
+    start_warm_up(ctx, ready=lambda: shell.ready, done=shell.blocks.hold)
     try:
         # X-Forwarded-For/-Proto are believed only from `trusted_proxies` (none by default; uvicorn's own default
         # trusted loopback): uvicorn applies them to the client address and the scheme, web/client_address.py checks

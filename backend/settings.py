@@ -133,7 +133,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         int,
         1000,
         "COMPSTUDIO_SESSION_CAPACITY",
-        "Browser sessions whose state the server keeps (Gradio's `state_session_capacity`); each holds "
+        "Browser sessions whose state the server keeps (web/gradio_gaps.py sets it on each page); each holds "
         "~0.8 MB, and the least recently used goes first, so this bounds the memory page loads take.",
     ),
     SettingSpec(

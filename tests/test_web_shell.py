@@ -19,6 +19,7 @@ from e2e_helpers import IDENTITY_ACCOUNTS, IDENTITY_PASSWORD, ApiClient, app_in_
 
 from backend.accounts import auth
 from web.audiences import all_audiences
+from web.gradio_gaps import is_running
 from web.mounts import ShellNotServing
 
 
@@ -154,7 +155,7 @@ def test_the_gradio_gaps_are_still_gaps(running):
 def test_a_page_is_built_on_its_first_visit_once_however_many_ask(served_app):
     """web/mounts.py: nothing is built at start-up; the first requests to a page build it once, and only it."""
     app = served_app(identities=True)
-    assert app.shell.blocks.built == {} and app.shell.is_running
+    assert app.shell.blocks.built == {} and app.shell.ready
     cookies = ApiClient(app.url, IDENTITY_ACCOUNTS["reviewer"], IDENTITY_PASSWORD).cookies
 
     def config(_: int) -> int:
@@ -164,7 +165,7 @@ def test_a_page_is_built_on_its_first_visit_once_however_many_ask(served_app):
         assert list(pool.map(config, range(4))) == [200] * 4
     assert set(app.shell.blocks.built) == {"/reviewer"}
     reviewer_page = app.shell.blocks.built["/reviewer"]
-    assert app.shell.blocks["/reviewer"] is reviewer_page and reviewer_page.is_running
+    assert app.shell.blocks["/reviewer"] is reviewer_page and is_running(reviewer_page)
     # the gate still answers first: another audience's page is refused before it is built
     assert httpx.get(f"{app.url}/admin/config", cookies=cookies).json()["session"] == "role_changed"
     assert set(app.shell.blocks.built) == {"/reviewer"}
@@ -176,7 +177,7 @@ def test_prebuild_builds_every_page_in_the_background_once_serving(settings):
         while len(app.shell.blocks.built) < len(app.shell.blocks) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert set(app.shell.blocks.built) == set(app.shell.blocks)
-        assert all(blocks.is_running for blocks in app.shell.blocks.built.values())
+        assert all(is_running(blocks) for blocks in app.shell.blocks.built.values())
 
 
 def test_the_pages_after_the_first_wait_for_the_hold(settings):
@@ -204,4 +205,4 @@ def test_a_page_cannot_be_built_before_the_shell_serves(settings):
     shell, _ = build_app(settings)
     with pytest.raises(ShellNotServing, match="not serving"):
         shell.blocks["/admin"]
-    assert not shell.is_running
+    assert not shell.ready

@@ -72,7 +72,7 @@ class Shell:
     signin: SignIn | None = None
 
     @property
-    def is_running(self) -> bool:
+    def ready(self) -> bool:
         """Whether the server is serving, and the mounts built so far with it (their queues started)."""
         return self.blocks.serving and all(is_running(blocks) for blocks in self.blocks.built.values())
 

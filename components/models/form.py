@@ -22,7 +22,7 @@ from components.events import Event, bind
 from components.feedback import QUIET, Mistake, shown_in
 from components.models.registry import ModelsView, view
 
-#: the form starts empty (an openai entry), with an example in each field's placeholder
+#: the form starts empty (an openai entry); each empty field shows an example, greyed, until typed over
 BLANK = ModelForm("", "openai")
 FAST = {"queue": False, **QUIET}
 
