@@ -7,7 +7,7 @@ import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict
+from typing import Any
 
 import gradio as gr
 
@@ -23,21 +23,6 @@ _MARKDOWN_ENTITIES = {ord(c): f"&#{ord(c)};" for c in "\\`*_{}[]()#+!|~-\"'"} | 
 }
 #: what Markdown turns into a link by itself: a scheme's "://", "www." and the "@" of an e-mail address
 _AUTOLINK = re.compile(r"://|\b(?i:www)\.|@")
-
-
-class EventOptions(TypedDict, total=False):
-    """Event-listener keyword arguments shared as ``**PRIVATE`` and the like, typed so that the type checker
-    checks each against Gradio's listener signature (a plain dict would be ``dict[str, object]``)."""
-
-    api_visibility: Literal["public", "private", "undocumented"]
-    queue: bool
-
-
-class ConcurrencyOptions(TypedDict, total=False):
-    """A shared queue for events (``**MODEL_QUEUE``); apart from :class:`EventOptions` so both can be passed."""
-
-    concurrency_id: str
-    concurrency_limit: int | None | Literal["default"]
 
 
 @dataclass(frozen=True)

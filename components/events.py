@@ -38,6 +38,8 @@ from backend.context import AppContext
 from components.access import guarded
 from components.common import ui_errors
 
+#: database-only events skip Gradio's queue (milliseconds each): ``Event(..., options=FAST)``
+FAST: Mapping[str, Any] = {"queue": False}
 #: the shared queue of model calls: one at a time per page, whichever tab asks (``Event(..., model=True)``)
 MODEL_QUEUE: Mapping[str, Any] = {"concurrency_id": "models", "concurrency_limit": 1}
 

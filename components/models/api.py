@@ -8,9 +8,7 @@ import gradio as gr
 from backend.context import AppContext
 from backend.inference import service
 from components.common import caller
-from components.events import Event, bind, wire
-
-FAST = {"queue": False}  # registry and database reads and writes
+from components.events import FAST, Event, bind, wire
 
 
 def model_list(ctx: AppContext, request: gr.Request) -> list[dict]:

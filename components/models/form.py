@@ -18,13 +18,13 @@ from backend.inference import service
 from backend.inference.model_form import ModelForm, entry_from_form, form_from_entry
 from backend.inference.registry import PROMPT_STYLES, SCORING
 from components.common import caller, esc
-from components.events import Event, bind
+from components.events import FAST, Event, bind
 from components.feedback import QUIET, Mistake, shown_in
 from components.models.registry import ModelsView, view
 
 #: the form starts empty (an openai entry); each empty field shows an example, greyed, until typed over
 BLANK = ModelForm("", "openai")
-FAST = {"queue": False, **QUIET}
+QUICK = {**FAST, **QUIET}
 
 
 def probe_markdown(result: dict[str, Any]) -> str:
@@ -271,11 +271,11 @@ def events(ctx: AppContext, p: ModelFormPanel, v: ModelsView) -> list[Event]:
     edit = bind(on_form_edit, ctx, p)
     return [
         Event("models_ui_form_from", "reviewer", said(bind(on_start_from, ctx, p)), p.start_from.change,
-              [p.start_from], p.filled, FAST),
+              [p.start_from], p.filled, QUICK),
         Event("models_ui_form_edit", "reviewer", edit, [c.input for c in p.fields.components], form_inputs, p.entry,
               {"queue": False, "show_progress": "hidden"}),
         Event("models_ui_json_to_form", "reviewer", said(bind(on_json_to_form, ctx, p)), p.json_to_form.click,
-              [p.entry], p.filled, FAST),
+              [p.entry], p.filled, QUICK),
         Event("models_ui_form_save", "admin", said(bind(on_save, ctx, p, v)), p.save.click, form_inputs, refreshed,
               QUIET),
         Event("models_ui_test", "reviewer", tested(bind(on_test, ctx, p)), p.test.click, form_inputs,

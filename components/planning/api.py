@@ -12,10 +12,8 @@ from backend.context import AppContext
 from backend.planning import service, validation
 from backend.planning.authoring import author_question
 from components.common import caller
-from components.events import Event, bind, wire
+from components.events import FAST, Event, bind, wire
 from components.planning.views import is_reviewer, question_json, results_json
-
-FAST = {"queue": False}  # database reads and writes only: no queue
 
 
 def planning_questions(ctx: AppContext, request: gr.Request) -> list[str]:

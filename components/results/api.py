@@ -11,9 +11,7 @@ from backend.reporting.exports import report_json
 from backend.reporting.grids import run_grid
 from backend.reporting.report import build_report
 from components.common import caller
-from components.events import Event, bind, wire
-
-FAST = {"queue": False}  # database reads
+from components.events import FAST, Event, bind, wire
 
 
 def results_report(ctx: AppContext, models: list[str], request: gr.Request) -> dict:

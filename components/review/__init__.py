@@ -10,13 +10,13 @@ import gradio as gr
 
 from backend.context import AppContext
 from components.common import TabHandle, caller
-from components.events import Event, bind, wire
+from components.events import FAST, Event, bind, wire
 from components.review.agreement import build_agreement_panel
 from components.review.dashboard import build_dashboard_panel
 from components.review.inspection import InspectionPanel, build_inspection_panel
 from components.review.inspection import choices as inspection_choices
 from components.review.publish import build_publish_panel
-from components.review.queue import FAST, QueuePanel, build_queue_panel, refresh
+from components.review.queue import QueuePanel, build_queue_panel, refresh
 from components.studies.flags import build_flags_panel
 
 

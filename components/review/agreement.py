@@ -13,9 +13,8 @@ from backend.context import AppContext
 from backend.errors import ValidationError
 from backend.review import agreement
 from components.common import caller, esc
-from components.events import Event, bind, wire
+from components.events import FAST, Event, bind, wire
 from components.feedback import shown_in
-from components.review.queue import FAST
 
 MODES = ["two reviewer groups", "two rounds", "two uploaded columns"]
 

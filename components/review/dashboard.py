@@ -11,9 +11,8 @@ import pandas as pd
 from backend.context import AppContext
 from backend.review import dashboard
 from components.common import caller
-from components.events import Event, bind, wire
+from components.events import FAST, Event, bind, wire
 from components.feedback import shown_in
-from components.review.queue import FAST
 
 ROUND_COLUMNS = [
     "round",

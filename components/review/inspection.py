@@ -15,10 +15,9 @@ from backend.errors import ValidationError
 from backend.review import inspection
 from backend.review import service as review
 from components.common import caller, counted, esc
-from components.events import Event, bind, wire
+from components.events import FAST, Event, bind, wire
 from components.feedback import shown_in
 from components.player import build_player, empty_value, marks_js, player_value
-from components.review.queue import FAST
 
 PLAYER_ID = "inspection-video"
 YES_NO = ["yes", "no"]

@@ -3,7 +3,6 @@ intents chosen from a reasonable annotation (edited if needed), a general note; 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,13 +12,11 @@ from backend.context import AppContext
 from backend.errors import ValidationError
 from backend.review import service as review
 from components.common import caller, counted, esc
-from components.events import Event, bind, wire
+from components.events import FAST, Event, bind, wire
 from components.feedback import shown_in
 from components.player import build_player, empty_value, player_value
 
 REASONABLE, NOT_REASONABLE = "reasonable", "not reasonable"
-#: database-only handlers skip the queue (milliseconds each)
-FAST: Mapping[str, Any] = {"queue": False}
 # the queue's counts follow new arrivals while the tab is open (issue 27 §8): one count query per tick
 QUEUE_POLL_SECONDS = 20.0
 

@@ -12,9 +12,7 @@ import gradio as gr
 from backend.context import AppContext
 from backend.vqa import circular, compose, io, models, runs, service
 from components.common import caller
-from components.events import Event, bind, wire
-
-FAST = {"queue": False}  # database-only: milliseconds each
+from components.events import FAST, Event, bind, wire
 
 
 def vqa_next_answer(ctx: AppContext, request: gr.Request) -> dict:

@@ -13,9 +13,8 @@ import pandas as pd
 from backend.context import AppContext
 from backend.inference import samples_api
 from components.common import caller, esc
-from components.events import Event, bind
+from components.events import FAST, Event, bind
 from components.feedback import shown_in
-from components.results.samples.pages import FAST
 from components.results.samples.text import VS_COLUMNS, side_markdown
 
 

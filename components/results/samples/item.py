@@ -12,9 +12,9 @@ import gradio as gr
 from backend.context import AppContext
 from backend.inference import samples_api
 from components.common import caller
-from components.events import Event, bind
+from components.events import FAST, Event, bind
 from components.feedback import shown_in
-from components.results.samples.pages import FAST, PagePanel
+from components.results.samples.pages import PagePanel
 from components.results.samples.text import gallery_items, header_markdown, trace_markdown
 
 

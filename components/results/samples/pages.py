@@ -14,7 +14,7 @@ import gradio as gr
 from backend.context import AppContext
 from backend.inference import samples_api
 from components.common import caller
-from components.events import Event, bind
+from components.events import FAST, Event, bind
 from components.feedback import shown_in
 from components.results.samples.text import (
     COLUMNS,
@@ -26,8 +26,6 @@ from components.results.samples.text import (
     run_choices,
     table_rows,
 )
-
-FAST = {"queue": False}  # database reads: milliseconds
 
 
 @dataclass(frozen=True)
