@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import numpy as np
@@ -36,7 +37,12 @@ def test_app_start_warms_the_planning_baselines_before_any_call(tmp_path, demo_m
         wait_http_ok(f"{url}/", timeout=120)
         output = _wait_for_line(log, "CompStudio: warmed", timeout=240)
         assert "warmed nsplan-lite, bigram-prior" in output, output[-2000:]
-        assert "Traceback" not in output
+        # Gradio's tqdm patch (gradio/helpers.py patch_tqdm, installed once a page with gr.Progress(track_tqdm=True)
+        # is built) breaks tqdm.__del__ for a bar made before it ("Exception ignored in ... tqdm.__del__": no
+        # '_progress'); Python ignores it, and it is not the warm-up's. Any other traceback fails the test.
+        ours = re.sub(r"Exception ignored in: <function tqdm.__del__[^\n]*\nTraceback.*?AttributeError: [^\n]*_progress'\n",
+                      "", output, flags=re.S)  # fmt: skip
+        assert "Traceback" not in ours, ours[-2000:]
         passwords = json.loads((data_dir / "demo-accounts.json").read_text())
         admin = ApiClient(url, "demo-admin", passwords["demo-admin"])
         # no model call has been made: the models are loaded by the warm-up alone
