@@ -137,6 +137,14 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "~0.8 MB, and the least recently used goes first, so this bounds the memory page loads take.",
     ),
     SettingSpec(
+        "lazy_tabs",
+        _bool,
+        True,
+        "COMPSTUDIO_LAZY_TABS",
+        "Build each page's tabs other than the one it opens on when the person first opens them (web/lazy_tabs.py): "
+        "the browser builds every component it is sent before it paints, so a page sent whole signs in 2-3x slower.",
+    ),
+    SettingSpec(
         "session_hours",
         float,
         168.0,
@@ -687,6 +695,7 @@ class Settings:
     max_action_similarity: float = 0.8
     busy_timeout_ms: int = 5000
     session_capacity: int = 1000
+    lazy_tabs: bool = True
     session_hours: float = 168.0
     signin_lock_after: int = 10
     signin_address_lock_after: int = 30

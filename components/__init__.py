@@ -16,19 +16,20 @@ class TabSpec(NamedTuple):
     module: str
     builder: str
     tab_id: str
+    label: str  # the tab's label, shown before its builder runs (a tab built on first visit: web/lazy_tabs.py)
     min_role: str
 
 
 TABS: tuple[TabSpec, ...] = (
-    TabSpec("components.intents", "build_intents_tab", "intents", "annotator"),
-    TabSpec("components.review", "build_review_tab", "review", "reviewer"),
-    TabSpec("components.planning", "build_planning_tab", "planning", "annotator"),
-    TabSpec("components.vqa", "build_vqa_tab", "vqa", "annotator"),
-    TabSpec("components.icl", "build_icl_tab", "icl", "annotator"),
-    TabSpec("components.results", "build_results_tab", "results", "reviewer"),
-    TabSpec("components.models", "build_models_tab", "models", "reviewer"),
-    TabSpec("components.admin", "build_admin_tab", "admin", "admin"),
-    TabSpec("components.studies", "build_studies_tab", "studies", "admin"),
+    TabSpec("components.intents", "build_intents_tab", "intents", "Annotate intents", "annotator"),
+    TabSpec("components.review", "build_review_tab", "review", "Review", "reviewer"),
+    TabSpec("components.planning", "build_planning_tab", "planning", "Planning", "annotator"),
+    TabSpec("components.vqa", "build_vqa_tab", "vqa", "Compositional VQA", "annotator"),
+    TabSpec("components.icl", "build_icl_tab", "icl", "In-context examples", "annotator"),
+    TabSpec("components.results", "build_results_tab", "results", "Results", "reviewer"),
+    TabSpec("components.models", "build_models_tab", "models", "Models", "reviewer"),
+    TabSpec("components.admin", "build_admin_tab", "admin", "Admin", "admin"),
+    TabSpec("components.studies", "build_studies_tab", "studies", "Studies", "admin"),
 )
 
 #: (module, function(ctx)) registering that module's named endpoints with ``gr.api``

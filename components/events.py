@@ -37,6 +37,7 @@ from backend.accounts import access
 from backend.context import AppContext
 from components.access import guarded
 from components.common import ui_errors
+from components.opening import note_event, with_first_open
 
 #: database-only events skip Gradio's queue (milliseconds each): ``Event(..., options=FAST)``
 FAST: Mapping[str, Any] = {"queue": False}
@@ -107,7 +108,11 @@ def _wire_one(ctx: AppContext, event: Event) -> Any:
             raise ValueError(f"endpoint {event.name!r} has no handler")
         return gr.api(handler, api_name=event.name, **options)
     options["api_visibility"] = "public" if event.public else "private"
-    if isinstance(event.trigger, (list, tuple)):
-        return gr.on(list(event.trigger), handler, event.inputs, event.outputs, api_name=event.name, **options)
-    assert callable(event.trigger)
-    return event.trigger(handler, event.inputs, event.outputs, api_name=event.name, **options)
+    # in a tab built on its first visit, what the tab's select fills runs on that visit too (components/opening.py)
+    trigger = event.trigger
+    assert trigger is not None  # an event without one is an endpoint (above)
+    triggers = with_first_open([trigger] if callable(trigger) else list(trigger))
+    note_event(event.inputs, event.outputs)
+    if len(triggers) > 1:
+        return gr.on(triggers, handler, event.inputs, event.outputs, api_name=event.name, **options)
+    return triggers[0](handler, event.inputs, event.outputs, api_name=event.name, **options)

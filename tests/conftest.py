@@ -195,8 +195,9 @@ def served_app(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
 @pytest.fixture(scope="module")
 def identities_app(served_app: ServedApps) -> RunningApp:
     """The real app on the demo content, one per test module, with an account of each identity of the access
-    table (``e2e_helpers.IDENTITY_ACCOUNTS``, password ``e2e_helpers.IDENTITY_PASSWORD``)."""
-    return served_app(demo=True, identities=True)
+    table (``e2e_helpers.IDENTITY_ACCOUNTS``, password ``e2e_helpers.IDENTITY_PASSWORD``), its pages built whole
+    (``lazy_tabs=False``: every event of every tab is in its page, as the access table reads them)."""
+    return served_app(demo=True, identities=True, lazy_tabs=False)
 
 
 @pytest.fixture

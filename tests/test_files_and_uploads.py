@@ -14,7 +14,8 @@ PASSWORD = "password1"
 
 @pytest.fixture(scope="module")
 def running(served_app):
-    app = served_app({"boss": "admin"}, password=PASSWORD, max_upload_mb=0.05)
+    # every tab built with its page (lazy_tabs=False): the upload check reads every upload of the admin's page
+    app = served_app({"boss": "admin"}, password=PASSWORD, max_upload_mb=0.05, lazy_tabs=False)
     root = app.ctx.settings.data_dir.parent
     media = app.ctx.settings.media_dir
     media.mkdir(parents=True, exist_ok=True)

@@ -27,7 +27,7 @@ def built_pages(ctx: AppContext) -> dict[str, gr.Blocks]:
     from web.audiences import all_audiences, build_audience
     from web.scripts import MOUNT, build_scripts_blocks
 
-    pages = {f"/{name}": build_audience(ctx, audience) for name, audience in all_audiences().items()}
+    pages = {f"/{name}": build_audience(ctx, audience, lazy=False) for name, audience in all_audiences().items()}
     return {**pages, MOUNT: build_scripts_blocks(ctx)}
 
 

@@ -17,7 +17,7 @@ import gradio as gr
 
 from backend.accounts import access
 from components.access import ACCESS_LEAST, ACCESS_NAME
-from web.gradio_gaps import block_functions
+from web.gradio_gaps import block_functions, render_function
 
 
 def check_events(demo: gr.Blocks) -> list[str]:
@@ -25,12 +25,14 @@ def check_events(demo: gr.Blocks) -> list[str]:
     name it is served by (raises RuntimeError otherwise). Returns the names no one may call (no row)."""
     unguarded, missing = [], []
     for block_fn in block_functions(demo):
-        if block_fn.fn is None:  # runs in the browser only (js=...): nothing to call on the server
+        rendered = render_function(block_fn)  # a tab built on first visit (web/lazy_tabs.py): its render is guarded
+        fn = rendered or block_fn.fn
+        if fn is None:  # runs in the browser only (js=...): nothing to call on the server
             continue
-        name = getattr(block_fn.fn, ACCESS_NAME, None)
-        if name is None or name != block_fn.api_name:
+        name = getattr(fn, ACCESS_NAME, None)
+        if name is None or (rendered is None and name != block_fn.api_name):
             unguarded.append(f"{block_fn.api_name!r} (guarded as {name!r})")
-        elif getattr(block_fn.fn, ACCESS_LEAST, None) is None:
+        elif getattr(fn, ACCESS_LEAST, None) is None:
             missing.append(name)
     if unguarded:
         raise RuntimeError(
@@ -47,7 +49,8 @@ def access_table(blocks: Iterable[gr.Blocks]) -> dict[str, str]:
         for block_fn in block_functions(one):
             name, least = getattr(block_fn.fn, ACCESS_NAME, None), getattr(block_fn.fn, ACCESS_LEAST, None)
             if block_fn.fn is None or name is None or least is None:
-                continue  # browser-only, or refused by check_events before the page is served
+                continue  # browser-only, a tab's first-visit render (its row is the tab's, components.TABS), or
+                # refused by check_events before the page is served
             if table.setdefault(name, least) != least:
                 raise ValueError(f"event {name!r} is declared for {table[name]!r} on one page and {least!r} on another")
     return dict(sorted(table.items()))

@@ -13,7 +13,6 @@ still checked by the access table (components/access.py) and the services' ``req
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from components import TABS, TabSpec
 from components.common import Caller, TabHandle, caller, esc
 from components.events import Event, wire
 from web.access_table import check_events
+from web.lazy_tabs import build_lazy_tab, build_tab
 
 log = logging.getLogger("compstudio.pages")
 
@@ -86,9 +86,12 @@ class Header:
     logout: gr.Button
 
 
-def build_audience(ctx: AppContext, audience: Audience) -> gr.Blocks:
+def build_audience(ctx: AppContext, audience: Audience, *, lazy: bool | None = None) -> gr.Blocks:
     """The Blocks of one audience: the header, its tabs (their inner tabs shown as its identity may open them),
-    and its load event; every event guarded by the access table."""
+    and its load event; every event guarded by the access table. ``lazy`` (default: the ``lazy_tabs`` setting):
+    the tabs but the landing one are built on the person's first visit (web/lazy_tabs.py); ``False`` builds the
+    whole page, every event in it (the access table is read from such pages)."""
+    lazy = ctx.settings.lazy_tabs if lazy is None else lazy
     with gr.Blocks(title="CompStudio") as blocks:
         with gr.Row(elem_id="app-header"):
             gr.Markdown("# CompStudio · compositional generalization benchmarks", elem_id="app-title")
@@ -102,9 +105,10 @@ def build_audience(ctx: AppContext, audience: Audience) -> gr.Blocks:
         handles: list[TabHandle] = []
         with gr.Tabs(selected=audience.landing):
             for spec in audience.tabs:
-                handle: TabHandle = getattr(importlib.import_module(spec.module), spec.builder)(ctx)
-                if handle.tab.id != spec.tab_id:
-                    raise TypeError(f"components.TABS says {spec}, but {spec.builder} built {handle.tab.id!r}")
+                if lazy and spec.tab_id != audience.landing:  # built on the first visit (web/lazy_tabs.py)
+                    build_lazy_tab(ctx, spec, audience.identity, blocks.load, tab_load)
+                    continue
+                handle = build_tab(ctx, spec)
                 handle.tab.visible = True  # the tabs start hidden; this page holds only tabs its audience opens
                 for inner, least in handle.inner_tabs:
                     inner.visible = access.allows(least, audience.identity)

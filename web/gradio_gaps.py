@@ -39,6 +39,14 @@ def block_functions(blocks: gr.Blocks) -> list[Any]:
     return list(blocks.fns.values())
 
 
+def render_function(block_fn: Any) -> Any:
+    """The function a ``gr.render`` event runs (``BlockFunction.renderable.fn``: Gradio's own ``fn`` there is its
+    wrapper, which builds the render's blocks around it), or None for any other event. The check of the built
+    pages reads the guard on it (web/access_table.py, web/lazy_tabs.py)."""
+    renderable = getattr(block_fn, "renderable", None)
+    return None if renderable is None else renderable.fn
+
+
 def is_running(blocks: gr.Blocks) -> bool:
     """Whether ``blocks``' queue has started (``Blocks.is_running``, which ``launch`` and the mount's start-up
     set); the warm-up (app.py) waits for it on every built mount."""

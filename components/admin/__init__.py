@@ -19,12 +19,13 @@ from components.admin.vilpact_import import build_import_panel
 from components.admin.webhooks import build_webhooks_panel
 from components.common import TabHandle, caller
 from components.events import Event, bind, wire
+from components.opening import tab_frame
 from components.studies.invitations import build_invitations_panel
 from components.studies.workers import build_workers_panel
 
 
 def build_admin_tab(ctx: AppContext) -> TabHandle:
-    with gr.Tab("Admin", id="admin", visible=False) as tab:
+    with tab_frame("Admin", "admin", visible=False) as tab:
         with gr.Accordion("Import ViLPAct", open=True):
             build_import_panel(ctx)
         with gr.Accordion("Charades annotations: extract sequences into the intent pool", open=False):

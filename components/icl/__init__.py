@@ -21,10 +21,11 @@ from components.events import bind, wire
 from components.icl import cases, selection, upload
 from components.model_choices import offer_models_on_open
 from components.models import build_ask_model
+from components.opening import tab_frame
 
 
 def build_icl_tab(ctx: AppContext) -> TabHandle:
-    with gr.Tab("In-context examples", id="icl", visible=False) as tab:
+    with tab_frame("In-context examples", "icl", visible=False) as tab:
         gr.Markdown(
             "Choose in-context examples for a test case as CoFe does (structural similarity, "
             "diversity, complexity) or with a baseline, and inspect what each choice covers."

@@ -5,19 +5,18 @@ that scripts, the load tests and the page's own script use (components/intents/a
 
 from __future__ import annotations
 
-import gradio as gr
-
 from backend.context import AppContext
 from components.common import TabHandle
 from components.events import bind
 from components.intents import api
 from components.intents.view import INSTRUCTIONS
 from components.intents.work import build_work_panel, on_load
+from components.opening import tab_frame
 
 __all__ = ["INSTRUCTIONS", "api", "build_intents_tab"]
 
 
 def build_intents_tab(ctx: AppContext) -> TabHandle:
-    with gr.Tab("Annotate intents", id="intents") as tab:
+    with tab_frame("Annotate intents", "intents") as tab:
         work = build_work_panel(ctx)
     return TabHandle(tab=tab, on_load=(bind(on_load, ctx, work), work.outputs))

@@ -12,20 +12,19 @@ from __future__ import annotations
 
 import dataclasses
 
-import gradio as gr
-
 from backend.context import AppContext
 from components.common import TabHandle
 from components.events import bind, wire
 from components.models import form, registry, replicas
 from components.models.ask import build_ask_model
 from components.models.text import run_summary_markdown
+from components.opening import tab_frame
 
 __all__ = ["build_ask_model", "build_models_tab", "run_summary_markdown"]
 
 
 def build_models_tab(ctx: AppContext) -> TabHandle:
-    with gr.Tab("Models", id="models", visible=False) as tab:
+    with tab_frame("Models", "models", visible=False) as tab:
         models = registry.layout(tab)
         editor = form.layout(ctx)
         served = replicas.layout(tab)  # compstudio serve's replicas and their state

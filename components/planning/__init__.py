@@ -17,6 +17,7 @@ from backend.planning import service, validation
 from components.common import TabHandle, caller
 from components.events import bind
 from components.model_choices import offer_models_on_open
+from components.opening import tab_frame
 from components.planning.browse import BrowsePanel, build_browse_panel
 from components.planning.check import CheckPanel, build_check_panel
 from components.planning.results import build_results_panel
@@ -25,7 +26,7 @@ from components.study_status import study_line
 
 
 def build_planning_tab(ctx: AppContext) -> TabHandle:
-    with gr.Tab("Planning", id="planning") as tab:
+    with tab_frame("Planning", "planning") as tab:
         gr.Markdown(
             "ViLPAct multiple-choice planning: given the first 20% of a video and an intent, which of six "
             "future action sequences is the most plausible?"

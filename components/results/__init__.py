@@ -16,6 +16,7 @@ from backend.inference.registry import model_names
 from components.common import TabHandle, caller
 from components.events import bind
 from components.model_choices import offer_models_on_open
+from components.opening import tab_frame
 from components.results.grid import build_grid_panel
 from components.results.report import build_report_panel, charts_html
 from components.results.samples import build_samples_panel
@@ -24,7 +25,7 @@ __all__ = ["build_results_tab", "charts_html"]  # charts_html: the VQA tab draws
 
 
 def build_results_tab(ctx: AppContext) -> TabHandle:
-    with gr.Tab("Results", id="results", visible=False) as tab:  # shown to reviewers (web/audiences.py)
+    with tab_frame("Results", "results", visible=False) as tab:  # shown to reviewers (web/audiences.py)
         with gr.Tabs():
             with gr.Tab("Report", id="results-report"):
                 report = build_report_panel(ctx)

@@ -11,6 +11,7 @@ import gradio as gr
 from backend.context import AppContext
 from components.common import TabHandle, caller
 from components.events import FAST, Event, bind, wire
+from components.opening import tab_frame
 from components.review.agreement import build_agreement_panel
 from components.review.dashboard import build_dashboard_panel
 from components.review.inspection import InspectionPanel, build_inspection_panel
@@ -21,7 +22,7 @@ from components.studies.flags import build_flags_panel
 
 
 def build_review_tab(ctx: AppContext) -> TabHandle:
-    with gr.Tab("Review", id="review", visible=False) as tab:
+    with tab_frame("Review", "review", visible=False) as tab:
         with gr.Tabs():
             with gr.Tab("Queue", id="review-queue") as queue_tab:
                 queue = build_queue_panel(ctx)

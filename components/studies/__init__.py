@@ -15,13 +15,14 @@ from backend.context import AppContext
 from backend.errors import PermissionDenied
 from components.common import TabHandle, caller
 from components.events import Event, bind, wire
+from components.opening import tab_frame
 from components.studies import create, listing, manage
 from components.studies.listing import ListPanel, public_address, studies_shown
 from components.studies.manage import ManagePanel
 
 
 def build_studies_tab(ctx: AppContext) -> TabHandle:
-    with gr.Tab("Studies", id="studies", visible=False) as tab:
+    with tab_frame("Studies", "studies", visible=False) as tab:
         shown = listing.layout()
         form = create.layout()
         row = manage.layout()

@@ -21,6 +21,7 @@ from backend.vqa import runs, service
 from components.common import TabHandle, caller, ui_errors
 from components.events import Event, bind, wire
 from components.model_choices import offer_models_on_open
+from components.opening import tab_frame
 from components.vqa import answer, leaderboard
 from components.vqa.admin import build_admin_panel
 from components.vqa.answer import AnswerPanel, build_answer_panel
@@ -54,7 +55,7 @@ class VqaTab:
 
 
 def build_vqa_tab(ctx: AppContext) -> TabHandle:
-    with gr.Tab("Compositional VQA", id="vqa") as tab:
+    with tab_frame("Compositional VQA", "vqa") as tab:
         gr.Markdown(INTRO)
         with gr.Tabs():
             with gr.Tab("Answer", id="vqa-answer") as answer_tab:
