@@ -90,3 +90,19 @@ def test_a_builder_fills_the_tab_being_opened_and_its_select_events_run_on_the_f
             assert len(with_first_open([box.change])) == 1  # other triggers unchanged
         with tab_frame("Review", "review") as fresh:  # outside a render: a new tab
             assert fresh is not tab and fresh.id == "review"
+
+
+def test_a_rendered_tab_says_which_fields_are_interactive_as_gradio_infers_it_for_a_whole_page():
+    """Gradio's frontend infers interactivity from the events of the config it was first sent; a render's events
+    come later, so the render says it: an event's input is interactive, a component only written to is not, and a
+    component that says it itself keeps it."""
+    from components.opening import note_event
+
+    with gr.Blocks() as demo:
+        with gr.Tabs(), gr.Tab("Planning", id="planning") as tab:
+            typed, shown, fixed = gr.Textbox("a"), gr.Textbox("b"), gr.Textbox("c", interactive=False)
+            both = gr.Dropdown(["x"], value="x")
+        with opening(tab, demo.load):
+            note_event([typed, fixed, both], {shown, both})
+            note_event(None, shown)
+    assert (typed.interactive, shown.interactive, fixed.interactive, both.interactive) == (True, False, False, True)
