@@ -8,6 +8,10 @@ Playwright's checks before a click are not counted; sign-in the same way across 
 * sign-in → page ready: "Login" clicked → the tabs shown, "Signed in as" filled and nothing pending, on the
   pages' clock across the navigation (bytes transferred from the first request of the login page on);
 * tab switch: a tab clicked → its panel shown with nothing pending;
+* first visit of a tab: Models clicked, for the first time on the page → its table and form shown (with the
+  setting ``lazy_tabs``, the tab is built then: web/lazy_tabs.py);
+* sign-in and that first visit again with the app's pages sent whole (``lazy_tabs=false``, as before issue 44),
+  after the restart below, so that the ratio with and without tabs built on first visit comes from one run;
 * valid intent submit → next task shown, with ``--load`` scripted annotators submitting at the same time;
 * rejected submit → its message shown beside the fields, and → its toast;
 * review "Next item" → the item shown (a fresh reviewer each run, items waiting for review seeded);
@@ -100,6 +104,9 @@ def sign_in(browser, url: str, username: str, password: str) -> tuple[float, int
     page = context.new_page()
     counter = ByteCounter(page)
     page.goto(url)
+    # what each sign-in page loads while a person types (their name and password take seconds): Gradio's login is
+    # its whole frontend; ours is a form that has the browser fetch the frontend's files ahead (web/assets.py)
+    page.wait_for_load_state("networkidle")
     # Gradio's login form ("username", "Login") and ours (components/signin.py: "User name", "Sign in")
     page.get_by_label(re.compile(r"user ?name", re.I)).fill(username)
     page.get_by_label(re.compile(r"password", re.I)).fill(password)
@@ -353,6 +360,29 @@ def annotator_waits(page) -> tuple[float, float, float]:
     return rejected, toasted, submitted
 
 
+def first_visit(page) -> float:
+    """The Models tab opened (for the first time on this page: with ``lazy_tabs``, built then) until its
+    registry's table and the batch-run form are shown and nothing is pending."""
+    shown = (
+        "() => { const form = document.querySelector('#run-benchmark'); return form && form.offsetParent !== null "
+        "&& document.body.innerText.includes('nsplan-lite') && !document.querySelector('.pending, .generating'); }"
+    )
+    return click_until(page, page.get_by_role("tab", name="Models", exact=True), shown)
+
+
+def measure_signins(browser, url: str, runs: int) -> dict[str, list[float]]:
+    """Sign-in only, admin and annotator, ``runs`` times each (the app with its pages sent whole)."""
+    out: dict[str, list[float]] = {"signin": [], "signin_annotator": [], "first_visit": []}
+    for _ in range(runs):
+        for key, user in (("signin", "speed-admin"), ("signin_annotator", "speed-annotator")):
+            seconds, _size, page = sign_in(browser, url, user, PASSWORD)
+            out[key].append(seconds)
+            if key == "signin":
+                out["first_visit"].append(first_visit(page))
+            page.context.close()
+    return out
+
+
 def measure_compstudio(browser, url: str, runs: int) -> dict[str, list[float]]:
     keys = (
         "signin",
@@ -364,6 +394,7 @@ def measure_compstudio(browser, url: str, runs: int) -> dict[str, list[float]]:
         "rejected",
         "toast",
         "review_next",
+        "first_visit",
     )
     out: dict[str, list[float]] = {key: [] for key in keys}
     for index in range(runs):
@@ -373,6 +404,7 @@ def measure_compstudio(browser, url: str, runs: int) -> dict[str, list[float]]:
         labels = [t.strip() for t in page.get_by_role("tab").all_inner_texts() if t.strip()]
         for label in labels[1:3] + labels[:1]:
             out["tab"].append(tab_switch(page, label))
+        out["first_visit"].append(first_visit(page))
         page.context.close()
         user = "speed-annotator" if index % 2 == 0 else "speed-annotator-2"
         seconds, size, page = sign_in(browser, url, user, PASSWORD)
@@ -426,11 +458,15 @@ def main() -> None:
             plain.close()
             large.close()
             small.close()
-            # the same data folder started again: the warm-up finds nsplan-lite's embeddings cached on disk
+            # the same data folder started again: the warm-up finds nsplan-lite's embeddings cached on disk; this
+            # time with every page sent whole (lazy_tabs=false), as before issue 44, for the sign-ins beside ours
             kill_hard(process)
-            process = start_app_process(data_dir, port, env=env, log=Path(tmp) / "app.log")
+            whole_env = {**env, "COMPSTUDIO_LAZY_TABS": "false"}
+            process = start_app_process(data_dir, port, env=whole_env, log=Path(tmp) / "app.log")
             wait_http_ok(url + "/", timeout=300)
             restarted = first_baseline_answer(url, time.perf_counter())
+            with chromium_browser() as browser:
+                whole = measure_signins(browser, url, args.runs)
         finally:
             kill_hard(process)
     print(f"\npage speed, {args.runs} runs each, {args.load} scripted annotators working (a submit every 2 s each)")
@@ -447,6 +483,7 @@ def main() -> None:
         ("rejected submit -> message by the fields", "rejected", "click_direct"),
         ("rejected submit -> its toast", "toast", "click_queued"),
         ("review Next item -> item shown", "review_next", "click_direct"),
+        ("first visit of a tab (Models) -> its table", "first_visit", "tab"),
     ]
     result = {}
     for label, key, *floor in rows:
@@ -457,6 +494,14 @@ def main() -> None:
         result[key] = {"ours_ms": [round(v * 1000) for v in ours[key]]}
     for key in ("click_queued", "click_direct"):
         print(f"{'plain app button -> output, ' + key:42s} {summary(plain_figures[key]):>20s}")
+    print("the same app with its pages sent whole (lazy_tabs=false: every tab built with the page, as before")
+    print("issue 44), in the ours column; ratio = it / the plain app, and ours (tabs built on first visit) / it")
+    for label, key in (("sign-in (admin)", "signin"), ("sign-in (annotator)", "signin_annotator")):
+        plain_ratio = statistics.median(whole[key]) / statistics.median(plain_figures["signin"])
+        ours_ratio = statistics.median(ours[key]) / statistics.median(whole[key])
+        cells = f"{summary(plain_figures['signin']):>20s} {summary(whole[key]):>20s} {plain_ratio:>9.2f}x"
+        print(f"{'  ' + label + ', pages sent whole':42s} {cells}   ours / it {ours_ratio:.2f}x")
+    print(f"{'  first visit of Models, pages sent whole':42s} {'-':>20s} {summary(whole['first_visit']):>20s}")
     kb = (statistics.median(plain_figures["bytes"]) / 1024, statistics.median(ours["bytes"]) / 1024)
     print(f"{'bytes transferred at sign-in (KB)':42s} {kb[0]:>20.0f} {kb[1]:>20.0f} {kb[1] / kb[0]:>9.2f}x")
     print("the floor for a page as large as ours: a plain app with the components of the role's page (same types")

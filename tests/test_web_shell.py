@@ -100,8 +100,8 @@ def test_frontend_files_are_gzipped_and_cached_for_a_year(running):
     page = signed_in(running, "annotator").get("/annotator/")
     scripts = re.findall(r'src="([^"]*/assets/[^"]+\.js)"', page.text)
     assert scripts, page.text[:500]
-    asset = scripts[0] if scripts[0].startswith("/") else "/annotator/" + scripts[0].lstrip("./")
-    reply = httpx.get(f"{running.url}{asset}", headers={"Accept-Encoding": "gzip"})
+    assert scripts[0].startswith("../assets/")  # one address for every mount's page: /assets/... at the root
+    reply = httpx.get(f"{running.url}/{scripts[0].removeprefix('../')}", headers={"Accept-Encoding": "gzip"})
     assert reply.status_code == 200
     assert reply.headers["cache-control"] == "public, max-age=31536000, immutable"
     assert reply.headers["content-encoding"] == "gzip"
@@ -127,11 +127,12 @@ def test_a_frontend_file_is_read_once_and_then_answered_from_memory(running):
     name = re.findall(r'src="[^"]*/assets/([^"]+\.js)"', page.text)[0]
     on_disk = (Path(gr.__file__).parent / "templates" / "frontend" / "assets" / name).read_bytes()
     kept = running.shell.app.middleware_stack
-    while not hasattr(kept, "kept"):
+    while not hasattr(kept, "cache"):
         kept = kept.app
+    kept = kept.cache
     first = httpx.get(f"{running.url}/annotator/assets/{name}", headers={"Accept-Encoding": "identity"})
     assert first.content == on_disk and f"/assets/{name}" in kept.kept
-    for mount in ("/reviewer", "/admin", "/scripts"):
+    for mount in ("/reviewer", "/admin", "/scripts", ""):  # "": the root, the address the pages use
         again = httpx.get(f"{running.url}{mount}/assets/{name}", headers={"Accept-Encoding": "gzip"})
         assert again.status_code == 200 and again.content == on_disk  # httpx unpacks the gzip
         assert again.headers["content-encoding"] == "gzip" and int(again.headers["content-length"]) < len(on_disk)
@@ -143,6 +144,24 @@ def test_a_frontend_file_is_read_once_and_then_answered_from_memory(running):
     assert not any("no-such-file" in key for key in kept.kept)
     font = httpx.get(f"{running.url}/annotator/static/fonts/Montserrat/Montserrat-Regular.woff2")
     assert font.status_code == 200 and "immutable" not in font.headers.get("cache-control", "")
+
+
+def test_the_sign_in_page_has_the_browser_fetch_the_frontend_files_pages_asked_for(running):
+    """Issue 44 (sign-in speed): the files a page needs are fetched while the person types (as Gradio's own login,
+    its frontend, does), at the one address every mount's page uses; a file first asked at that address is
+    answered too; the page may fetch from this site and still runs no script and loads nothing else."""
+    page = signed_in(running, "annotator").get("/annotator/")
+    index = re.findall(r'src="\.\./(assets/index-[^"]+\.js)"', page.text)[0]
+    signin = httpx.get(f"{running.url}/login")
+    ahead = re.findall(r'<link rel="prefetch" href="([^"]+)">', signin.text)
+    assert index in ahead and all(path.startswith("assets/") for path in ahead)
+    for path in ahead[:3]:
+        assert httpx.get(f"{running.url}/{path}").status_code == 200
+    csp = signin.headers["content-security-policy"]
+    assert "default-src 'self'" in csp and "script-src 'none'" in csp and "connect-src 'none'" in csp
+    never_asked = sorted((Path(gr.__file__).parent / "templates" / "frontend" / "assets").glob("*.css"))[-1].name
+    assert httpx.get(f"{running.url}/assets/{never_asked}").status_code == 200  # asked of Gradio under a mount
+    assert httpx.get(f"{running.url}/assets/no-such-file-{uuid.uuid4().hex}.js").status_code == 404
 
 
 def test_the_gradio_gaps_are_still_gaps(running):

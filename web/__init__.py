@@ -36,7 +36,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from backend.context import AppContext
 from components.common import scope_caller
 from web import look
-from web.assets import FrontendAssets, PageGzip
+from web.assets import FrontendAssets, FrontendCache, PageGzip
 from web.audiences import Audience, all_audiences, build_audience
 from web.cross_site import CrossSiteWrites
 from web.gate import Gate, session_state
@@ -99,7 +99,8 @@ def create_shell(ctx: AppContext, *, prebuild: bool = False) -> Shell:
     built on its first request (web/mounts.py), or, with ``prebuild``, in the background once the server serves."""
     from components import intents
 
-    signin = build_signin(ctx)
+    frontend = FrontendCache()  # the frontend files pages asked for: kept in memory, fetched ahead at sign-in
+    signin = build_signin(ctx, ahead=frontend.ahead)
     identity = signin.identity
     pages = Pages()
     pages.prebuild = prebuild
@@ -159,7 +160,7 @@ def create_shell(ctx: AppContext, *, prebuild: bool = False) -> Shell:
         from huggingface_hub import attach_huggingface_oauth
 
         attach_huggingface_oauth(app)
-    app.add_middleware(FrontendAssets)
+    app.add_middleware(FrontendAssets, cache=frontend, fallback_mount=SCRIPTS)
     app.add_middleware(PageGzip, mounts=lambda: shell.blocks.routes.keys())  # the page's inline config (web/assets.py)
     app.add_middleware(PageTheme)  # ?__theme= on the shell's own pages (web/page.py)
     app.add_middleware(CrossSiteWrites)  # outermost: a forged write is refused before anything else reads it

@@ -70,11 +70,28 @@ class Kept:
 
 
 @dataclass
+class FrontendCache:
+    """The frontend files answered so far, by key (``/assets/x.js``), in the order pages first asked for them: the
+    middleware's memory, and what the sign-in page has the browser fetch ahead (:meth:`ahead`)."""
+
+    kept: dict[str, Kept] = field(default_factory=dict)
+
+    def ahead(self, limit: int = 120) -> list[str]:
+        """The hashed scripts and style sheets pages have asked for, first asked first (at most ``limit``): what a
+        page about to be opened will ask for, under the one address every mount's page uses (``/assets/...``)."""
+        found = [key for key, kept in self.kept.items() if kept.hashed and key.endswith((".js", ".css"))]
+        return found[:limit]
+
+
+@dataclass
 class FrontendAssets:
-    """ASGI middleware: see the module's docstring. ``kept`` holds the files answered so far, by key."""
+    """ASGI middleware: see the module's docstring. ``cache`` holds the files answered so far; a file asked at the
+    root (``/assets/x.js``: the address the pages use, :class:`SharedFrontendPage`, and the sign-in page fetches
+    ahead) is asked of Gradio under ``fallback_mount`` the first time."""
 
     app: ASGIApp
-    kept: dict[str, Kept] = field(default_factory=dict)
+    cache: FrontendCache = field(default_factory=FrontendCache)
+    fallback_mount: str = "/scripts"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         found = FRONTEND_FILE.match(scope["path"]) if scope["type"] == "http" else None
@@ -82,12 +99,14 @@ class FrontendAssets:
             await self.app(scope, receive, send)
             return
         key, hashed = found.group(1), found.group(2) == "assets"
-        kept = self.kept.get(key)
+        kept = self.cache.kept.get(key)
         if kept is None:
+            if scope["path"] == key:  # at the root: Gradio serves its files under a mount only
+                scope = {**scope, "path": self.fallback_mount + key, "raw_path": (self.fallback_mount + key).encode()}
             kept = await self._from_gradio(scope, receive, send, hashed)
             if kept is None:
                 return  # Gradio's answer went out as it was
-            self.kept[key] = kept
+            self.cache.kept[key] = kept
         gzipped = "gzip" in Headers(scope=scope).get("accept-encoding", "")
         body = kept.packed if gzipped and kept.packed is not None else kept.body
         await send({"type": "http.response.start", "status": 200, "headers": kept.headers(gzipped)})
@@ -144,10 +163,62 @@ class PageGzip:
     def __init__(self, app: ASGIApp, mounts: Callable[[], Iterable[str]]):
         self.app = app
         self.mounts = mounts
-        self.gzip = GZipMiddleware(app, minimum_size=MIN_GZIP_BYTES, compresslevel=6)
+        self.gzip = GZipMiddleware(SharedFrontendPage(app), minimum_size=MIN_GZIP_BYTES, compresslevel=6)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope.get("method") == "GET" and scope["path"].rstrip("/") in self.mounts():
             await self.gzip(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+
+#: the page's own script and style sheet, as Gradio writes them (relative to the page's ``<base href="./">``)
+PAGE_FRONTEND = re.compile(rb'(<(?:script|link)\b[^>]*?\b(?:src|href)=")\./assets/')
+
+
+class SharedFrontendPage:
+    """ASGI app wrapper: a mount's page asks for Gradio's frontend at one address for every mount (``/assets/...``
+    at the root, as ``../assets/...`` from the page), not under its mount (``/annotator/assets/...``).
+
+    Every mount serves the same build, but a browser caches a file by its address: under per-mount addresses the
+    sign-in page could not have the browser fetch a page's files ahead, not knowing whose page comes next. Gradio's
+    own sign-in page is its frontend, so its files are loaded while the person types; ours is a plain form, and
+    ~60 files were fetched only after the click (issue 44: with them cached, sign-in took 1.1x a plain Gradio
+    app's, against 2x). The frontend's other files follow: its scripts import each other relatively. Only the
+    page's ``<script src>`` and ``<link href>`` in its head change; the page is ~70-140 KB, read whole here."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        start: Message | None = None
+        chunks: list[bytes] = []
+
+        async def capture(message: Message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                start = message
+                return
+            chunks.append(message.get("body", b""))
+            if message.get("more_body", False):
+                return
+            assert start is not None
+            body = b"".join(chunks)
+            headers = Headers(raw=start.get("headers", []))
+            if start["status"] == 200 and headers.get("content-type", "").startswith("text/html"):
+                body = shared_frontend(body)
+            raw = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+            await send({**start, "headers": [*raw, (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+
+        await self.app(scope, receive, capture)
+
+
+def shared_frontend(page: bytes) -> bytes:
+    """``page`` with its head's frontend addresses shared by every mount.
+
+    >>> shared_frontend(b'<head><script type="module" src="./assets/index-1.js"></script></head><p>./assets/</p>')
+    b'<head><script type="module" src="../assets/index-1.js"></script></head><p>./assets/</p>'
+    """
+    head, sep, rest = page.partition(b"</head>")
+    return PAGE_FRONTEND.sub(rb"\1../assets/", head) + sep + rest

@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime
 import html
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,6 +180,7 @@ class SignIn:
 
     identity: Identity
     limiter: LazyLimiter  # at most two sign-ins hash at once (scrypt: ~50 ms and 16 MiB each)
+    ahead: Callable[[], list[str]] = list  # the frontend files to fetch while the person types (web/assets.py)
 
     @property
     def ctx(self) -> AppContext:
@@ -225,7 +227,7 @@ class SignIn:
                 "(or with <code>python -m backend users add</code>).</p>"
             )
         body = f"<p>{html.escape(ABOUT)}</p>\n{message}\n{form}\n{self.demo_note()}"
-        return page.render("Sign in", body, heading="CompStudio", status=status)
+        return page.render("Sign in", body, heading="CompStudio", status=status, fetch_ahead=self.ahead())
 
     # -- routes -----------------------------------------------------------------------------------
     async def login_page(self, request: Request) -> Response:
@@ -306,5 +308,7 @@ class SignIn:
         return routes
 
 
-def build_signin(ctx: AppContext) -> SignIn:
-    return SignIn(identity=Identity(ctx, sessions.cookie_name(ctx.database)), limiter=LazyLimiter(2))
+def build_signin(ctx: AppContext, ahead: Callable[[], list[str]] = list) -> SignIn:
+    """The sign-in routes; ``ahead()``: the frontend files (``/assets/...``) the page has the browser fetch while
+    the person types (web/assets.FrontendCache.ahead)."""
+    return SignIn(identity=Identity(ctx, sessions.cookie_name(ctx.database)), limiter=LazyLimiter(2), ahead=ahead)
