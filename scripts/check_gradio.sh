@@ -50,7 +50,7 @@ installed || {
 # The web-shell, access and sign-in tests; globs, so files added later are picked up
 # (tests/test_web.py and tests/test_web_*.py: the web shell's; not tests/test_webhooks*.py).
 shopt -s nullglob
-files=(tests/test_app_http.py tests/test_access_table.py tests/test_access_guard.py tests/test_caller.py tests/test_signin*.py tests/e2e/test_signin.py
+files=(tests/test_app_http.py tests/test_access_table.py tests/test_access_guard.py tests/test_caller.py tests/test_signin*.py tests/e2e/test_signin.py tests/test_lazy_tabs.py tests/e2e/test_tabs.py
   tests/e2e/test_space.py tests/test_web.py tests/test_web_*.py)
 shopt -u nullglob
 existing=()
