@@ -45,3 +45,17 @@ def icl_app(served_app, folder: Path, bank_lines: int, password: str) -> Iterato
         import_set(running.ctx.database, "cli", bank, "cogs-bank", "bank")
         import_set(running.ctx.database, "cli", tests, "phrareco", "tests")
         yield running
+
+
+@contextlib.contextmanager
+def closing_new_contexts(browser) -> Iterator[None]:
+    """Close the browser contexts (windows) opened inside the ``with`` block when it ends. A per-test app fixture
+    wraps its ``yield`` in this, after ``served_app.started``, so that the test's pages are closed before its app
+    stops: an open page's event streams hold the server's graceful shutdown for its whole timeout (2 s a test)."""
+    before = set(browser.contexts)
+    try:
+        yield
+    finally:
+        for context in browser.contexts:
+            if context not in before:
+                context.close()

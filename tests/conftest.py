@@ -212,8 +212,9 @@ def demo_ctx(settings: Settings, demo_media_cache: Path) -> AppContext:
 
 
 @pytest.fixture(scope="module")
-def browser():
-    """Debian's chromium through Playwright, one per test module."""
+def browser(served_app: ServedApps):
+    """Debian's chromium through Playwright, one per test module. It asks for ``served_app`` only to close
+    before the module's apps stop: an open page's event streams would hold each app's shutdown for 2 s."""
     from e2e_helpers import chromium_browser
 
     with chromium_browser() as launched:

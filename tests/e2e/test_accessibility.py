@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
+from browser_helpers import closing_new_contexts
 from e2e_helpers import axe_serious as serious
 from e2e_helpers import browser_login
 from playwright.sync_api import expect
@@ -26,15 +27,25 @@ def app(served_app):
 
 
 @pytest.fixture
-def review_app(served_app):
+def review_app(served_app, browser):
     """Two sequences annotated by two annotators: two rounds wait for review (a fresh app per test: the test
     reviews one)."""
-    with served_app.started(annotators_per_sequence=2, require_full_view=False) as running:
+    with (
+        served_app.started(annotators_per_sequence=2, require_full_view=False) as running,
+        closing_new_contexts(browser),  # the test's pages close before its app stops
+    ):
         database = running.ctx.database
         add_sequences(database, ["S1", "S2"], needed=2)
         add_people(database, annotators=["a1", "a2"], reviewers=["rev"], password=PASSWORD)
         annotate_all(database, running.ctx.settings, ["a1", "a2"])
         yield running
+
+
+@pytest.fixture(autouse=True)
+def _close_windows(browser):
+    """The windows a test opened close after it (open pages keep talking to the app)."""
+    with closing_new_contexts(browser):
+        yield
 
 
 SCHEMES = pytest.mark.parametrize("scheme", ["light", "dark"])  # the system's preference, which every page follows

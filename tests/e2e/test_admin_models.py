@@ -60,10 +60,9 @@ def test_admin_account_mistakes_show_beside_the_form_which_stays_usable(admin_pa
     name.fill("demo-annotator")
     password.fill("password123")
     page.get_by_role("button", name="Add account").click()
-    page.wait_for_timeout(1_000)  # the reply has come (the message below waits for it too)
+    expect(message).to_contain_text("user 'demo-annotator' already exists")  # the reply has come
     page.screenshot(path=str(tmp_path / "admin-duplicate.png"), full_page=True)
     no_error_badge(page)
-    expect(message).to_contain_text("user 'demo-annotator' already exists")
     total = accounts_shown(page)
     assert name.input_value() == "demo-annotator" and password.input_value() == "password123"
     refused = [r for r in caplog.records if "already exists" in r.getMessage()]
@@ -123,10 +122,9 @@ def test_models_mistakes_show_beside_the_form_and_text_renders_as_written(admin_
     expect(editor).to_have_text(bad)  # the editor holds it before Save sends it (a loaded machine lagged here once)
     editor.blur()
     page.locator("#model-save").click()
-    page.wait_for_timeout(1_000)
+    expect(message).to_contain_text("unknown backend 'tensorflow'")  # the reply has come
     page.screenshot(path=str(tmp_path / "models-bad-entry.png"), full_page=True)
     no_error_badge(page)
-    expect(message).to_contain_text("unknown backend 'tensorflow'")
     assert json.loads(editor.inner_text()) == json.loads(bad)  # the entry is kept to be fixed
 
     page.get_by_label("Model name to delete").fill("no-such-model")

@@ -7,8 +7,8 @@ import json
 import re
 
 import pytest
-from browser_helpers import icl_app
-from e2e_helpers import ApiClient, ApiError, browser_login, chromium_browser
+from browser_helpers import closing_new_contexts, icl_app
+from e2e_helpers import ApiClient, ApiError, browser_login
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -16,38 +16,54 @@ pytestmark = pytest.mark.browser
 PASSWORD = "password1"
 
 
-@pytest.fixture
-def app(served_app, tmp_path):
-    with icl_app(served_app, tmp_path, 1200, PASSWORD) as running:
+@pytest.fixture(scope="module")
+def app(served_app, browser, tmp_path_factory):
+    """One app for the tests that leave the model registry as it was (the other test has its own)."""
+    with (
+        icl_app(served_app, tmp_path_factory.mktemp("icl"), 1200, PASSWORD) as running,
+        closing_new_contexts(browser),  # the module's windows close before its app stops
+    ):
         yield running
+
+
+@pytest.fixture
+def registry_app(served_app, browser, tmp_path):
+    """A fresh app: the test saves a model, which every later test's model picker would offer."""
+    with icl_app(served_app, tmp_path, 1200, PASSWORD) as running, closing_new_contexts(browser):
+        yield running
+
+
+@pytest.fixture(autouse=True)
+def _close_windows(browser):
+    with closing_new_contexts(browser):
+        yield
 
 
 def _field(page, elem_id: str):
     return page.locator(f"#{elem_id} textarea, #{elem_id} input").first
 
 
-def test_select_compare_and_ask_a_model(app):
-    with chromium_browser() as browser:
-        page = browser.new_context().new_page()
-        browser_login(page, app.url, "res", PASSWORD)
-        page.locator('button[data-tab-id="icl"]').click()
-        expect(_field(page, "icl_case")).to_have_value(
-            "0: [phrareco] The baby on a tray in the house screamed .", timeout=30_000
-        )
-        _field(page, "icl_setting_b").fill("bm25")
-        _field(page, "icl_setting_b").press("Enter")
-        page.locator("#icl_run").click()
-        summary = page.locator("#icl_summary")
-        expect(summary).to_contain_text("SCREAM ( ON ( BABY , IN ( TRAY , HOUSE ) ) , NONE , NONE )", timeout=60_000)
-        expect(summary).to_contain_text("subject[pp-mod]")
-        expect(page.locator("#icl_table")).to_contain_text("primitive_coverage")
-        expect(_field(page, "icl_prompt")).to_have_value(
-            re.compile(r"^input: .*\noutput: .*(\n.*)*input: The baby on a tray in the house screamed \.\noutput:$"),
-        )
-        expect(page.locator("#icl_summary_b")).to_contain_text("bm25")
-        page.get_by_role("button", name="Ask a model").click()
-        expect(page.get_by_text("Parsed answer")).to_be_visible(timeout=60_000)
-        expect(page.get_by_text("wrong")).to_be_visible()
+def test_select_compare_and_ask_a_model(app, browser):
+    page = browser.new_context().new_page()
+    browser_login(page, app.url, "res", PASSWORD)
+    page.locator('button[data-tab-id="icl"]').click()
+    expect(_field(page, "icl_case")).to_have_value(
+        "0: [phrareco] The baby on a tray in the house screamed .", timeout=30_000
+    )
+    _field(page, "icl_setting_b").fill("bm25")
+    _field(page, "icl_setting_b").press("Enter")
+    page.locator("#icl_run").click()
+    summary = page.locator("#icl_summary")
+    expect(summary).to_contain_text("SCREAM ( ON ( BABY , IN ( TRAY , HOUSE ) ) , NONE , NONE )", timeout=60_000)
+    expect(summary).to_contain_text("subject[pp-mod]")
+    expect(page.locator("#icl_table")).to_contain_text("primitive_coverage")
+    expect(_field(page, "icl_prompt")).to_have_value(
+        re.compile(r"^input: .*\noutput: .*(\n.*)*input: The baby on a tray in the house screamed \.\noutput:$"),
+    )
+    expect(page.locator("#icl_summary_b")).to_contain_text("bm25")
+    page.get_by_role("button", name="Ask a model").click()
+    expect(page.get_by_text("Parsed answer")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("wrong")).to_be_visible()
 
 
 def test_named_api_checks_roles(app):
@@ -77,21 +93,22 @@ def test_named_api_checks_roles(app):
     assert answer["correct_answer"] == result["ground_truth"] and answer["prompt"]
 
 
-def test_a_model_saved_meanwhile_is_offered_when_the_tab_opens(app):
+def test_a_model_saved_meanwhile_is_offered_when_the_tab_opens(registry_app, browser):
     """Issue 44 §7: like Planning, VQA and Results, the tab's model picker follows the registry without a reload."""
     from backend.inference.registry import ModelSpec
     from backend.inference.service import store_model
 
-    with chromium_browser() as browser:
-        page = browser.new_context().new_page()
-        browser_login(page, app.url, "res", PASSWORD)
-        page.locator('button[data-tab-id="icl"]').click()
-        picker = _field(page, "icl-ask-model")
-        expect(picker).not_to_have_value("", timeout=30_000)
-        chosen = picker.input_value()
-        store_model(app.ctx, "cli", ModelSpec("added-later", "random", description="saved in the Models tab"))
-        page.locator('button[data-tab-id="models"]').click()
-        page.locator('button[data-tab-id="icl"]').click()
-        picker.click()
-        expect(page.get_by_role("option", name="added-later", exact=True)).to_be_visible(timeout=30_000)
-        expect(picker).to_have_value(chosen)  # the person's choice stays
+    app = registry_app
+
+    page = browser.new_context().new_page()
+    browser_login(page, app.url, "res", PASSWORD)
+    page.locator('button[data-tab-id="icl"]').click()
+    picker = _field(page, "icl-ask-model")
+    expect(picker).not_to_have_value("", timeout=30_000)
+    chosen = picker.input_value()
+    store_model(app.ctx, "cli", ModelSpec("added-later", "random", description="saved in the Models tab"))
+    page.locator('button[data-tab-id="models"]').click()
+    page.locator('button[data-tab-id="icl"]').click()
+    picker.click()
+    expect(page.get_by_role("option", name="added-later", exact=True)).to_be_visible(timeout=30_000)
+    expect(picker).to_have_value(chosen)  # the person's choice stays

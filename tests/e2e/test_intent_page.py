@@ -3,31 +3,50 @@ person's text usable with the server's message beside it, counts stay true, and 
 
 from __future__ import annotations
 
+import itertools
 import logging
 
 import pytest
-from browser_helpers import CONCRETE, HIGH_LEVEL, current_sequence
+from browser_helpers import CONCRETE, HIGH_LEVEL, closing_new_contexts, current_sequence
 from e2e_helpers import browser_login
 from playwright.sync_api import expect
 
+from backend.accounts import auth
 
-@pytest.fixture
+PASSWORD = "password1"
+_serial = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
 def app(served_app):
-    """Demo content without the watch-to-the-end rule, so the flows need no video playback."""
-    with served_app.started({"ann1": "annotator"}, password="password1", demo=True, require_full_view=False) as running:
+    """Demo content without the watch-to-the-end rule, so the flows need no video playback. One app for the
+    module: each test signs in as an annotator of its own (``annotator``), and each demo sequence wants more
+    annotators than the module's tests, so no test fills a sequence another test counts on (any order)."""
+    return served_app(demo=True, require_full_view=False, annotators_per_sequence=10)
+
+
+@pytest.fixture
+def watching_app(served_app, browser):
+    """Demo content with the default rule: submitting needs the video watched to its end."""
+    with (
+        served_app.started({"ann1": "annotator"}, password=PASSWORD, demo=True) as running,
+        closing_new_contexts(browser),
+    ):
         yield running
 
 
 @pytest.fixture
-def watching_app(served_app):
-    """Demo content with the default rule: submitting needs the video watched to its end."""
-    with served_app.started({"ann1": "annotator"}, password="password1", demo=True) as running:
-        yield running
+def annotator(app, browser):
+    """A fresh annotator account on the shared app; the browser windows the test opened are closed after it."""
+    name = f"ann{next(_serial)}"
+    auth.add_user(app.ctx.database, name, "annotator", PASSWORD)
+    with closing_new_contexts(browser):
+        yield name
 
 
-def open_tab(browser, app, viewport: dict | None = None):
+def open_tab(browser, app, user: str = "ann1", viewport: dict | None = None):
     page = browser.new_context(viewport=viewport or {"width": 1280, "height": 900}).new_page()
-    browser_login(page, app.url, "ann1", "password1")
+    browser_login(page, app.url, user, PASSWORD)
     expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
     return page
 
@@ -44,9 +63,9 @@ def assert_usable(page, selector: str, text: str) -> None:
     field.click(timeout=3_000)  # Playwright refuses when another element would receive the click
 
 
-def test_refused_intents_show_the_message_beside_the_kept_text(app, browser, caplog, capfd):
+def test_refused_intents_show_the_message_beside_the_kept_text(app, annotator, browser, caplog, capfd):
     caplog.set_level(logging.WARNING, logger="compstudio")
-    page = open_tab(browser, app)
+    page = open_tab(browser, app, annotator)
     sequence = current_sequence(page)
     message = page.locator("#intent-message")
     cases = [  # (concrete, high-level, what the server says)
@@ -68,13 +87,13 @@ def test_refused_intents_show_the_message_beside_the_kept_text(app, browser, cap
     page.locator("#intent-submit").click()
     expect(page.locator("#intent-last-saved")).to_contain_text(f"Saved for {sequence}")
     expect(message).to_have_text("")
-    refusals = [r for r in caplog.records if "intent submit refused for ann1" in r.getMessage()]
+    refusals = [r for r in caplog.records if r.getMessage().startswith(f"intent submit refused for {annotator}:")]
     assert len(refusals) == 3 and all(r.exc_info is None for r in refusals)
     assert "Traceback" not in capfd.readouterr().err
 
 
-def test_skip_without_a_reason_says_why_and_keeps_the_text(app, browser):
-    page = open_tab(browser, app)
+def test_skip_without_a_reason_says_why_and_keeps_the_text(app, annotator, browser):
+    page = open_tab(browser, app, annotator)
     sequence = current_sequence(page)
     page.locator(CONCRETE).fill("S/He wants to keep this text")
     page.get_by_text("Skip this sequence").click()
@@ -89,8 +108,8 @@ def test_skip_without_a_reason_says_why_and_keeps_the_text(app, browser):
     expect(page.locator("#intent-progress")).to_contain_text("sequences left for you: 4")
 
 
-def test_counts_stay_true_and_the_done_page_shows_no_empty_form(app, browser):
-    page = open_tab(browser, app)
+def test_counts_stay_true_and_the_done_page_shows_no_empty_form(app, annotator, browser):
+    page = open_tab(browser, app, annotator)
     progress = page.locator("#intent-progress")
     expect(progress).to_contain_text("sequences left for you: 5")
     for done in range(1, 6):
@@ -109,10 +128,10 @@ def test_counts_stay_true_and_the_done_page_shows_no_empty_form(app, browser):
     expect(progress).to_contain_text("sequences left for you: 0", timeout=30_000)
 
 
-def test_the_instructions_list_exactly_the_forms_the_checker_accepts(app, browser):
+def test_the_instructions_list_exactly_the_forms_the_checker_accepts(app, annotator, browser):
     from backend.intents.rules import SUBJECTS, VERBS, parse_intent
 
-    page = open_tab(browser, app)
+    page = open_tab(browser, app, annotator)
     page.locator("#intent-instructions-box").get_by_text("Instructions").click()  # folded under the work
     instructions = page.locator("#intent-instructions")
     for subject in SUBJECTS:
@@ -136,8 +155,9 @@ def test_ctrl_enter_before_the_video_was_watched_says_why(watching_app, browser)
     assert watching_app.ctx.database.scalar("SELECT count(*) FROM annotations WHERE source = 'live'") == 0
 
 
-def test_a_repeated_submit_with_other_text_says_the_first_was_kept(app, browser):
-    first, second = open_tab(browser, app), open_tab(browser, app)  # two tabs, one account, one sequence
+def test_a_repeated_submit_with_other_text_says_the_first_was_kept(app, annotator, browser):
+    # two tabs, one account, one sequence
+    first, second = open_tab(browser, app, annotator), open_tab(browser, app, annotator)
     sequence = current_sequence(first)
     assert current_sequence(second) == sequence
     first.locator(CONCRETE).fill("S/He wants to drink a glass of water")
@@ -152,13 +172,14 @@ def test_a_repeated_submit_with_other_text_says_the_first_was_kept(app, browser)
     )
     expect(second.locator("#intent-last-saved")).to_contain_text("drink a glass of water")
     stored = app.ctx.database.query(
-        "SELECT concrete_intent FROM annotations WHERE sequence_id = ? AND source = 'live'", (sequence,)
+        "SELECT concrete_intent FROM annotations WHERE sequence_id = ? AND annotator = ? AND source = 'live'",
+        (sequence, annotator),
     )
     assert [row["concrete_intent"] for row in stored] == ["S/He wants to drink a glass of water"]
 
 
-def test_the_tab_is_usable_at_phone_width(app, browser, tmp_path):
-    page = open_tab(browser, app, viewport={"width": 390, "height": 844})
+def test_the_tab_is_usable_at_phone_width(app, annotator, browser, tmp_path):
+    page = open_tab(browser, app, annotator, viewport={"width": 390, "height": 844})
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390  # no sideways scrolling
     words_split = page.evaluate("""() => {  // no word of a visible heading is broken across lines
         const split = [];

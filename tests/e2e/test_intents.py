@@ -6,17 +6,20 @@ import re
 import time
 
 import pytest
-from browser_helpers import CONCRETE, HIGH_LEVEL, current_sequence, watch_video
+from browser_helpers import CONCRETE, HIGH_LEVEL, closing_new_contexts, current_sequence, watch_video
 from conftest import VILPACT_DATA
 from e2e_helpers import browser_login
 from playwright.sync_api import expect
 
 
 @pytest.fixture
-def app(served_app):
+def app(served_app, browser):
     people = {"ann1": "annotator", "ann2": "annotator", "ann3": "annotator", "boss": "admin"}
     # the Admin tab imports only below import_dir: the shipped release lies in assets/
-    with served_app.started(people, password="password1", demo=True, import_dir=str(VILPACT_DATA.parent)) as running:
+    with (
+        served_app.started(people, password="password1", demo=True, import_dir=str(VILPACT_DATA.parent)) as running,
+        closing_new_contexts(browser),  # the test's pages close before its app stops
+    ):
         yield running
 
 

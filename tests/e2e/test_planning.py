@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from browser_helpers import closing_new_contexts
 from e2e_helpers import browser_login
 from playwright.sync_api import expect
 
@@ -21,10 +22,13 @@ ERROR_BADGE = '[data-testid="status-tracker"] .error'
 
 
 @pytest.fixture
-def app(served_app, tmp_path):
+def app(served_app, browser, tmp_path):
     data = VILPACT_DATA
     people = {"ann": "annotator", "rev": "reviewer"}
-    with served_app.started(people, password=PASSWORD, planning_annotators_per_question=1) as running:
+    with (
+        served_app.started(people, password=PASSWORD, planning_annotators_per_question=1) as running,
+        closing_new_contexts(browser),  # the test's pages close before its app stops
+    ):
         db = running.ctx.database
         import_vilpact(db, data, add_to_pool=False)
         import_planning(db, data, annotators_per_question=1)

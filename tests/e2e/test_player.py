@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
+from browser_helpers import closing_new_contexts
 from e2e_helpers import browser_login
 from playwright.sync_api import expect
 from review_helpers import handed_ago
@@ -66,6 +67,13 @@ def app(served_app):
     handed_ago(db, task["sequence_id"], 60)  # as if watched for a minute
     intents.submit_intents(db, settings, "ann5", task["sequence_id"], *GOOD, watched_share=1.0)
     return running
+
+
+@pytest.fixture(autouse=True)
+def _close_windows(browser):
+    """The windows a test opened close after it (a dozen open pages with videos would slow the later tests)."""
+    with closing_new_contexts(browser):
+        yield
 
 
 def _sequence_row(sid: str, video: str | None) -> dict:

@@ -7,10 +7,12 @@ entities and on a 0–1 axis.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -24,21 +26,47 @@ SHOTS = Path(os.environ.get("COMPSTUDIO_SHOTS", tempfile.gettempdir())) / "revie
 ERROR_BADGE = ".error"  # Gradio's status tracker marks an output that failed with this class
 
 
-@pytest.fixture
+_serial = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
 def app(served_app):
-    with served_app.started(annotators_per_sequence=2, require_full_view=False) as running:
-        database = running.ctx.database
-        add_people(database, annotators=["a1", "a2"], reviewers=["rev"], password=PASSWORD)
-        add_sequences(database, ["S1", "S2"], needed=2)
-        annotate_all(database, running.ctx.settings, ["a1", "a2"])
-        yield running
+    """One app for the module; each test gets a queue of its own (``rounds``)."""
+    return served_app(annotators_per_sequence=2, require_full_view=False)
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """This test's reviewer and its two sequences (``first`` is handed out first)."""
+
+    reviewer: str
+    first: str
+    second: str
 
 
 @pytest.fixture
-def page(app, browser):
+def rounds(app) -> Rounds:
+    """Two sequences annotated by two annotators, so two rounds wait for review, with people of this test's own.
+    What earlier tests left, whatever their order, is out of the way first, as if finished meanwhile: their
+    sequences out of the pool (the dashboard counts only this test's) and their waiting rounds reviewed."""
+    serial = next(_serial)
+    database = app.ctx.database
+    with database.write() as db:
+        db.conn.execute("UPDATE tasks SET status = 'discarded' WHERE kind = 'intent'")
+        db.conn.execute("UPDATE tasks SET status = 'complete' WHERE kind = 'review' AND status = 'open'")
+    annotators = [f"t{serial}a1", f"t{serial}a2"]
+    mine = Rounds(reviewer=f"t{serial}rev", first=f"S1-{serial}", second=f"S2-{serial}")
+    add_people(database, annotators=annotators, reviewers=[mine.reviewer], password=PASSWORD)
+    add_sequences(database, [mine.first, mine.second], needed=2)
+    annotate_all(database, app.ctx.settings, annotators)
+    return mine
+
+
+@pytest.fixture
+def page(app, rounds, browser):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
-    browser_login(page, app.url, "rev", PASSWORD)
+    browser_login(page, app.url, rounds.reviewer, PASSWORD)
     page.get_by_role("tab", name="Review").click()
     yield page
     context.close()
@@ -57,17 +85,17 @@ def choose(page, slot: int, verdict: str) -> None:
     page.locator(f"#review-verdict-{slot}").get_by_label(verdict, exact=True).check()
 
 
-def test_counts_are_right_when_the_tab_opens_and_after_a_submit(page):
+def test_counts_are_right_when_the_tab_opens_and_after_a_submit(page, rounds):
     # the two complete rounds are waiting before anybody pressed Next item
     expect(page.locator("#review-queue-status")).to_contain_text("Waiting for review: 2", timeout=20_000)
     page.locator("#review-next").click()
-    expect(page.locator("#review-item h3")).to_contain_text("Sequence S1", timeout=20_000)
+    expect(page.locator("#review-item h3")).to_contain_text(f"Sequence {rounds.first}", timeout=20_000)
     choose(page, 0, "not reasonable")
     choose(page, 1, "not reasonable")
     page.locator("#review-submit").click()
     expect(page.locator("#review-queue-status")).to_contain_text("Saved", timeout=20_000)
     expect(page.locator("#review-queue-status")).to_contain_text("Waiting for review: 1")
-    expect(page.locator("#review-item h3")).to_contain_text("Sequence S2")
+    expect(page.locator("#review-item h3")).to_contain_text(f"Sequence {rounds.second}")
     choose(page, 0, "not reasonable")
     choose(page, 1, "not reasonable")
     page.locator("#review-submit").click()
@@ -78,9 +106,9 @@ def test_counts_are_right_when_the_tab_opens_and_after_a_submit(page):
     shot(page, "queue-empty")
 
 
-def test_submit_without_verdicts_says_why_and_keeps_the_choices(page, caplog):
+def test_submit_without_verdicts_says_why_and_keeps_the_choices(page, rounds, caplog):
     page.locator("#review-next").click()
-    expect(page.locator("#review-item h3")).to_contain_text("Sequence S1", timeout=20_000)
+    expect(page.locator("#review-item h3")).to_contain_text(f"Sequence {rounds.first}", timeout=20_000)
     # no video for these sequences: no video box, the timeline flagged, and the item says why
     expect(page.locator("#review-video video")).to_have_count(0)
     expect(page.locator("#review-video .csp-missing")).to_contain_text("No video file for this sequence")
@@ -103,13 +131,15 @@ def test_submit_without_verdicts_says_why_and_keeps_the_choices(page, caplog):
     # fix it and submit at once
     choose(page, 1, "not reasonable")
     page.locator("#review-submit").click()
-    expect(page.locator("#review-queue-status")).to_contain_text("Saved: S1 round 1 returned", timeout=20_000)
+    expect(page.locator("#review-queue-status")).to_contain_text(
+        f"Saved: {rounds.first} round 1 returned", timeout=20_000
+    )
     expect(page.locator("#review-message")).to_have_text("")
 
 
-def test_skip_without_reason_says_why(page):
+def test_skip_without_reason_says_why(page, rounds):
     page.locator("#review-next").click()
-    expect(page.locator("#review-item h3")).to_contain_text("Sequence S1", timeout=20_000)
+    expect(page.locator("#review-item h3")).to_contain_text(f"Sequence {rounds.first}", timeout=20_000)
     choose(page, 0, "reasonable")
     page.get_by_text("Skip this item").click()
     page.locator("#review-skip").click()
@@ -119,11 +149,11 @@ def test_skip_without_reason_says_why(page):
     expect(page.locator("#review-verdict-0").get_by_label("reasonable", exact=True)).to_be_checked()
     page.locator("#review-skip-reason textarea").fill("I know this annotator")
     page.locator("#review-skip").click()
-    expect(page.locator("#review-item h3")).to_contain_text("Sequence S2", timeout=20_000)
+    expect(page.locator("#review-item h3")).to_contain_text(f"Sequence {rounds.second}", timeout=20_000)
     expect(page.locator("#review-skip-message")).to_have_text("")
 
 
-def test_with_nothing_loaded_the_page_offers_only_next_item(page):
+def test_with_nothing_loaded_the_page_offers_only_next_item(page, rounds):
     """Issue 44 §4: before an item is taken there is nothing to submit, so the landing shows the queue and
     "Next item" only: no Submit review button, no empty final-intents form."""
     expect(page.locator("#review-queue-status")).to_contain_text("Waiting for review: 2", timeout=20_000)
@@ -136,7 +166,7 @@ def test_with_nothing_loaded_the_page_offers_only_next_item(page):
     no_error_badges(page)
     shot(page, "nothing-loaded")
     page.get_by_role("button", name="Next item").click()  # the form comes with the item
-    expect(page.locator("#review-item h3")).to_contain_text("Sequence S1", timeout=20_000)
+    expect(page.locator("#review-item h3")).to_contain_text(f"Sequence {rounds.first}", timeout=20_000)
     expect(page.get_by_role("button", name="Submit review")).to_be_visible()
     expect(page.get_by_label("Final concrete intent from").filter(visible=True)).to_have_count(1)
 
@@ -158,9 +188,9 @@ def test_compare_without_a_file_says_upload_and_results_have_no_raw_entities(pag
     assert "&#" not in result.inner_text() and "&amp;" not in result.inner_text()
 
 
-def test_dashboard_share_axis_spans_zero_to_one(page, app):
+def test_dashboard_share_axis_spans_zero_to_one(page, rounds):
     page.locator("#review-next").click()
-    expect(page.locator("#review-item h3")).to_contain_text("Sequence S1", timeout=20_000)
+    expect(page.locator("#review-item h3")).to_contain_text(f"Sequence {rounds.first}", timeout=20_000)
     choose(page, 0, "not reasonable")
     choose(page, 1, "not reasonable")
     page.locator("#review-submit").click()
@@ -193,12 +223,12 @@ def test_inspection_item_without_video_says_why(page):
     shot(page, "inspection-no-video")
 
 
-def test_axe_serious_and_critical_on_the_review_tab(page, app):
+def test_axe_serious_and_critical_on_the_review_tab(page, rounds):
     from axe_playwright_python.sync_playwright import Axe
 
     expect(page.locator("#review-queue-status")).to_contain_text("Waiting for review", timeout=20_000)
     page.locator("#review-next").click()
-    expect(page.locator("#review-item h3")).to_contain_text("Sequence S1", timeout=20_000)
+    expect(page.locator("#review-item h3")).to_contain_text(f"Sequence {rounds.first}", timeout=20_000)
     results = Axe().run(page)
     serious = [v for v in results.response["violations"] if v["impact"] in {"serious", "critical"}]
     report = SHOTS / "axe-review.json"

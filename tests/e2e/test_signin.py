@@ -3,11 +3,13 @@ where each role lands, what signing in and out reserves, a restart, a disabled a
 
 from __future__ import annotations
 
+import itertools
 import time
+from collections.abc import Iterator
 
 import httpx
 import pytest
-from browser_helpers import CONCRETE, HIGH_LEVEL
+from browser_helpers import CONCRETE, HIGH_LEVEL, closing_new_contexts
 from e2e_helpers import browser_login
 from playwright.sync_api import expect
 
@@ -19,11 +21,29 @@ from backend.storage import utcnow
 DEMO = {"demo": True, "require_full_view": False, "signin_lock_after": 4, "signin_lock_minutes": 0.05}
 
 
-@pytest.fixture
+PASSWORD = "password1"
+_serial = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
 def app(served_app):
-    with served_app.started(**DEMO) as running:
-        running.accounts = ensure_demo_accounts(running.ctx).accounts  # what app.py's main prints
-        yield running
+    """One app for the module; a test that signs in, is disabled or demoted does so with accounts of its own
+    (``people``), so the tests do not depend on one another's order. A start-up setting or a restart: own app."""
+    running = served_app(**DEMO)
+    running.accounts = ensure_demo_accounts(running.ctx).accounts  # what app.py's main prints
+    return running
+
+
+@pytest.fixture
+def people(app, browser) -> Iterator[dict[str, str]]:
+    """This test's own annotator, reviewer and admin on the shared app (role -> user name, password PASSWORD);
+    the browser windows the test opened are closed after it."""
+    serial = next(_serial)
+    names = {role: f"{role}-{serial}" for role in ("annotator", "reviewer", "admin")}
+    for role, name in names.items():
+        auth.add_user(app.ctx.database, name, role, PASSWORD)
+    with closing_new_contexts(browser):
+        yield names
 
 
 def live_leases(database, username: str) -> int:
@@ -37,7 +57,7 @@ def selected_tab(page) -> str:
     return page.get_by_role("tab", selected=True).first.inner_text().strip()
 
 
-def test_the_login_page_explains_keeps_the_name_and_says_why(app, browser, tmp_path):
+def test_the_login_page_explains_keeps_the_name_and_says_why(app, people, browser, tmp_path):
     page = browser.new_context().new_page()
     page.goto(app.url)
     expect(page).to_have_url(f"{app.url}/login")
@@ -65,15 +85,16 @@ def test_the_login_page_explains_keeps_the_name_and_says_why(app, browser, tmp_p
     expect(page.get_by_label("User name")).to_have_value("gone")
 
 
-def test_each_role_lands_on_its_tab_and_only_an_annotator_at_work_holds_a_lease(app, browser):
+def test_each_role_lands_on_its_tab_and_only_an_annotator_at_work_holds_a_lease(app, people, browser):
     db = app.ctx.database
-    for name, tab in (("demo-admin", "Admin"), ("demo-reviewer", "Review")):
+    for role, tab in (("admin", "Admin"), ("reviewer", "Review")):
+        name = people[role]
         page = browser.new_context().new_page()
-        browser_login(page, app.url, name, app.accounts[name])
+        browser_login(page, app.url, name, PASSWORD)
         expect(page.get_by_role("tab", name=tab, exact=True)).to_have_attribute("aria-selected", "true", timeout=30_000)
         page.wait_for_function("() => !document.querySelector('.pending, .generating')", timeout=30_000)
         assert live_leases(db, name) == 0  # looking reserves nothing
-        if name == "demo-admin":  # opening the Annotate tab leases nothing either; asking for a sequence does
+        if role == "admin":  # opening the Annotate tab leases nothing either; asking for a sequence does
             page.get_by_role("tab", name="Annotate intents").click()
             expect(page.locator("#intent-start")).to_be_visible()
             assert live_leases(db, name) == 0
@@ -82,25 +103,25 @@ def test_each_role_lands_on_its_tab_and_only_an_annotator_at_work_holds_a_lease(
             expect(page.locator("#intent-start")).to_be_hidden()
             assert live_leases(db, name) == 1
     page = browser.new_context().new_page()
-    browser_login(page, app.url, "demo-annotator", app.accounts["demo-annotator"])
+    browser_login(page, app.url, people["annotator"], PASSWORD)
     expect(page.get_by_role("tab", name="Annotate intents")).to_have_attribute("aria-selected", "true", timeout=30_000)
     expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
-    assert live_leases(db, "demo-annotator") == 1 and live_leases(db, "demo-reviewer") == 0
+    assert live_leases(db, people["annotator"]) == 1 and live_leases(db, people["reviewer"]) == 0
 
 
-def test_log_out_signs_out_in_the_same_tab_and_frees_the_lease(app, browser, tmp_path):
+def test_log_out_signs_out_in_the_same_tab_and_frees_the_lease(app, people, browser, tmp_path):
     context = browser.new_context()
     page = context.new_page()
-    browser_login(page, app.url, "demo-annotator", app.accounts["demo-annotator"])
+    browser_login(page, app.url, people["annotator"], PASSWORD)
     expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
-    assert live_leases(app.ctx.database, "demo-annotator") == 1
+    assert live_leases(app.ctx.database, people["annotator"]) == 1
     page.screenshot(path=str(tmp_path / "annotator-signed-in.png"))
     page.locator("#logout").click()
     expect(page).to_have_url(f"{app.url}/login?signed_out=1", timeout=15_000)
     expect(page.get_by_role("status")).to_have_text("You are signed out.")
     assert len(context.pages) == 1  # the same tab, no new one
-    assert live_leases(app.ctx.database, "demo-annotator") == 0
-    assert app.ctx.database.scalar("SELECT count(*) FROM sessions WHERE username = 'demo-annotator'") == 0
+    assert live_leases(app.ctx.database, people["annotator"]) == 0
+    assert app.ctx.database.scalar("SELECT count(*) FROM sessions WHERE username = ?", (people["annotator"],)) == 0
     page.goto(app.url)
     expect(page).to_have_url(f"{app.url}/login")
 
@@ -118,9 +139,9 @@ def expect_one_sentence(page, sentence: str, link: str) -> None:
     assert page.get_by_text("Error", exact=True).filter(visible=True).count() == 0
 
 
-def test_back_after_log_out_shows_the_login_page(app, browser):
+def test_back_after_log_out_shows_the_login_page(app, people, browser):
     page = browser.new_context().new_page()
-    browser_login(page, app.url, "demo-annotator", app.accounts["demo-annotator"])
+    browser_login(page, app.url, people["annotator"], PASSWORD)
     expect(page).to_have_url(f"{app.url}/annotator/")
     page.locator("#logout").click()
     expect(page).to_have_url(f"{app.url}/login?signed_out=1", timeout=15_000)
@@ -129,10 +150,10 @@ def test_back_after_log_out_shows_the_login_page(app, browser):
     expect(page.get_by_role("button", name="Sign in")).to_be_visible()
 
 
-def test_logging_out_in_another_tab_then_acting_says_so(app, browser, tmp_path):
+def test_logging_out_in_another_tab_then_acting_says_so(app, people, browser, tmp_path):
     context = browser.new_context()
     page = context.new_page()
-    browser_login(page, app.url, "demo-annotator", app.accounts["demo-annotator"])
+    browser_login(page, app.url, people["annotator"], PASSWORD)
     expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
     other = context.new_page()
     other.goto(f"{app.url}/logout")
@@ -144,14 +165,14 @@ def test_logging_out_in_another_tab_then_acting_says_so(app, browser, tmp_path):
     page.screenshot(path=str(tmp_path / "signed-out-elsewhere.png"))
 
 
-def test_a_reviewer_demoted_while_review_is_open_is_told_to_reload(app, browser, tmp_path):
+def test_a_reviewer_demoted_while_review_is_open_is_told_to_reload(app, people, browser, tmp_path):
     page = browser.new_context().new_page()
-    browser_login(page, app.url, "demo-reviewer", app.accounts["demo-reviewer"])
+    browser_login(page, app.url, people["reviewer"], PASSWORD)
     expect(page).to_have_url(f"{app.url}/reviewer/")
     expect(page.get_by_role("tab", name="Review", exact=True)).to_have_attribute(
         "aria-selected", "true", timeout=30_000
     )
-    auth.set_role(app.ctx.database, "demo-reviewer", "annotator", actor="demo-admin")
+    auth.set_role(app.ctx.database, people["reviewer"], "annotator", actor=people["admin"])
     page.locator("#review-next").click()
     expect_one_sentence(page, "Your role changed: reload the page.", "/")
     page.screenshot(path=str(tmp_path / "role-changed.png"))
@@ -177,13 +198,14 @@ def test_a_restart_keeps_the_annotator_signed_in_and_working(served_app, browser
         page.reload()
         expect(page.locator("#whoami")).to_contain_text("demo-annotator", timeout=30_000)
     finally:
+        page.context.close()  # before the app stops: an open page holds its shutdown
         served_app.stop(second)
 
 
-def test_a_disabled_account_is_signed_out_at_once(app, browser):
+def test_a_disabled_account_is_signed_out_at_once(app, people, browser):
     context = browser.new_context()
     page = context.new_page()
-    browser_login(page, app.url, "demo-annotator", app.accounts["demo-annotator"])
+    browser_login(page, app.url, people["annotator"], PASSWORD)
     expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
     cookies = {c["name"]: c["value"] for c in context.cookies()}
     session_cookie = [name for name in cookies if name.startswith("compstudio-session-")]
@@ -191,10 +213,10 @@ def test_a_disabled_account_is_signed_out_at_once(app, browser):
         c["httpOnly"] and c["sameSite"] == "Lax" for c in context.cookies() if c["name"] in session_cookie
     )
     # a sign-in posted from another site's page is refused (login CSRF); the same post from here is not
-    form = {"username": "demo-reviewer", "password": app.accounts["demo-reviewer"]}
+    form = {"username": people["reviewer"], "password": PASSWORD}
     assert httpx.post(f"{app.url}/login", data=form, headers={"Origin": "https://evil.example"}).status_code == 403
     assert httpx.post(f"{app.url}/login", data=form, headers={"Origin": app.url}).status_code == 200
-    auth.set_disabled(app.ctx.database, "demo-annotator", True, actor="demo-admin")
+    auth.set_disabled(app.ctx.database, people["annotator"], True, actor=people["admin"])
     reply = httpx.post(f"{app.url}/api/intent_next", json={"data": []}, cookies=cookies)
     assert reply.status_code == 401
     page.reload()
@@ -202,7 +224,8 @@ def test_a_disabled_account_is_signed_out_at_once(app, browser):
 
 
 def test_fifty_wrong_passwords_lock_the_account_and_the_page_says_so(served_app, browser, tmp_path):
-    with served_app.started(**{**DEMO, "signin_lock_minutes": 0.1}) as app:  # a 6-second lock
+    # a 6-second lock (the test's window is closed before its app stops)
+    with served_app.started(**{**DEMO, "signin_lock_minutes": 0.1}) as app, closing_new_contexts(browser):
         password = ensure_demo_accounts(app.ctx).accounts["demo-annotator"]
         db, settings, tried = app.ctx.database, app.ctx.settings, 0
         page = browser.new_context().new_page()
@@ -248,12 +271,12 @@ def test_fifty_wrong_passwords_lock_the_account_and_the_page_says_so(served_app,
         expect(page.locator("#whoami")).to_contain_text("demo-annotator", timeout=30_000)
 
 
-def test_typing_after_the_session_ended_says_where_one_types_that_it_is_not_saved(app, browser, tmp_path):
+def test_typing_after_the_session_ended_says_where_one_types_that_it_is_not_saved(app, people, browser, tmp_path):
     """Issue 44 §12: text typed once the session has ended cannot be saved; the page says so beside the field being
     typed in (and in the bar at the top), with what to do, and no error toast."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
-    browser_login(page, app.url, "demo-annotator", app.accounts["demo-annotator"])
+    browser_login(page, app.url, people["annotator"], PASSWORD)
     expect(page.locator("#intent-task h3")).to_contain_text("DEMO-", timeout=30_000)
     field = page.locator(CONCRETE)
     field.press_sequentially("S/He wants to save this")
@@ -271,5 +294,5 @@ def test_typing_after_the_session_ended_says_where_one_types_that_it_is_not_save
     assert 0 <= note_box["y"] - (box["y"] + box["height"]) < 120  # right under the field typed in
     expect_one_sentence(page, "You are signed out: sign in again.", "/login")
     page.screenshot(path=str(tmp_path / "typed-after-sign-out.png"))
-    stored = app.ctx.database.query_one("SELECT * FROM drafts WHERE annotator = 'demo-annotator'")
+    stored = app.ctx.database.query_one("SELECT * FROM drafts WHERE annotator = ?", (people["annotator"],))
     assert stored is None or "and more" not in str(dict(stored))

@@ -5,6 +5,7 @@ leaderboard shows all of them."""
 from __future__ import annotations
 
 import pytest
+from browser_helpers import closing_new_contexts
 from e2e_helpers import ApiClient, browser_login
 from playwright.sync_api import expect
 
@@ -17,9 +18,9 @@ ERROR_BADGE = '[data-testid="status-tracker"] .error'
 
 
 @pytest.fixture
-def app(served_app):
+def app(served_app, browser):
     people = {"boss": "admin", "writer": "annotator", "ver1": "annotator", "ver2": "annotator", "ann": "annotator"}
-    with served_app.started(people, password=PASSWORD) as running:
+    with served_app.started(people, password=PASSWORD) as running, closing_new_contexts(browser):
         for name in ("writer", "ver1", "ver2"):
             set_permission(running.ctx.database, "boss", name, "author")
         yield running
@@ -108,9 +109,9 @@ def test_author_verify_answer_model_and_leaderboard(app, browser):
 
 
 @pytest.fixture
-def demo_app(served_app):
+def demo_app(served_app, browser):
     """The 15 verified demo items (the first, demo-obj-p, is single choice) and one annotator."""
-    with served_app.started({"ann": "annotator"}, password=PASSWORD) as running:
+    with served_app.started({"ann": "annotator"}, password=PASSWORD) as running, closing_new_contexts(browser):
         ensure_vqa_demo(running.ctx)
         yield running
 
