@@ -106,3 +106,13 @@ def test_a_rendered_tab_says_which_fields_are_interactive_as_gradio_infers_it_fo
             note_event([typed, fixed, both], {shown, both})
             note_event(None, shown)
     assert (typed.interactive, shown.interactive, fixed.interactive, both.interactive) == (True, False, False, True)
+
+
+def test_a_question_shown_before_the_tab_filled_its_list_gets_a_message(lazy_ctx):
+    """A tab built on its first visit fills its lists a round trip after it is drawn: a press before that is told
+    what to do (not a traceback)."""
+    from backend.errors import ValidationError
+    from components.planning.browse import on_show
+
+    with pytest.raises(ValidationError, match="Choose a question first"):
+        on_show(lazy_ctx, None, None, gr.Request(username="ann"))

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from backend.context import AppContext
+from backend.errors import ValidationError
 from backend.inference.registry import model_names
 from backend.planning import service
 from backend.planning.authoring import author_question
@@ -86,7 +87,9 @@ def layout(ctx: AppContext) -> BrowsePanel:
     return BrowsePanel(qid, show, clip, text, column, tools)
 
 
-def on_show(ctx: AppContext, p: BrowsePanel, question_id: str, request: gr.Request) -> dict:
+def on_show(ctx: AppContext, p: BrowsePanel, question_id: str | None, request: gr.Request) -> dict:
+    if not question_id:  # e.g. pressed before the tab, opened for the first time, filled its list
+        raise ValidationError("Choose a question first.")
     name = caller(ctx, request)
     view = service.view_question(ctx, name, question_id)
     return {p.clip: clip_update(view, name), p.text: question_markdown(view, show_key=is_reviewer(ctx, name))}

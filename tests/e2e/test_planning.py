@@ -43,6 +43,11 @@ def _open(browser, app, user: str, subtab: str):
     browser_login(page, app.url, user, PASSWORD)
     page.locator('button[data-tab-id="planning"]').click()
     page.locator(f'button[data-tab-id="planning-{subtab}"]').click()
+    # what a person sees before acting: the tab, built on this first visit, has filled its list and counts
+    if subtab == "browse":
+        expect(page.locator("#planning-question-id input")).not_to_have_value("", timeout=30_000)
+    elif subtab == "check":
+        expect(page.locator("#planning-check-progress")).to_contain_text("left", timeout=30_000)
     return page
 
 
