@@ -59,14 +59,14 @@ def build_lazy_tab(
         opened = gr.Number(0, visible="hidden", label=f"{spec.label} opened", elem_id=f"{spec.tab_id}-opened")
 
         def build(request: gr.Request) -> None:  # the guard admits the caller by the tab's row first
-            with opening(tab, load):
+            with opening(tab, load):  # every event of the tab wired inside, its first fill too
                 handle = build_tab(ctx, spec)
+                if handle.on_load and not handle.filled_on_select:  # a tab filled on select is filled by that event
+                    outputs = list(dict.fromkeys(handle.on_load[1]))
+                    on_open = _filler(handle, outputs, fill)
+                    wire(ctx, [Event(f"{spec.tab_id}_ui_first_open", spec.min_role, on_open, load, None, outputs)])
             for inner, least in handle.inner_tabs:
                 inner.visible = access.allows(least, identity)
-            if handle.on_load and not handle.filled_on_select:  # a tab filled on select is filled by that event
-                outputs = list(dict.fromkeys(handle.on_load[1]))
-                on_open = _filler(handle, outputs, fill)
-                wire(ctx, [Event(f"{spec.tab_id}_ui_first_open", spec.min_role, on_open, load, None, outputs)])
 
         gr.render(triggers=[opened.change], show_progress="hidden")(
             guarded(ctx, render_name(spec.tab_id), build, spec.min_role)
