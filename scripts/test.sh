@@ -3,7 +3,7 @@
 # browser, load, crash), with pytest-xdist: one worker per core and one more (each test file stays on one worker;
 # the tests spend much of their time waiting on app servers, browsers and subprocesses, so a third worker on two
 # cores finished the full run in 9 min 53 s to 11 min 1 s against 10 min 57 s with two and 11 min 9 s with four;
-# since issue 44's changes it takes 7 min 40 s to 8 min 8 s:
+# since issue 44's changes it takes 7 min 29 s to 8 min 8 s:
 # docs/architecture.md, "Tests").
 #   bash scripts/test.sh            everything (what CI runs)
 #   bash scripts/test.sh --quick    lint, types and every test but the browser, load, crash and slow ones (the quick loop)
