@@ -106,11 +106,7 @@ def with_first_open(triggers: Sequence[Callable[..., Any]]) -> list[Callable[...
     """``triggers``, and the page's load when one of them is the select of the tab being opened."""
     current = OPENING.get()
     found = list(triggers)
-    if current is not None and any(_selects(trigger, current.tab) for trigger in found):
+    # an event listener is a bound method of its block: equal to ``tab.select`` exactly when it is that tab's select
+    if current is not None and any(trigger == current.tab.select for trigger in found):
         found.append(current.load)
     return found
-
-
-def _selects(trigger: Callable[..., Any], tab: gr.Tab) -> bool:
-    """Whether ``trigger`` is ``tab.select`` (Gradio's event listeners carry their block and event name)."""
-    return getattr(trigger, "__self__", None) is tab and getattr(trigger, "event_name", None) == "select"
