@@ -29,9 +29,10 @@ def watch_video(page) -> None:
 
 
 @contextlib.contextmanager
-def icl_app(served_app, folder: Path, bank_lines: int, password: str) -> Iterator:
+def icl_app(served_app, browser, folder: Path, bank_lines: int, password: str) -> Iterator:
     """The app for the in-context browser tests: a reviewer ``res`` and an annotator ``ann`` (``password``), the tiny
-    causal model ``tiny-icl``, the first ``bank_lines`` of the COGS bank and four phrareco-like test cases."""
+    causal model ``tiny-icl``, the first ``bank_lines`` of the COGS bank and four phrareco-like test cases; the
+    ``browser``'s windows opened meanwhile close before it stops (:func:`closing_new_contexts`)."""
     from conftest import COGS_ASSETS, COGS_BANK
     from tiny_models import tiny_spec
 
@@ -40,7 +41,10 @@ def icl_app(served_app, folder: Path, bank_lines: int, password: str) -> Iterato
     bank, tests = folder / "bank.jsonl", folder / "test_phrareco_like.jsonl"
     bank.write_text("\n".join(COGS_BANK.read_text().splitlines()[:bank_lines]) + "\n")
     tests.write_text("\n".join(COGS_ASSETS.joinpath("test_phrareco_like.jsonl").read_text().splitlines()[:4]) + "\n")
-    with served_app.started({"res": "reviewer", "ann": "annotator"}, password=password) as running:
+    with (
+        served_app.started({"res": "reviewer", "ann": "annotator"}, password=password) as running,
+        closing_new_contexts(browser),
+    ):
         running.ctx.models.register_model(tiny_spec("causal", name="tiny-icl", max_new_tokens=4))
         import_set(running.ctx.database, "cli", bank, "cogs-bank", "bank")
         import_set(running.ctx.database, "cli", tests, "phrareco", "tests")

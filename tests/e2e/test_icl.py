@@ -19,17 +19,14 @@ PASSWORD = "password1"
 @pytest.fixture(scope="module")
 def app(served_app, browser, tmp_path_factory):
     """One app for the tests that leave the model registry as it was (the other test has its own)."""
-    with (
-        icl_app(served_app, tmp_path_factory.mktemp("icl"), 1200, PASSWORD) as running,
-        closing_new_contexts(browser),  # the module's windows close before its app stops
-    ):
-        yield running
+    with icl_app(served_app, browser, tmp_path_factory.mktemp("icl"), 1200, PASSWORD) as running:
+        yield running  # the module's windows close before its app stops
 
 
 @pytest.fixture
 def registry_app(served_app, browser, tmp_path):
     """A fresh app: the test saves a model, which every later test's model picker would offer."""
-    with icl_app(served_app, tmp_path, 1200, PASSWORD) as running, closing_new_contexts(browser):
+    with icl_app(served_app, browser, tmp_path, 1200, PASSWORD) as running:
         yield running
 
 

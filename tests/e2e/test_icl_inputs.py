@@ -23,17 +23,14 @@ FIRST_CASE = "0: [phrareco] The baby on a tray in the house screamed ."
 @pytest.fixture(scope="module")
 def app(served_app, browser, tmp_path_factory):
     """One app for the tests that only read the bank and the test set (the upload test has its own)."""
-    with (
-        icl_app(served_app, tmp_path_factory.mktemp("icl-inputs"), 600, PASSWORD) as running,
-        closing_new_contexts(browser),  # the module's windows close before its app stops
-    ):
-        yield running
+    with icl_app(served_app, browser, tmp_path_factory.mktemp("icl-inputs"), 600, PASSWORD) as running:
+        yield running  # the module's windows close before its app stops
 
 
 @pytest.fixture
 def upload_app(served_app, browser, tmp_path):
     """A fresh app: an uploaded test set becomes the tab's choice when it opens."""
-    with icl_app(served_app, tmp_path, 600, PASSWORD) as running, closing_new_contexts(browser):
+    with icl_app(served_app, browser, tmp_path, 600, PASSWORD) as running:
         yield running
 
 
