@@ -16,7 +16,7 @@ class TabSpec(NamedTuple):
     module: str
     builder: str
     tab_id: str
-    label: str  # the tab's label, shown before its builder runs (a tab built on first visit: web/lazy_tabs.py)
+    label: str  # the tab's label (its builder's tab_frame reads it; a tab built on first visit shows it before)
     min_role: str
 
 

@@ -6,8 +6,8 @@ builds a page's landing tab with the page, and each other tab inside a ``gr.rend
 first opens the tab. While that render runs the tab's builder, :data:`OPENING` holds the tab being opened and the
 page's load trigger, and two things read it:
 
-* :func:`tab_frame`: the builder's ``with tab_frame("Planning", "planning") as tab:`` gives it that tab instead
-  of a new ``gr.Tab`` (a builder is the same code either way);
+* :func:`tab_frame`: the builder's ``with tab_frame("planning") as tab:`` gives it that tab instead of a new
+  ``gr.Tab`` labelled as ``components.TABS`` says (a builder is the same code either way);
 * :func:`with_first_open`, in ``components.events.wire``: an event the opened tab's ``select`` triggers also
   runs on the page's load, which Gradio dispatches for a rendered block once it has drawn it; so what a tab fills
   each time it is selected is filled on its first visit too, when its select has already passed;
@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gradio as gr
+
+from components import TABS
 
 
 @dataclass(frozen=True)
@@ -89,17 +91,27 @@ def _components(value: Any) -> list[Any]:
 
 
 @contextmanager
-def tab_frame(label: str, tab_id: str, **options: Any) -> Iterator[gr.Tab]:
-    """A tab builder's frame: a new ``gr.Tab(label, id=tab_id, **options)``, or, inside the render opening that
-    tab, the tab the page already has (its options are the page's: the shell shows only tabs the page holds)."""
+def tab_frame(tab_id: str, **options: Any) -> Iterator[gr.Tab]:
+    """A tab builder's frame: a new ``gr.Tab`` with the label ``components.TABS`` gives ``tab_id`` (and
+    ``options``), or, inside the render opening that tab, the tab the page already has (its options are the
+    page's: the shell shows only tabs the page holds)."""
     current = OPENING.get()
     if current is None:
-        with gr.Tab(label, id=tab_id, **options) as tab:
+        with gr.Tab(label_of(tab_id), id=tab_id, **options) as tab:
             yield tab
         return
-    if current.tab.id != tab_id or current.tab.label != label:
-        raise TypeError(f"opening tab {current.tab.id!r} ({current.tab.label!r}), but its builder builds {tab_id!r}")
+    if current.tab.id != tab_id:
+        raise TypeError(f"opening tab {current.tab.id!r}, but its builder builds {tab_id!r}")
     yield current.tab
+
+
+def label_of(tab_id: str) -> str:
+    """The label ``components.TABS`` gives a tab.
+
+    >>> label_of("vqa")
+    'Compositional VQA'
+    """
+    return next(spec.label for spec in TABS if spec.tab_id == tab_id)
 
 
 def with_first_open(triggers: Sequence[Callable[..., Any]]) -> list[Callable[..., Any]]:

@@ -81,15 +81,15 @@ def test_a_builder_fills_the_tab_being_opened_and_its_select_events_run_on_the_f
                 box = gr.Textbox()
         assert len(with_first_open([tab.select])) == 1  # outside a render: as declared
         with opening(tab, demo.load):
-            with tab_frame("Planning", "planning", visible=False) as framed:
+            with tab_frame("planning", visible=False) as framed:
                 assert framed is tab  # no second tab: the builder fills the one the page has
-            with pytest.raises(TypeError, match="review"), tab_frame("Review", "review"):
+            with pytest.raises(TypeError, match="review"), tab_frame("review"):
                 pass
             assert len(with_first_open([tab.select])) == 2  # the tab's select, and the page's load
             assert len(with_first_open([box.change, tab.select])) == 3
             assert len(with_first_open([box.change])) == 1  # other triggers unchanged
-        with tab_frame("Review", "review") as fresh:  # outside a render: a new tab
-            assert fresh is not tab and fresh.id == "review"
+        with tab_frame("review") as fresh:  # outside a render: a new tab, labelled as components.TABS says
+            assert fresh is not tab and (fresh.id, fresh.label) == ("review", "Review")
 
 
 def test_a_rendered_tab_says_which_fields_are_interactive_as_gradio_infers_it_for_a_whole_page():

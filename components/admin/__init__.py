@@ -25,7 +25,7 @@ from components.studies.workers import build_workers_panel
 
 
 def build_admin_tab(ctx: AppContext) -> TabHandle:
-    with tab_frame("Admin", "admin", visible=False) as tab:
+    with tab_frame("admin", visible=False) as tab:
         with gr.Accordion("Import ViLPAct", open=True):
             build_import_panel(ctx)
         with gr.Accordion("Charades annotations: extract sequences into the intent pool", open=False):

@@ -25,7 +25,7 @@ from components.opening import tab_frame
 
 
 def build_icl_tab(ctx: AppContext) -> TabHandle:
-    with tab_frame("In-context examples", "icl", visible=False) as tab:
+    with tab_frame("icl", visible=False) as tab:
         gr.Markdown(
             "Choose in-context examples for a test case as CoFe does (structural similarity, "
             "diversity, complexity) or with a baseline, and inspect what each choice covers."

@@ -17,6 +17,6 @@ __all__ = ["INSTRUCTIONS", "api", "build_intents_tab"]
 
 
 def build_intents_tab(ctx: AppContext) -> TabHandle:
-    with tab_frame("Annotate intents", "intents") as tab:
+    with tab_frame("intents") as tab:
         work = build_work_panel(ctx)
     return TabHandle(tab=tab, on_load=(bind(on_load, ctx, work), work.outputs))

@@ -24,7 +24,7 @@ __all__ = ["build_ask_model", "build_models_tab", "run_summary_markdown"]
 
 
 def build_models_tab(ctx: AppContext) -> TabHandle:
-    with tab_frame("Models", "models", visible=False) as tab:
+    with tab_frame("models", visible=False) as tab:
         models = registry.layout(tab)
         editor = form.layout(ctx)
         served = replicas.layout(tab)  # compstudio serve's replicas and their state

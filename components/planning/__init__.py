@@ -26,7 +26,7 @@ from components.study_status import study_line
 
 
 def build_planning_tab(ctx: AppContext) -> TabHandle:
-    with tab_frame("Planning", "planning") as tab:
+    with tab_frame("planning") as tab:
         gr.Markdown(
             "ViLPAct multiple-choice planning: given the first 20% of a video and an intent, which of six "
             "future action sequences is the most plausible?"

@@ -25,7 +25,7 @@ __all__ = ["build_results_tab", "charts_html"]  # charts_html: the VQA tab draws
 
 
 def build_results_tab(ctx: AppContext) -> TabHandle:
-    with tab_frame("Results", "results", visible=False) as tab:  # shown to reviewers (web/audiences.py)
+    with tab_frame("results", visible=False) as tab:  # shown to reviewers (web/audiences.py)
         with gr.Tabs():
             with gr.Tab("Report", id="results-report"):
                 report = build_report_panel(ctx)

@@ -22,7 +22,7 @@ from components.studies.flags import build_flags_panel
 
 
 def build_review_tab(ctx: AppContext) -> TabHandle:
-    with tab_frame("Review", "review", visible=False) as tab:
+    with tab_frame("review", visible=False) as tab:
         with gr.Tabs():
             with gr.Tab("Queue", id="review-queue") as queue_tab:
                 queue = build_queue_panel(ctx)

@@ -22,7 +22,7 @@ from components.studies.manage import ManagePanel
 
 
 def build_studies_tab(ctx: AppContext) -> TabHandle:
-    with tab_frame("Studies", "studies", visible=False) as tab:
+    with tab_frame("studies", visible=False) as tab:
         shown = listing.layout()
         form = create.layout()
         row = manage.layout()

@@ -55,7 +55,7 @@ class VqaTab:
 
 
 def build_vqa_tab(ctx: AppContext) -> TabHandle:
-    with tab_frame("Compositional VQA", "vqa") as tab:
+    with tab_frame("vqa") as tab:
         gr.Markdown(INTRO)
         with gr.Tabs():
             with gr.Tab("Answer", id="vqa-answer") as answer_tab:
