@@ -183,8 +183,9 @@ class SharedFrontendPage:
     Every mount serves the same build, but a browser caches a file by its address: under per-mount addresses the
     sign-in page could not have the browser fetch a page's files ahead, not knowing whose page comes next. Gradio's
     own sign-in page is its frontend, so its files are loaded while the person types; ours is a plain form, and
-    ~60 files were fetched only after the click (issue 44: with them cached, sign-in took 1.1x a plain Gradio
-    app's, against 2x). The frontend's other files follow: its scripts import each other relatively. Only the
+    ~60 files were fetched only after the click (issue 44; ``benchmarks/page_speed.py`` times sign-in against a
+    plain Gradio app, docs/performance.md). The frontend's other files follow: its scripts import each other
+    relatively. Only the
     page's ``<script src>`` and ``<link href>`` in its head change; the page is ~70-140 KB, read whole here."""
 
     def __init__(self, app: ASGIApp):
